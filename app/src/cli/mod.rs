@@ -1,0 +1,89 @@
+//! The command line: raw arguments parsed once into validated settings, then handed to the engine.
+
+mod data;
+mod devices;
+mod progress;
+mod train;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Train image classifiers on your own GPU and see where the time goes.
+#[derive(Debug, Parser)]
+#[command(name = "kiln", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Train a model; with no options, an MLP on the built-in synthetic data set.
+    Train(Box<train::TrainArgs>),
+    /// List every device Kiln can train on, and which one `--device auto` picks.
+    Devices(devices::DevicesArgs),
+    /// Download and check data sets.
+    Data(data::DataArgs),
+    /// List the shipped presets (the reference workloads).
+    Presets,
+}
+
+/// Runs the command line; errors are printed once, here, as one sentence.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        None => {
+            use clap::CommandFactory;
+            let mut command = Cli::command();
+            // The window arrives with the desktop-app issue; until then, say what works.
+            let _ = command.print_help();
+            println!("\nStart with `kiln train` to train on the built-in data set.");
+            Ok(())
+        }
+        Some(Command::Train(args)) => train::run(*args),
+        Some(Command::Devices(args)) => devices::run(&args),
+        Some(Command::Data(args)) => data::run(args),
+        Some(Command::Presets) => {
+            print_presets();
+            Ok(())
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {}", sentence(&error));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The error and its causes on one line, without repeating a cause the message already quotes.
+fn sentence(error: &anyhow::Error) -> String {
+    let mut text = error.to_string();
+    for cause in error.chain().skip(1) {
+        let cause = cause.to_string();
+        if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
+}
+
+fn print_presets() {
+    for name in kiln_core::config::preset_names() {
+        match kiln_core::config::preset(name) {
+            Ok(draft) => println!(
+                "{name:<22} {} on {}, {} lr {}, batch {}, {} epochs",
+                draft.model,
+                draft.dataset,
+                draft.optimizer.name(),
+                draft.lr,
+                draft.batch_size,
+                draft.epochs
+            ),
+            Err(e) => println!("{name:<22} (unreadable: {e})"),
+        }
+    }
+}

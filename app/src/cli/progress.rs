@@ -1,0 +1,118 @@
+//! What `kiln train` prints: a live bar on a terminal, plain lines in a pipe or a log.
+
+use std::io::IsTerminal;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use kiln_core::config::Experiment;
+use kiln_core::train::{RunOutcome, TrainEvent};
+
+/// Turns engine events into terminal output.
+pub struct Reporter {
+    bar: Option<ProgressBar>,
+    dataset: String,
+    model: String,
+}
+
+impl Reporter {
+    /// A bar when stderr is a terminal, plain lines otherwise.
+    pub fn new(experiment: &Experiment) -> Self {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+            let style = ProgressStyle::with_template(
+                "{prefix} [{bar:30}] {pos}/{len} steps  {msg}  ETA {eta}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> ");
+            bar.set_style(style);
+            bar
+        });
+        Self {
+            bar,
+            dataset: experiment.dataset.to_string(),
+            model: experiment.model.to_string(),
+        }
+    }
+
+    /// Prints a line above the bar (or plainly).
+    pub fn line(&self, text: &str) {
+        match &self.bar {
+            Some(bar) => bar.println(text),
+            None => println!("{text}"),
+        }
+    }
+
+    /// Renders one engine event.
+    pub fn event(&self, event: &TrainEvent) {
+        match event {
+            TrainEvent::Started(s) => {
+                if let Some(bar) = &self.bar {
+                    bar.set_length((s.steps_per_epoch * s.epochs) as u64);
+                    bar.set_prefix("epoch 1");
+                }
+                self.line(&format!(
+                    "training {} on {} on {} ({}): {} parameters, {} steps per epoch, data uploaded in {:.2} s",
+                    self.model,
+                    self.dataset,
+                    s.device_name,
+                    s.device_id,
+                    s.parameter_count,
+                    s.steps_per_epoch,
+                    s.upload_secs
+                ));
+            }
+            TrainEvent::Progress(p) => {
+                if let Some(bar) = &self.bar {
+                    bar.set_position(p.global_step as u64);
+                    bar.set_prefix(format!("epoch {}", p.epoch + 1));
+                    bar.set_message(format!(
+                        "loss {:.4}  acc {:.2} %  {:.0} samples/s  {:.2} ms/step",
+                        p.train_loss,
+                        p.train_accuracy * 100.0,
+                        p.samples_per_sec,
+                        p.step_ms
+                    ));
+                }
+            }
+            TrainEvent::EpochEnd(e) => self.line(&format!(
+                "epoch {:>3}  train loss {:.4} acc {:6.2} %  test loss {:.4} acc {:6.2} %  {:.2} s ({:.0} samples/s) + eval {:.2} s",
+                e.epoch + 1,
+                e.train_loss,
+                e.train_accuracy * 100.0,
+                e.test_loss,
+                e.test_accuracy * 100.0,
+                e.train_secs,
+                e.samples_per_sec,
+                e.eval_secs
+            )),
+            TrainEvent::Warning(w) => self.line(&format!("warning: {w}")),
+            TrainEvent::Finished(s) => {
+                let outcome = match s.outcome {
+                    RunOutcome::Completed => "done",
+                    RunOutcome::Cancelled => "cancelled",
+                    RunOutcome::Diverged => "diverged",
+                    RunOutcome::Failed => "failed",
+                };
+                let accuracy = s
+                    .final_test_accuracy
+                    .map_or_else(|| "-".to_owned(), |a| format!("{:.2} %", a * 100.0));
+                self.line(&format!(
+                    "{outcome}: {} epochs, test accuracy {accuracy}, warm-up {:.2} s, steady {:.0} samples/s, {:.2} s per epoch, {:.1} s in all",
+                    s.epochs_completed,
+                    s.warmup_secs,
+                    s.steady_samples_per_sec,
+                    s.mean_epoch_train_secs,
+                    s.total_secs
+                ));
+            }
+            // The error itself is printed once, by main.
+            TrainEvent::Failed(_) => {}
+        }
+    }
+
+    /// Removes the bar so the final lines stand alone.
+    pub fn finish(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+}

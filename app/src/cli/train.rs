@@ -1,0 +1,197 @@
+//! `kiln train`: flags over a preset or a config file, checked once, then one run.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::Args;
+use kiln_core::config::{self, ExperimentDraft, InputScaling, OptimizerSpec, Schedule};
+use kiln_core::data::DatasetSpec;
+use kiln_core::device::DeviceChoice;
+use kiln_core::model::{InitScheme, ModelSpec};
+use kiln_core::run::{self, Stage};
+use kiln_core::train::{Control, RunOutcome};
+
+use super::progress::Reporter;
+
+/// Options of `kiln train`; each flag overrides the preset or config file.
+#[derive(Debug, Args)]
+pub struct TrainArgs {
+    /// Start from a shipped preset (see `kiln presets`).
+    #[arg(long, conflicts_with = "config")]
+    preset: Option<String>,
+    /// Start from a config file, e.g. a run's config.toml to rerun it.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// synthetic, mnist, fashion-mnist, cifar10, or folder:PATH[@SIZE].
+    #[arg(long)]
+    dataset: Option<DatasetSpec>,
+    /// Folder holding the data set's files, or a parent of mnist/, fashion-mnist/, cifar-10-batches-bin/.
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    /// mlp:512,512 (widths[:relu|tanh|gelu[:dropout]]), cnn, vgg16, vgg16-bn, vgg16@224, resnet18.
+    #[arg(long)]
+    model: Option<ModelSpec>,
+    /// sgd, adam or adamw.
+    #[arg(long)]
+    optimizer: Option<String>,
+    /// Base learning rate.
+    #[arg(long)]
+    lr: Option<f64>,
+    /// SGD momentum factor.
+    #[arg(long)]
+    momentum: Option<f64>,
+    /// Use Nesterov momentum (SGD).
+    #[arg(long)]
+    nesterov: bool,
+    /// Weight decay (L2 for sgd and adam, decoupled for adamw).
+    #[arg(long)]
+    weight_decay: Option<f64>,
+    /// constant, step:EVERY_EPOCHS:GAMMA, cosine or cosine:MIN_LR.
+    #[arg(long)]
+    schedule: Option<Schedule>,
+    /// Images per step.
+    #[arg(long)]
+    batch: Option<usize>,
+    /// Passes over the training images.
+    #[arg(long)]
+    epochs: Option<usize>,
+    /// Seed for init, shuffling and dropout.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// auto, cpu or gpu:N (see `kiln devices`).
+    #[arg(long)]
+    device: Option<DeviceChoice>,
+    /// unit-range (x/255), raw (0-255) or standardize.
+    #[arg(long)]
+    input_scaling: Option<InputScaling>,
+    /// pytorch-default or glorot-uniform.
+    #[arg(long)]
+    init: Option<InitScheme>,
+    /// Where run folders go.
+    #[arg(long, value_name = "DIR", default_value = "runs")]
+    runs_dir: PathBuf,
+    /// Name of the run (part of its folder's name).
+    #[arg(long)]
+    name: Option<String>,
+}
+
+impl TrainArgs {
+    /// Layers flags over the starting draft; the result still goes through `validate`.
+    fn into_draft(self) -> anyhow::Result<(ExperimentDraft, PathBuf)> {
+        let mut draft = match (&self.preset, &self.config) {
+            (Some(name), _) => config::preset(name)?,
+            (None, Some(path)) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("could not read {}", path.display()))?;
+                ExperimentDraft::from_toml(&text, &path.display().to_string())?
+            }
+            (None, None) => ExperimentDraft::default(),
+        };
+        if let Some(v) = self.dataset {
+            draft.dataset = v;
+        }
+        if let Some(v) = self.data_dir {
+            draft.data_dir = Some(v);
+        }
+        if let Some(v) = self.model {
+            draft.model = v;
+        }
+        if let Some(name) = &self.optimizer {
+            draft.optimizer = OptimizerSpec::from_name(name)?;
+        }
+        if self.momentum.is_some() || self.nesterov {
+            match &mut draft.optimizer {
+                OptimizerSpec::Sgd {
+                    momentum, nesterov, ..
+                } => {
+                    if let Some(v) = self.momentum {
+                        *momentum = v;
+                    }
+                    *nesterov |= self.nesterov;
+                }
+                other => anyhow::bail!(
+                    "--momentum and --nesterov apply to sgd, but the optimizer is {}; add --optimizer sgd",
+                    other.name()
+                ),
+            }
+        }
+        if let Some(v) = self.weight_decay {
+            draft.optimizer.set_weight_decay(v);
+        }
+        if let Some(v) = self.lr {
+            draft.lr = v;
+        }
+        if let Some(v) = self.schedule {
+            draft.schedule = v;
+        }
+        if let Some(v) = self.batch {
+            draft.batch_size = v;
+        }
+        if let Some(v) = self.epochs {
+            draft.epochs = v;
+        }
+        if let Some(v) = self.seed {
+            draft.seed = v;
+        }
+        if let Some(v) = self.device {
+            draft.device = v;
+        }
+        if let Some(v) = self.input_scaling {
+            draft.input_scaling = v;
+        }
+        if let Some(v) = self.init {
+            draft.init = v;
+        }
+        if let Some(v) = self.name {
+            draft.name = v;
+        }
+        Ok((draft, self.runs_dir))
+    }
+}
+
+/// Runs `kiln train`; Ctrl-C ends the process and the run folder keeps every row written.
+pub fn run(args: TrainArgs) -> anyhow::Result<()> {
+    let (draft, runs_dir) = args.into_draft()?;
+    let experiment = draft.validate()?;
+    let control = Arc::new(Control::new());
+    let mut reporter = Reporter::new(&experiment);
+    let reporter_ref = &reporter;
+    let record = run::execute(
+        &experiment,
+        &runs_dir,
+        &control,
+        &mut |stage| match stage {
+            Stage::LoadingData => reporter_ref.line(&format!("loading {}…", experiment.dataset)),
+            Stage::DataLoaded {
+                name,
+                train_len,
+                test_len,
+                secs,
+            } => reporter_ref.line(&format!(
+                "{name}: {train_len} training and {test_len} test images, read in {secs:.2} s"
+            )),
+            Stage::FolderCreated(path) => {
+                reporter_ref.line(&format!("run folder {}", path.display()))
+            }
+        },
+        &mut |event| reporter_ref.event(event),
+    );
+    reporter.finish();
+    let record = record?;
+    match record.summary.outcome {
+        RunOutcome::Completed => Ok(()),
+        RunOutcome::Cancelled => {
+            eprintln!("cancelled; the run folder keeps everything up to the last step");
+            Ok(())
+        }
+        RunOutcome::Diverged => anyhow::bail!(
+            "the run diverged (the loss became NaN or infinite); try a lower learning rate. Its folder is {}",
+            record.path.display()
+        ),
+        RunOutcome::Failed => anyhow::bail!(
+            "the run failed: {}",
+            record.summary.error.unwrap_or_default()
+        ),
+    }
+}

@@ -1,0 +1,238 @@
+//! The `kiln` binary as a person runs it: real processes, real files, small data.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn kiln(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .args(args)
+        .env_remove("KILN_DATA_DIR")
+        .output()
+        .expect("the kiln binary runs")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("kiln-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn only_run_folder(runs: &Path) -> PathBuf {
+    let entries: Vec<_> = std::fs::read_dir(runs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    entries[0].clone()
+}
+
+#[test]
+fn train_on_the_builtin_data_writes_a_complete_run_folder() {
+    let runs = scratch("train");
+    let output = kiln(&[
+        "train",
+        "--device",
+        "cpu",
+        "--model",
+        "mlp:64",
+        "--epochs",
+        "2",
+        "--batch",
+        "128",
+        "--name",
+        "smoke",
+        "--runs-dir",
+        runs.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{}\n{}", stdout, stderr(&output));
+    assert_eq!(
+        stdout.matches("\nepoch ").count() + usize::from(stdout.starts_with("epoch ")),
+        2,
+        "{stdout}"
+    );
+
+    let run = only_run_folder(&runs);
+    assert!(
+        run.file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .ends_with("-smoke")
+    );
+    let config = std::fs::read_to_string(run.join("config.toml")).unwrap();
+    assert!(config.contains("batch_size = 128"), "{config}");
+
+    let epochs = std::fs::read_to_string(run.join("epochs.csv")).unwrap();
+    let rows: Vec<&str> = epochs.lines().collect();
+    assert_eq!(rows.len(), 3, "{epochs}");
+    assert!(rows[0].starts_with("epoch,train_loss,train_accuracy,test_loss,test_accuracy"));
+    let last: Vec<f64> = rows[2].split(',').map(|v| v.parse().unwrap()).collect();
+    assert!(last[4] > 0.6, "the built-in data is learnable: {epochs}");
+
+    let metrics = std::fs::read_to_string(run.join("metrics.csv")).unwrap();
+    let last_row = metrics.lines().last().unwrap();
+    let samples_seen: u64 = last_row.split(',').nth(4).unwrap().parse().unwrap();
+    assert_eq!(
+        samples_seen,
+        2 * 12_000,
+        "every training image, twice: {last_row}"
+    );
+
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["outcome"], "completed");
+    assert_eq!(summary["epochs_completed"], 2);
+
+    // The run's config.toml reruns it.
+    let again = kiln(&[
+        "train",
+        "--config",
+        run.join("config.toml").to_str().unwrap(),
+        "--epochs",
+        "1",
+        "--runs-dir",
+        runs.join("again").to_str().unwrap(),
+    ]);
+    assert!(again.status.success(), "{}", stderr(&again));
+}
+
+/// The columns of epochs.csv that do not depend on wall time.
+fn epoch_figures(run: &Path) -> Vec<String> {
+    std::fs::read_to_string(run.join("epochs.csv"))
+        .unwrap()
+        .lines()
+        .map(|l| l.split(',').take(5).collect::<Vec<_>>().join(","))
+        .collect()
+}
+
+#[test]
+fn the_same_seed_gives_the_same_run() {
+    // Separate processes: Burn's CPU generator is global, so only a whole process is isolated.
+    let runs = scratch("seed");
+    let train = |dir: &str, seed: &str| {
+        let out = kiln(&[
+            "train",
+            "--device",
+            "cpu",
+            "--model",
+            "mlp:32",
+            "--epochs",
+            "1",
+            "--seed",
+            seed,
+            "--runs-dir",
+            runs.join(dir).to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        epoch_figures(&only_run_folder(&runs.join(dir)))
+    };
+    let first = train("a", "7");
+    assert_eq!(first, train("b", "7"));
+    assert_ne!(first, train("c", "8"));
+}
+
+#[test]
+fn bad_flags_end_in_one_sentence_and_no_run_folder() {
+    let runs = scratch("bad");
+    let runs_arg = runs.join("runs");
+    let runs_arg = runs_arg.to_str().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&["--batch", "0"], "batch_size"),
+        (&["--lr", "NaN"], "lr"),
+        (&["--lr=-1"], "lr"),
+        (&["--epochs", "0"], "epochs"),
+        (
+            &["--batch", "20000"],
+            "larger than the 12000 training images",
+        ),
+        (&["--model", "mlp:0"], "mlp"),
+        (&["--model", "vgg17"], "vgg17"),
+        (&["--device", "gpu:99"], "gpu:99"),
+        (&["--preset", "nope"], "no preset named 'nope'"),
+        (&["--momentum", "0.9"], "--optimizer sgd"),
+        (
+            &["--dataset", "mnist", "--data-dir", "/nonexistent/kiln"],
+            "MNIST",
+        ),
+    ];
+    for (args, expected) in cases {
+        let mut all = vec!["train", "--runs-dir", runs_arg, "--device", "cpu"];
+        all.extend_from_slice(args);
+        if args.contains(&"--device") {
+            all.drain(3..5);
+        }
+        let output = kiln(&all);
+        let message = stderr(&output);
+        // 1 for a refused value, 2 for one clap could not parse; never 101, a panic.
+        assert!(
+            matches!(output.status.code(), Some(1 | 2)),
+            "{args:?}: {message}"
+        );
+        assert!(message.contains(expected), "{args:?}: {message}");
+        assert!(!message.contains("panicked"), "{args:?}: {message}");
+    }
+    assert!(
+        !runs.join("runs").exists(),
+        "no run folder for refused runs"
+    );
+}
+
+#[test]
+fn corrupt_idx_files_are_named_in_the_error() {
+    let dir = scratch("corrupt");
+    let data = dir.join("mnist");
+    std::fs::create_dir_all(&data).unwrap();
+    // A header that claims 2^32 - 1 images of 28x28, and nothing after it.
+    let mut header = vec![0, 0, 8, 3];
+    header.extend_from_slice(&u32::MAX.to_be_bytes());
+    header.extend_from_slice(&28u32.to_be_bytes());
+    header.extend_from_slice(&28u32.to_be_bytes());
+    std::fs::write(data.join("train-images-idx3-ubyte"), &header).unwrap();
+    std::fs::write(
+        data.join("train-labels-idx1-ubyte"),
+        [0, 0, 8, 1, 0, 0, 0, 1, 3],
+    )
+    .unwrap();
+    std::fs::write(data.join("t10k-images-idx3-ubyte"), &header).unwrap();
+    std::fs::write(
+        data.join("t10k-labels-idx1-ubyte"),
+        [0, 0, 8, 1, 0, 0, 0, 1, 3],
+    )
+    .unwrap();
+    let output = kiln(&[
+        "train",
+        "--dataset",
+        "mnist",
+        "--data-dir",
+        dir.to_str().unwrap(),
+        "--runs-dir",
+        dir.join("runs").to_str().unwrap(),
+    ]);
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{message}");
+    assert!(message.contains("images-idx3-ubyte"), "{message}");
+    assert!(!message.contains("panicked"), "{message}");
+}
+
+#[test]
+fn devices_always_lists_the_cpu() {
+    let output = kiln(&["devices"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.lines().any(|l| l.starts_with("cpu ")), "{stdout}");
+}
+
+#[test]
+fn presets_are_listed() {
+    let output = kiln(&["presets"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    for name in ["fashion-mlp", "cifar-vgg16", "mnist-tiny-fullbatch"] {
+        assert!(stdout.contains(name), "{stdout}");
+    }
+}

@@ -1,0 +1,708 @@
+//! What to train, as a person or a preset says it, and the checked form every later stage trusts.
+//!
+//! An [`ExperimentDraft`] is the raw form (TOML file, preset, GUI fields, CLI flags). It becomes an
+//! [`Experiment`] only through [`ExperimentDraft::validate`], so the loop never re-checks a value.
+
+use std::fmt;
+use std::ops::Deref;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::data::{DatasetSpec, ImageDataset};
+use crate::device::DeviceChoice;
+use crate::model::{InitScheme, ModelSpec};
+
+/// Why a configuration was refused: the field and the reason, in one sentence.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A field holds a value the engine cannot use.
+    #[error("{field} = {value}: {reason}")]
+    Invalid {
+        /// The field, as spelled in config.toml.
+        field: &'static str,
+        /// The offending value, as text.
+        value: String,
+        /// What is wrong and what would be accepted.
+        reason: String,
+    },
+    /// The TOML text could not be read as a configuration.
+    #[error("{source_name} is not a valid Kiln configuration: {message}")]
+    Parse {
+        /// File name or preset name.
+        source_name: String,
+        /// What the TOML parser said.
+        message: String,
+    },
+    /// No preset has that name.
+    #[error("there is no preset named '{0}'; the presets are: {names}", names = preset_names().join(", "))]
+    UnknownPreset(String),
+}
+
+fn invalid(
+    field: &'static str,
+    value: impl fmt::Display,
+    reason: impl Into<String>,
+) -> ConfigError {
+    ConfigError::Invalid {
+        field,
+        value: value.to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// How raw 0–255 pixel bytes become the network's input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum InputScaling {
+    /// Divide by 255, as PyTorch's `ToTensor` does.
+    #[default]
+    UnitRange,
+    /// Feed the raw 0–255 values, as the Keras code of the user report did.
+    Raw,
+    /// Subtract the training split's mean and divide by its standard deviation (per channel).
+    Standardize,
+}
+
+impl fmt::Display for InputScaling {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::UnitRange => "unit-range",
+            Self::Raw => "raw",
+            Self::Standardize => "standardize",
+        })
+    }
+}
+
+impl FromStr for InputScaling {
+    type Err = ConfigError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text {
+            "unit-range" => Ok(Self::UnitRange),
+            "raw" => Ok(Self::Raw),
+            "standardize" => Ok(Self::Standardize),
+            other => Err(invalid(
+                "input_scaling",
+                other,
+                "expected unit-range, raw or standardize",
+            )),
+        }
+    }
+}
+
+/// The optimizer and its own settings; the learning rate lives in [`ExperimentDraft::lr`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum OptimizerSpec {
+    /// Stochastic gradient descent, PyTorch semantics (no dampening).
+    Sgd {
+        /// Momentum factor; 0 turns momentum off.
+        #[serde(default)]
+        momentum: f64,
+        /// Nesterov momentum (needs momentum > 0).
+        #[serde(default)]
+        nesterov: bool,
+        /// L2 penalty added to the gradient.
+        #[serde(default)]
+        weight_decay: f64,
+    },
+    /// Adam with L2 weight decay added to the gradient.
+    Adam {
+        /// First-moment decay.
+        #[serde(default = "default_beta_1")]
+        beta_1: f64,
+        /// Second-moment decay.
+        #[serde(default = "default_beta_2")]
+        beta_2: f64,
+        /// Added to the denominator; PyTorch uses 1e-8, Keras 1e-7.
+        #[serde(default = "default_epsilon")]
+        epsilon: f64,
+        /// L2 penalty added to the gradient.
+        #[serde(default)]
+        weight_decay: f64,
+    },
+    /// Adam with decoupled weight decay.
+    AdamW {
+        /// First-moment decay.
+        #[serde(default = "default_beta_1")]
+        beta_1: f64,
+        /// Second-moment decay.
+        #[serde(default = "default_beta_2")]
+        beta_2: f64,
+        /// Added to the denominator.
+        #[serde(default = "default_epsilon")]
+        epsilon: f64,
+        /// Decoupled decay factor, PyTorch's default 0.01.
+        #[serde(default = "default_adamw_decay")]
+        weight_decay: f64,
+    },
+}
+
+fn default_beta_1() -> f64 {
+    0.9
+}
+fn default_beta_2() -> f64 {
+    0.999
+}
+fn default_epsilon() -> f64 {
+    1e-8
+}
+fn default_adamw_decay() -> f64 {
+    0.01
+}
+
+impl OptimizerSpec {
+    /// The named optimizer with its usual defaults (`sgd`, `adam`, `adamw`).
+    pub fn from_name(name: &str) -> Result<Self, ConfigError> {
+        match name {
+            "sgd" => Ok(Self::Sgd {
+                momentum: 0.0,
+                nesterov: false,
+                weight_decay: 0.0,
+            }),
+            "adam" => Ok(Self::Adam {
+                beta_1: default_beta_1(),
+                beta_2: default_beta_2(),
+                epsilon: default_epsilon(),
+                weight_decay: 0.0,
+            }),
+            "adamw" => Ok(Self::AdamW {
+                beta_1: default_beta_1(),
+                beta_2: default_beta_2(),
+                epsilon: default_epsilon(),
+                weight_decay: default_adamw_decay(),
+            }),
+            other => Err(invalid("optimizer", other, "expected sgd, adam or adamw")),
+        }
+    }
+
+    /// Short name: `sgd`, `adam` or `adamw`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Sgd { .. } => "sgd",
+            Self::Adam { .. } => "adam",
+            Self::AdamW { .. } => "adamw",
+        }
+    }
+
+    /// Sets the weight decay, whatever the optimizer.
+    pub fn set_weight_decay(&mut self, value: f64) {
+        match self {
+            Self::Sgd { weight_decay, .. }
+            | Self::Adam { weight_decay, .. }
+            | Self::AdamW { weight_decay, .. } => *weight_decay = value,
+        }
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        let unit = |field: &'static str, v: f64| {
+            if v.is_finite() && (0.0..1.0).contains(&v) {
+                Ok(())
+            } else {
+                Err(invalid(field, v, "must be at least 0 and below 1"))
+            }
+        };
+        let decay = |v: f64| {
+            if v.is_finite() && v >= 0.0 {
+                Ok(())
+            } else {
+                Err(invalid(
+                    "optimizer.weight_decay",
+                    v,
+                    "must be a finite number of at least 0",
+                ))
+            }
+        };
+        match *self {
+            Self::Sgd {
+                momentum,
+                nesterov,
+                weight_decay,
+            } => {
+                unit("optimizer.momentum", momentum)?;
+                decay(weight_decay)?;
+                if nesterov && momentum == 0.0 {
+                    return Err(invalid(
+                        "optimizer.nesterov",
+                        true,
+                        "Nesterov momentum needs a momentum above 0",
+                    ));
+                }
+            }
+            Self::Adam {
+                beta_1,
+                beta_2,
+                epsilon,
+                weight_decay,
+            }
+            | Self::AdamW {
+                beta_1,
+                beta_2,
+                epsilon,
+                weight_decay,
+            } => {
+                unit("optimizer.beta_1", beta_1)?;
+                unit("optimizer.beta_2", beta_2)?;
+                decay(weight_decay)?;
+                if !(epsilon.is_finite() && epsilon > 0.0) {
+                    return Err(invalid(
+                        "optimizer.epsilon",
+                        epsilon,
+                        "must be a small positive number such as 1e-8",
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How the learning rate changes over the run.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Schedule {
+    /// The same rate every step.
+    #[default]
+    Constant,
+    /// Multiply by `gamma` every `every_epochs` epochs.
+    Step {
+        /// Epochs between two drops.
+        every_epochs: usize,
+        /// Factor applied at each drop.
+        gamma: f64,
+    },
+    /// Cosine decay from the base rate to `min_lr` over the whole run, updated every step.
+    Cosine {
+        /// Rate at the very end.
+        #[serde(default)]
+        min_lr: f64,
+    },
+}
+
+impl Schedule {
+    /// The rate for a step, from the base rate and the position in the run; a pure function so a
+    /// resumed run gets exactly the rates of an uninterrupted one.
+    pub fn lr_at(&self, base_lr: f64, epoch: usize, step_in_run: usize, total_steps: usize) -> f64 {
+        match *self {
+            Self::Constant => base_lr,
+            Self::Step {
+                every_epochs,
+                gamma,
+            } => {
+                let drops = epoch / every_epochs.max(1);
+                base_lr * gamma.powi(i32::try_from(drops).unwrap_or(i32::MAX))
+            }
+            Self::Cosine { min_lr } => {
+                let progress = step_in_run as f64 / total_steps.max(1) as f64;
+                min_lr + (base_lr - min_lr) * 0.5 * (1.0 + (std::f64::consts::PI * progress).cos())
+            }
+        }
+    }
+
+    fn validate(&self, base_lr: f64) -> Result<(), ConfigError> {
+        match *self {
+            Self::Constant => Ok(()),
+            Self::Step {
+                every_epochs,
+                gamma,
+            } => {
+                if every_epochs == 0 {
+                    return Err(invalid(
+                        "schedule.every_epochs",
+                        every_epochs,
+                        "must be at least 1",
+                    ));
+                }
+                if !(gamma.is_finite() && gamma > 0.0 && gamma <= 1.0) {
+                    return Err(invalid(
+                        "schedule.gamma",
+                        gamma,
+                        "must be above 0 and at most 1",
+                    ));
+                }
+                Ok(())
+            }
+            Self::Cosine { min_lr } => {
+                if !(min_lr.is_finite() && min_lr >= 0.0 && min_lr <= base_lr) {
+                    return Err(invalid(
+                        "schedule.min_lr",
+                        min_lr,
+                        "must be at least 0 and at most the learning rate",
+                    ));
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl FromStr for Schedule {
+    type Err = ConfigError;
+
+    /// `constant`, `step:EVERY_EPOCHS:GAMMA` (e.g. `step:5:0.1`), `cosine` or `cosine:MIN_LR`.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let mut parts = text.split(':');
+        let bad = || {
+            invalid(
+                "schedule",
+                text,
+                "expected constant, step:EVERY_EPOCHS:GAMMA (e.g. step:5:0.1), cosine or cosine:MIN_LR",
+            )
+        };
+        let schedule = match parts.next() {
+            Some("constant") => Self::Constant,
+            Some("step") => {
+                let every_epochs = parts.next().and_then(|p| p.parse().ok()).ok_or_else(bad)?;
+                let gamma = parts.next().and_then(|p| p.parse().ok()).ok_or_else(bad)?;
+                Self::Step {
+                    every_epochs,
+                    gamma,
+                }
+            }
+            Some("cosine") => Self::Cosine {
+                min_lr: match parts.next() {
+                    Some(p) => p.parse().map_err(|_| bad())?,
+                    None => 0.0,
+                },
+            },
+            _ => return Err(bad()),
+        };
+        if parts.next().is_some() {
+            return Err(bad());
+        }
+        Ok(schedule)
+    }
+}
+
+impl fmt::Display for Schedule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Constant => f.write_str("constant"),
+            Self::Step {
+                every_epochs,
+                gamma,
+            } => write!(f, "step:{every_epochs}:{gamma}"),
+            Self::Cosine { min_lr } => write!(f, "cosine:{min_lr}"),
+        }
+    }
+}
+
+/// An experiment as written: every field a person can set, not yet checked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ExperimentDraft {
+    /// Short name used in the run folder's name.
+    pub name: String,
+    /// Which images to train on.
+    pub dataset: DatasetSpec,
+    /// Where the data set's files are; none means the usual search path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_dir: Option<PathBuf>,
+    /// Architecture.
+    pub model: ModelSpec,
+    /// How weights and biases start.
+    pub init: InitScheme,
+    /// How pixel bytes are scaled for the network.
+    pub input_scaling: InputScaling,
+    /// Optimizer and its settings.
+    pub optimizer: OptimizerSpec,
+    /// Base learning rate.
+    pub lr: f64,
+    /// How the learning rate changes over the run.
+    pub schedule: Schedule,
+    /// Images per training step.
+    pub batch_size: usize,
+    /// Passes over the training split.
+    pub epochs: usize,
+    /// Seeds weight init, shuffling and dropout.
+    pub seed: u64,
+    /// Where to train.
+    pub device: DeviceChoice,
+    /// How often the loop reads metrics back from the device; each readback is one host sync.
+    pub readback_interval_ms: u64,
+}
+
+impl Default for ExperimentDraft {
+    fn default() -> Self {
+        Self {
+            name: "default".to_owned(),
+            dataset: DatasetSpec::Synthetic,
+            data_dir: None,
+            model: ModelSpec::Mlp {
+                widths: vec![512, 512],
+                activation: crate::model::Activation::Relu,
+                dropout: 0.0,
+            },
+            init: InitScheme::default(),
+            input_scaling: InputScaling::UnitRange,
+            optimizer: OptimizerSpec::from_name("adam").unwrap_or(OptimizerSpec::Adam {
+                beta_1: default_beta_1(),
+                beta_2: default_beta_2(),
+                epsilon: default_epsilon(),
+                weight_decay: 0.0,
+            }),
+            lr: 1e-3,
+            schedule: Schedule::Constant,
+            batch_size: 64,
+            epochs: 5,
+            seed: 42,
+            device: DeviceChoice::default(),
+            readback_interval_ms: 250,
+        }
+    }
+}
+
+/// Largest batch the engine accepts, far above what any device holds, to catch typos early.
+pub const MAX_BATCH_SIZE: usize = 1 << 20;
+/// Largest epoch count accepted.
+pub const MAX_EPOCHS: usize = 100_000;
+
+impl ExperimentDraft {
+    /// Reads a draft from TOML text; `source_name` names the file in errors.
+    pub fn from_toml(text: &str, source_name: &str) -> Result<Self, ConfigError> {
+        toml::from_str(text).map_err(|e| ConfigError::Parse {
+            source_name: source_name.to_owned(),
+            message: e.message().to_owned(),
+        })
+    }
+
+    /// The draft as TOML, the text of a run's `config.toml`.
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).unwrap_or_else(|e| format!("# could not serialize: {e}\n"))
+    }
+
+    /// Checks every field that does not depend on the data; the first problem found is returned.
+    pub fn validate(self) -> Result<Experiment, ConfigError> {
+        if self.name.trim().is_empty() {
+            return Err(invalid("name", "\"\"", "give the run a name"));
+        }
+        if self
+            .name
+            .chars()
+            .any(|c| std::path::is_separator(c) || c.is_control() || ":*?\"<>|".contains(c))
+        {
+            return Err(invalid(
+                "name",
+                &self.name,
+                "is used in a folder name, so it may not contain / \\ : * ? \" < > |",
+            ));
+        }
+        if !(self.lr.is_finite() && self.lr > 0.0) {
+            return Err(invalid(
+                "lr",
+                self.lr,
+                "the learning rate must be a positive number such as 0.001",
+            ));
+        }
+        if self.lr > 10.0 {
+            return Err(invalid(
+                "lr",
+                self.lr,
+                "a learning rate above 10 only diverges; try 0.001 to 0.1",
+            ));
+        }
+        if self.batch_size == 0 || self.batch_size > MAX_BATCH_SIZE {
+            return Err(invalid(
+                "batch_size",
+                self.batch_size,
+                format!("must be between 1 and {MAX_BATCH_SIZE}"),
+            ));
+        }
+        if self.epochs == 0 || self.epochs > MAX_EPOCHS {
+            return Err(invalid(
+                "epochs",
+                self.epochs,
+                format!("must be between 1 and {MAX_EPOCHS}"),
+            ));
+        }
+        if !(10..=60_000).contains(&self.readback_interval_ms) {
+            return Err(invalid(
+                "readback_interval_ms",
+                self.readback_interval_ms,
+                "must be between 10 and 60000 milliseconds",
+            ));
+        }
+        self.optimizer.validate()?;
+        self.schedule.validate(self.lr)?;
+        self.model
+            .check_spec()
+            .map_err(|e| invalid("model", &self.model, e.to_string()))?;
+        Ok(Experiment { draft: self })
+    }
+}
+
+/// A checked experiment: every value is usable. Reads like the draft it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Experiment {
+    draft: ExperimentDraft,
+}
+
+impl Deref for Experiment {
+    type Target = ExperimentDraft;
+
+    fn deref(&self) -> &ExperimentDraft {
+        &self.draft
+    }
+}
+
+impl Experiment {
+    /// The draft this was checked from, e.g. to write `config.toml` or to edit and re-check.
+    pub fn draft(&self) -> &ExperimentDraft {
+        &self.draft
+    }
+
+    /// Checks what needs the loaded data: batch size against the split, model against the image.
+    pub fn check_against(&self, data: &ImageDataset) -> Result<(), ConfigError> {
+        if data.train.is_empty() {
+            return Err(invalid(
+                "dataset",
+                &self.dataset,
+                "the training split has no image",
+            ));
+        }
+        if self.batch_size > data.train.len() {
+            return Err(invalid(
+                "batch_size",
+                self.batch_size,
+                format!(
+                    "is larger than the {} training images of {}",
+                    data.train.len(),
+                    data.name
+                ),
+            ));
+        }
+        self.model
+            .validate(data.shape, data.num_classes())
+            .map_err(|e| invalid("model", &self.model, e.to_string()))
+    }
+
+    /// Optimizer steps in one epoch; the last batch of an epoch may be short, never dropped.
+    pub fn steps_per_epoch(&self, train_len: usize) -> usize {
+        train_len.div_ceil(self.batch_size)
+    }
+}
+
+struct Preset {
+    name: &'static str,
+    toml: &'static str,
+}
+
+const PRESETS: &[Preset] = &[
+    Preset {
+        name: "fashion-mlp",
+        toml: include_str!("../../assets/presets/fashion-mlp.toml"),
+    },
+    Preset {
+        name: "cifar-vgg16",
+        toml: include_str!("../../assets/presets/cifar-vgg16.toml"),
+    },
+    Preset {
+        name: "mnist-tiny-fullbatch",
+        toml: include_str!("../../assets/presets/mnist-tiny-fullbatch.toml"),
+    },
+];
+
+/// Names of the presets shipped with Kiln, the reference workloads of DESIGN.md.
+pub fn preset_names() -> Vec<&'static str> {
+    PRESETS.iter().map(|p| p.name).collect()
+}
+
+/// The draft of a shipped preset.
+pub fn preset(name: &str) -> Result<ExperimentDraft, ConfigError> {
+    let preset = PRESETS
+        .iter()
+        .find(|p| p.name == name)
+        .ok_or_else(|| ConfigError::UnknownPreset(name.to_owned()))?;
+    ExperimentDraft::from_toml(preset.toml, &format!("preset {name}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_parses_and_validates() {
+        for name in preset_names() {
+            let draft = preset(name).unwrap();
+            assert_eq!(draft.name, name);
+            draft.validate().unwrap();
+        }
+    }
+
+    #[test]
+    fn draft_survives_a_toml_round_trip() {
+        let mut draft = preset("fashion-mlp").unwrap();
+        draft.schedule = Schedule::Step {
+            every_epochs: 3,
+            gamma: 0.5,
+        };
+        draft.data_dir = Some(PathBuf::from("/data"));
+        let text = draft.to_toml();
+        assert_eq!(ExperimentDraft::from_toml(&text, "t").unwrap(), draft);
+    }
+
+    #[test]
+    fn bad_values_are_refused_with_their_field() {
+        let cases: Vec<(&str, Box<dyn Fn(&mut ExperimentDraft)>)> = vec![
+            ("batch_size", Box::new(|d| d.batch_size = 0)),
+            ("lr", Box::new(|d| d.lr = f64::NAN)),
+            ("lr", Box::new(|d| d.lr = -0.1)),
+            ("lr", Box::new(|d| d.lr = 0.0)),
+            ("epochs", Box::new(|d| d.epochs = 0)),
+            ("name", Box::new(|d| d.name = "a/b".into())),
+            (
+                "optimizer.momentum",
+                Box::new(|d| d.optimizer = OptimizerSpec::from_name("sgd").unwrap()),
+            ),
+            (
+                "schedule.every_epochs",
+                Box::new(|d| {
+                    d.schedule = Schedule::Step {
+                        every_epochs: 0,
+                        gamma: 0.1,
+                    }
+                }),
+            ),
+        ];
+        for (field, mutate) in cases {
+            let mut draft = ExperimentDraft::default();
+            mutate(&mut draft);
+            if field == "optimizer.momentum" {
+                if let OptimizerSpec::Sgd { momentum, .. } = &mut draft.optimizer {
+                    *momentum = 1.5;
+                }
+            }
+            let message = draft.validate().unwrap_err().to_string();
+            assert!(message.starts_with(field), "{field}: {message}");
+        }
+    }
+
+    #[test]
+    fn unknown_fields_in_toml_are_named() {
+        let err = ExperimentDraft::from_toml("batch = 3\n", "x.toml").unwrap_err();
+        assert!(err.to_string().contains("batch"), "{err}");
+    }
+
+    #[test]
+    fn schedules_give_the_documented_rates() {
+        assert_eq!(Schedule::Constant.lr_at(0.1, 7, 700, 1000), 0.1);
+        let step = Schedule::Step {
+            every_epochs: 2,
+            gamma: 0.5,
+        };
+        assert_eq!(step.lr_at(0.1, 1, 0, 10), 0.1);
+        assert!((step.lr_at(0.1, 4, 0, 10) - 0.025).abs() < 1e-12);
+        let cosine = Schedule::Cosine { min_lr: 0.0 };
+        assert!((cosine.lr_at(0.1, 0, 0, 100) - 0.1).abs() < 1e-12);
+        assert!((cosine.lr_at(0.1, 0, 50, 100) - 0.05).abs() < 1e-12);
+        assert!(cosine.lr_at(0.1, 0, 100, 100).abs() < 1e-12);
+        for text in ["constant", "step:5:0.1", "cosine:0.001"] {
+            let parsed: Schedule = text.parse().unwrap();
+            assert_eq!(parsed.to_string(), text);
+        }
+        assert!("step:5".parse::<Schedule>().is_err());
+        assert!("linear".parse::<Schedule>().is_err());
+    }
+}

@@ -1,0 +1,388 @@
+//! Image folders: one sub-folder of PNG/JPEG images per class.
+//!
+//! Layout: either `ROOT/train/<class>/…` and `ROOT/test/<class>/…`, or `ROOT/<class>/…`, in
+//! which case every 6th image of each class (in sorted file-name order) is held out as test.
+//! Classes are the sub-folder names in sorted order. Images are stretched to a square of the
+//! requested side (Triangle filter). The data set is grayscale (1 channel) when every image is
+//! grayscale, else RGB: grayscale scans then cost a third of the memory and match MNIST-style
+//! models, while one colour image is enough to keep colour for all.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use image::imageops::FilterType;
+use image::{ColorType, ImageReader};
+
+use super::spec::MAX_IMAGE_SIZE_PX;
+use super::{DataError, ImageDataset, ImageShape, Split};
+
+/// Labels are one byte.
+const MAX_CLASSES: usize = 256;
+/// In a folder without `train/` and `test/`, file number HOLDOUT_EVERY-1, 2·HOLDOUT_EVERY-1, …
+/// of each class goes to the test split.
+const HOLDOUT_EVERY: usize = 6;
+
+fn bad_folder(path: &Path, problem: impl Into<String>) -> DataError {
+    DataError::BadFolder {
+        path: path.to_path_buf(),
+        problem: problem.into(),
+    }
+}
+
+fn is_hidden(name: &OsString) -> bool {
+    name.to_string_lossy().starts_with('.')
+}
+
+/// Entries of `dir`, sorted by name, hidden ones skipped, filtered by `keep`.
+fn sorted_entries(
+    dir: &Path,
+    keep: impl Fn(&Path) -> bool,
+) -> Result<Vec<(OsString, PathBuf)>, DataError> {
+    let read_err = |source| DataError::Read {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(read_err)? {
+        let entry = entry.map_err(read_err)?;
+        let name = entry.file_name();
+        let path = entry.path();
+        if !is_hidden(&name) && keep(&path) {
+            out.push((name, path));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn is_image_file(path: &Path) -> bool {
+    // Other files (notes, Thumbs.db) are skipped rather than failing the whole folder.
+    path.is_file()
+        && path.extension().is_some_and(|e| {
+            let e = e.to_string_lossy().to_ascii_lowercase();
+            e == "png" || e == "jpg" || e == "jpeg"
+        })
+}
+
+/// Class sub-folders of `dir`: (name, path), sorted.
+fn class_dirs(dir: &Path) -> Result<Vec<(String, PathBuf)>, DataError> {
+    Ok(sorted_entries(dir, |p| p.is_dir())?
+        .into_iter()
+        .map(|(n, p)| (n.to_string_lossy().into_owned(), p))
+        .collect())
+}
+
+fn check_class_count(root: &Path, classes: &[(String, PathBuf)]) -> Result<(), DataError> {
+    if classes.len() < 2 {
+        return Err(bad_folder(
+            root,
+            format!(
+                "it has {} class sub-folder(s) but a classifier needs at least 2; put each class's images in its own sub-folder",
+                classes.len()
+            ),
+        ));
+    }
+    if classes.len() > MAX_CLASSES {
+        return Err(bad_folder(
+            root,
+            format!(
+                "it has {} class sub-folders, more than the {MAX_CLASSES} Kiln supports; merge or remove classes",
+                classes.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Image files of one class folder, sorted; an empty class is an error.
+fn class_images(dir: &Path) -> Result<Vec<PathBuf>, DataError> {
+    let files: Vec<PathBuf> = sorted_entries(dir, is_image_file)?
+        .into_iter()
+        .map(|(_, p)| p)
+        .collect();
+    if files.is_empty() {
+        return Err(bad_folder(
+            dir,
+            "this class folder holds no PNG or JPEG image; add images or remove the folder",
+        ));
+    }
+    Ok(files)
+}
+
+/// One decoded image: planar RGB at the target size, and whether its source was grayscale.
+struct Decoded {
+    planar_rgb: Vec<u8>,
+    grayscale: bool,
+}
+
+fn decode(path: &Path, side_px: u32) -> Result<Decoded, DataError> {
+    let bad = |detail: String| DataError::BadImage {
+        path: path.to_path_buf(),
+        detail,
+    };
+    let reader = ImageReader::open(path)
+        .map_err(|source| DataError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?
+        .with_guessed_format()
+        .map_err(|source| DataError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    // The reader's default limits cap the decoder's allocation, so a hostile header cannot
+    // exhaust memory.
+    let img = reader.decode().map_err(|e| bad(e.to_string()))?;
+    let grayscale = matches!(
+        img.color(),
+        ColorType::L8 | ColorType::La8 | ColorType::L16 | ColorType::La16
+    );
+    let rgb = image::imageops::resize(&img.to_rgb8(), side_px, side_px, FilterType::Triangle);
+    let plane = (side_px as usize) * (side_px as usize);
+    let mut planar_rgb = vec![0u8; 3 * plane];
+    for (i, px) in rgb.pixels().enumerate() {
+        for (c, &v) in px.0.iter().enumerate() {
+            if let Some(slot) = planar_rgb.get_mut(c * plane + i) {
+                *slot = v;
+            }
+        }
+    }
+    Ok(Decoded {
+        planar_rgb,
+        grayscale,
+    })
+}
+
+/// Decodes every file on all cores, keeping the order of `files`.
+fn decode_all(files: &[PathBuf], side_px: u32) -> Result<Vec<Decoded>, DataError> {
+    let workers = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 16);
+    let chunk = files.len().div_ceil(workers).max(1);
+    let results: Vec<Result<Vec<Decoded>, DataError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = files
+            .chunks(chunk)
+            .enumerate()
+            .map(|(i, part)| {
+                std::thread::Builder::new()
+                    .name(format!("kiln-decode-{i}"))
+                    .spawn_scoped(s, move || part.iter().map(|p| decode(p, side_px)).collect())
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| match h {
+                Ok(handle) => handle.join().unwrap_or_else(|_| {
+                    Err(DataError::BadImage {
+                        path: PathBuf::new(),
+                        detail: "the image decoder crashed".into(),
+                    })
+                }),
+                Err(source) => Err(DataError::Read {
+                    path: PathBuf::from("<decoder thread>"),
+                    source,
+                }),
+            })
+            .collect()
+    });
+    let mut out = Vec::with_capacity(files.len());
+    for r in results {
+        out.extend(r?);
+    }
+    Ok(out)
+}
+
+/// Loads an image folder, every image resized to `image_size`×`image_size`.
+pub(crate) fn load_image_folder(root: &Path, image_size: u32) -> Result<ImageDataset, DataError> {
+    if image_size == 0 || image_size > MAX_IMAGE_SIZE_PX {
+        return Err(DataError::BadSpec(format!(
+            "image size {image_size} for folder {} must be between 1 and {MAX_IMAGE_SIZE_PX} pixels",
+            root.display()
+        )));
+    }
+    if !root.is_dir() {
+        return Err(bad_folder(
+            root,
+            "it does not exist or is not a folder; pass the folder that holds one sub-folder per class",
+        ));
+    }
+    let (train_dir, test_dir) = (root.join("train"), root.join("test"));
+    // (file, label) for each split.
+    let mut train_files: Vec<(PathBuf, u8)> = Vec::new();
+    let mut test_files: Vec<(PathBuf, u8)> = Vec::new();
+    let class_names: Vec<String> = if train_dir.is_dir() && test_dir.is_dir() {
+        let classes = class_dirs(&train_dir)?;
+        check_class_count(&train_dir, &classes)?;
+        for (label, (_, dir)) in classes.iter().enumerate() {
+            let label = label as u8;
+            train_files.extend(class_images(dir)?.into_iter().map(|p| (p, label)));
+        }
+        for (name, dir) in class_dirs(&test_dir)? {
+            let Some(label) = classes.iter().position(|(n, _)| *n == name) else {
+                return Err(bad_folder(
+                    &test_dir,
+                    format!(
+                        "class `{name}` is in test/ but not in train/; the two must have the same classes"
+                    ),
+                ));
+            };
+            let files = sorted_entries(&dir, is_image_file)?;
+            test_files.extend(files.into_iter().map(|(_, p)| (p, label as u8)));
+        }
+        classes.into_iter().map(|(n, _)| n).collect()
+    } else {
+        let classes = class_dirs(root)?;
+        check_class_count(root, &classes)?;
+        for (label, (_, dir)) in classes.iter().enumerate() {
+            let label = label as u8;
+            for (i, p) in class_images(dir)?.into_iter().enumerate() {
+                if i % HOLDOUT_EVERY == HOLDOUT_EVERY - 1 {
+                    test_files.push((p, label));
+                } else {
+                    train_files.push((p, label));
+                }
+            }
+        }
+        classes.into_iter().map(|(n, _)| n).collect()
+    };
+    if test_files.is_empty() {
+        return Err(bad_folder(
+            root,
+            format!(
+                "no image is left for testing; give some class at least {HOLDOUT_EVERY} images, or add train/ and test/ sub-folders"
+            ),
+        ));
+    }
+
+    let all: Vec<PathBuf> = train_files
+        .iter()
+        .chain(&test_files)
+        .map(|(p, _)| p.clone())
+        .collect();
+    let decoded = decode_all(&all, image_size)?;
+    let grayscale = decoded.iter().all(|d| d.grayscale);
+    let channels = if grayscale { 1 } else { 3 };
+    let side = image_size as usize;
+    let per_image = channels * side * side;
+    let mut train = Split {
+        images: Vec::with_capacity(train_files.len() * per_image),
+        labels: train_files.iter().map(|(_, l)| *l).collect(),
+    };
+    let mut test = Split {
+        images: Vec::with_capacity(test_files.len() * per_image),
+        labels: test_files.iter().map(|(_, l)| *l).collect(),
+    };
+    for (i, d) in decoded.into_iter().enumerate() {
+        let target = if i < train_files.len() {
+            &mut train
+        } else {
+            &mut test
+        };
+        // A grayscale image expanded to RGB has three equal planes; the first one is the image.
+        target
+            .images
+            .extend(d.planar_rgb.iter().take(per_image).copied());
+    }
+    let name = root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| root.display().to_string());
+    Ok(ImageDataset {
+        name,
+        shape: ImageShape {
+            channels,
+            height: side,
+            width: side,
+        },
+        class_names,
+        train,
+        test,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::test_dir;
+    use image::{GrayImage, Luma, Rgb, RgbImage};
+
+    fn write_rgb(path: &Path, color: [u8; 3]) {
+        RgbImage::from_pixel(8, 6, Rgb(color)).save(path).unwrap();
+    }
+
+    #[test]
+    fn folder_holdout_layout() {
+        let root = test_dir("folder-valid");
+        for (class, color) in [("cat", [200, 10, 10]), ("dog", [10, 10, 200])] {
+            std::fs::create_dir_all(root.join(class)).unwrap();
+            for i in 0..7 {
+                write_rgb(&root.join(class).join(format!("{i:02}.png")), color);
+            }
+        }
+        std::fs::write(root.join("cat").join("notes.txt"), "ignored").unwrap();
+        let ds = load_image_folder(&root, 4).unwrap();
+        assert_eq!(ds.class_names, vec!["cat", "dog"]);
+        assert_eq!(
+            ds.shape,
+            ImageShape {
+                channels: 3,
+                height: 4,
+                width: 4
+            }
+        );
+        assert_eq!(ds.train.len(), 12);
+        assert_eq!(ds.test.len(), 2);
+        assert_eq!(ds.test.labels, vec![0, 1]);
+        // Planar: the whole red plane first.
+        assert!(ds.train.images[..16].iter().all(|&v| v == 200));
+        assert!(ds.train.images[16..48].iter().all(|&v| v == 10));
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn folder_train_test_layout_grayscale() {
+        let root = test_dir("folder-split");
+        for split in ["train", "test"] {
+            for (class, v) in [("a", 30u8), ("b", 220u8)] {
+                let dir = root.join(split).join(class);
+                std::fs::create_dir_all(&dir).unwrap();
+                GrayImage::from_pixel(5, 5, Luma([v]))
+                    .save(dir.join("x.png"))
+                    .unwrap();
+            }
+        }
+        let ds = load_image_folder(&root, 3).unwrap();
+        assert_eq!(ds.shape.channels, 1);
+        assert_eq!(ds.train.images, [vec![30u8; 9], vec![220u8; 9]].concat());
+        assert_eq!(ds.test.labels, vec![0, 1]);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn folder_undecodable_one_class_empty_class() {
+        let root = test_dir("folder-bad");
+        std::fs::create_dir_all(root.join("a")).unwrap();
+        for i in 0..6 {
+            write_rgb(&root.join("a").join(format!("{i}.png")), [1, 2, 3]);
+        }
+        let err = load_image_folder(&root, 8).unwrap_err();
+        assert!(matches!(err, DataError::BadFolder { .. }), "{err}");
+        assert!(err.to_string().contains("at least 2"), "{err}");
+
+        std::fs::create_dir_all(root.join("b")).unwrap();
+        let err = load_image_folder(&root, 8).unwrap_err();
+        assert!(err.to_string().contains("holds no PNG or JPEG"), "{err}");
+
+        let broken = root.join("b").join("broken.jpg");
+        std::fs::write(&broken, b"\xff\xd8\xff\xe0 definitely not a jpeg").unwrap();
+        let err = load_image_folder(&root, 8).unwrap_err();
+        assert!(
+            matches!(&err, DataError::BadImage { path, .. } if *path == broken),
+            "{err}"
+        );
+        assert!(load_image_folder(&root.join("nope"), 8).is_err());
+        assert!(load_image_folder(&root, 0).is_err());
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+}

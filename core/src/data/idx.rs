@@ -1,0 +1,665 @@
+//! IDX files (MNIST, Fashion-MNIST), raw or gzip-compressed.
+//!
+//! Every size the header claims is checked against what the file can really hold before any
+//! buffer of that size exists, so a corrupt or hostile header cannot exhaust memory.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use flate2::bufread::MultiGzDecoder;
+
+use super::{DataError, ImageDataset, ImageShape, Split};
+
+/// Magic number of an IDX file of unsigned bytes with 3 dimensions (images).
+pub(crate) const IDX_IMAGES_MAGIC: u32 = 0x0000_0803;
+/// Magic number of an IDX file of unsigned bytes with 1 dimension (labels).
+pub(crate) const IDX_LABELS_MAGIC: u32 = 0x0000_0801;
+/// Largest image side accepted; anything bigger is a corrupt header, not a data set.
+const MAX_SIDE_PX: u32 = 4096;
+/// Deflate cannot expand data by more than about 1032:1, which bounds what a gzip file can hold.
+const MAX_DEFLATE_RATIO: u64 = 1032;
+/// Slack for the gzip header and trailer in that bound.
+const GZIP_SLACK_BYTES: u64 = 1024;
+
+/// The four files of an IDX data set: (stem, kind) as in `train-images-idx3-ubyte`.
+pub(crate) const IDX_FILES: [(&str, &str); 4] = [
+    ("train-images", "idx3"),
+    ("train-labels", "idx1"),
+    ("t10k-images", "idx3"),
+    ("t10k-labels", "idx1"),
+];
+
+/// Every name a file of the set may go by: raw or gzip, with `-` or `.` before the kind.
+pub(crate) fn idx_file_names(stem: &str, kind: &str) -> [String; 4] {
+    [
+        format!("{stem}-{kind}-ubyte"),
+        format!("{stem}-{kind}-ubyte.gz"),
+        format!("{stem}.{kind}-ubyte"),
+        format!("{stem}.{kind}-ubyte.gz"),
+    ]
+}
+
+/// The first existing spelling of one IDX file in `dir`.
+pub(crate) fn find_idx_file(dir: &Path, stem: &str, kind: &str) -> Option<PathBuf> {
+    idx_file_names(stem, kind)
+        .into_iter()
+        .map(|name| dir.join(name))
+        .find(|p| p.is_file())
+}
+
+/// Images of one IDX image file, planar (one channel) row-major.
+#[derive(Debug)]
+pub(crate) struct IdxImages {
+    pub count: usize,
+    pub height_px: usize,
+    pub width_px: usize,
+    pub pixels: Vec<u8>,
+}
+
+/// An opened IDX file: its header already read, `body` positioned at the data.
+struct Opened {
+    body: Box<dyn Read>,
+    dims: Vec<u32>,
+    /// Bytes the body can really hold at most: exact for a raw file, a bound for gzip.
+    body_limit_bytes: u64,
+    gzip: bool,
+}
+
+fn read_err(path: &Path, source: io::Error) -> DataError {
+    DataError::Read {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Maps an error met while reading: from a gzip decoder it means a damaged stream.
+fn body_err(path: &Path, gzip: bool, e: io::Error) -> DataError {
+    if gzip {
+        DataError::CorruptGzip {
+            path: path.to_path_buf(),
+            detail: e.to_string(),
+        }
+    } else {
+        read_err(path, e)
+    }
+}
+
+/// Reads until `buf` is full or the stream ends; returns how many bytes arrived.
+fn fill(reader: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        let Some(rest) = buf.get_mut(filled..) else {
+            break;
+        };
+        match reader.read(rest) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+fn open_idx(
+    path: &Path,
+    magic: u32,
+    what: &'static str,
+    ndims: usize,
+) -> Result<Opened, DataError> {
+    let file = File::open(path).map_err(|e| read_err(path, e))?;
+    let file_len_bytes = file.metadata().map_err(|e| read_err(path, e))?.len();
+    let mut reader = BufReader::new(file);
+    let head = reader.fill_buf().map_err(|e| read_err(path, e))?;
+    let gzip = head.starts_with(&[0x1f, 0x8b]);
+    let header_len_bytes = 4 + 4 * ndims as u64;
+    let (mut body, body_limit_bytes): (Box<dyn Read>, u64) = if gzip {
+        let bound = file_len_bytes
+            .saturating_mul(MAX_DEFLATE_RATIO)
+            .saturating_add(GZIP_SLACK_BYTES);
+        (Box::new(MultiGzDecoder::new(reader)), bound)
+    } else {
+        (Box::new(reader), file_len_bytes)
+    };
+    let truncated = || DataError::Truncated {
+        path: path.to_path_buf(),
+        detail: format!("it ends inside its {header_len_bytes}-byte header"),
+    };
+    // The magic number is checked on its own first, so a file of the wrong kind is named as
+    // such even when it is shorter than this kind's header.
+    let mut word = [0u8; 4];
+    if fill(&mut body, &mut word).map_err(|e| body_err(path, gzip, e))? < word.len() {
+        return Err(truncated());
+    }
+    let found = u32::from_be_bytes(word);
+    if found != magic {
+        return Err(DataError::WrongMagic {
+            path: path.to_path_buf(),
+            found,
+            expected: magic,
+            what,
+        });
+    }
+    let mut dims = Vec::with_capacity(ndims);
+    for _ in 0..ndims {
+        if fill(&mut body, &mut word).map_err(|e| body_err(path, gzip, e))? < word.len() {
+            return Err(truncated());
+        }
+        dims.push(u32::from_be_bytes(word));
+    }
+    Ok(Opened {
+        body,
+        dims,
+        body_limit_bytes: body_limit_bytes.saturating_sub(if gzip { 0 } else { header_len_bytes }),
+        gzip,
+    })
+}
+
+/// Reads exactly `expected_bytes` of body, or explains why the file does not hold them.
+fn read_body(
+    path: &Path,
+    opened: Opened,
+    expected_bytes: u64,
+    promise: &str,
+) -> Result<Vec<u8>, DataError> {
+    let Opened {
+        body,
+        body_limit_bytes,
+        gzip,
+        ..
+    } = opened;
+    // Checked before allocating: a header claiming 2^32 images fails here, not in malloc.
+    if expected_bytes > body_limit_bytes {
+        let detail = if gzip {
+            format!(
+                "the header promises {promise} ({expected_bytes} bytes) but a gzip file of this size can hold at most {body_limit_bytes} bytes"
+            )
+        } else {
+            format!(
+                "the header promises {promise} ({expected_bytes} bytes) but only {body_limit_bytes} bytes follow"
+            )
+        };
+        return Err(DataError::Truncated {
+            path: path.to_path_buf(),
+            detail,
+        });
+    }
+    if !gzip && body_limit_bytes > expected_bytes {
+        return Err(DataError::Malformed {
+            path: path.to_path_buf(),
+            detail: format!(
+                "{} bytes follow the {promise} ({expected_bytes} bytes) its header promises; check that it is a real IDX file",
+                body_limit_bytes - expected_bytes
+            ),
+        });
+    }
+    let capacity = usize::try_from(expected_bytes).map_err(|_| DataError::Malformed {
+        path: path.to_path_buf(),
+        detail: format!("{promise} ({expected_bytes} bytes) do not fit in this machine's memory"),
+    })?;
+    // One byte more than promised reveals trailing data without reading a bomb to its end.
+    let mut data = Vec::with_capacity(if gzip {
+        capacity.min(64 << 20)
+    } else {
+        capacity
+    });
+    let mut limited = body.take(expected_bytes.saturating_add(1));
+    limited
+        .read_to_end(&mut data)
+        .map_err(|e| body_err(path, gzip, e))?;
+    let got_bytes = data.len() as u64;
+    if got_bytes < expected_bytes {
+        return Err(DataError::Truncated {
+            path: path.to_path_buf(),
+            detail: format!(
+                "the header promises {promise} ({expected_bytes} bytes) but only {got_bytes} bytes follow"
+            ),
+        });
+    }
+    if got_bytes > expected_bytes {
+        return Err(DataError::Malformed {
+            path: path.to_path_buf(),
+            detail: format!(
+                "more data follows the {promise} ({expected_bytes} bytes) its header promises; check that it is a real IDX file"
+            ),
+        });
+    }
+    if gzip {
+        // Drain to the end of the stream so a damaged gzip trailer (CRC, length) is noticed.
+        let mut rest = limited.into_inner();
+        let mut probe = [0u8; 1];
+        match rest.read(&mut probe) {
+            Ok(0) => {}
+            Ok(_) => {
+                return Err(DataError::Malformed {
+                    path: path.to_path_buf(),
+                    detail: format!(
+                        "more data follows the {promise} its header promises; check that it is a real IDX file"
+                    ),
+                });
+            }
+            Err(e) => return Err(body_err(path, gzip, e)),
+        }
+    }
+    Ok(data)
+}
+
+/// Reads an IDX image file (magic 0x00000803), raw or gzip.
+pub(crate) fn read_idx_images(path: &Path) -> Result<IdxImages, DataError> {
+    let opened = open_idx(path, IDX_IMAGES_MAGIC, "an IDX image file", 3)?;
+    let (count, height, width) = match opened.dims[..] {
+        [c, h, w] => (c, h, w),
+        _ => (0, 0, 0),
+    };
+    for (side, name) in [(height, "height"), (width, "width")] {
+        if side == 0 || side > MAX_SIDE_PX {
+            return Err(DataError::Malformed {
+                path: path.to_path_buf(),
+                detail: format!(
+                    "its header gives an image {name} of {side} pixels, outside 1..={MAX_SIDE_PX}; the header is corrupt"
+                ),
+            });
+        }
+    }
+    if count == 0 {
+        return Err(DataError::Malformed {
+            path: path.to_path_buf(),
+            detail: "its header says it holds no images; use a complete copy of the data set"
+                .into(),
+        });
+    }
+    let expected_bytes = u64::from(count) * u64::from(height) * u64::from(width);
+    let promise = format!("{count} images of {height}×{width}");
+    let pixels = read_body(path, opened, expected_bytes, &promise)?;
+    Ok(IdxImages {
+        count: count as usize,
+        height_px: height as usize,
+        width_px: width as usize,
+        pixels,
+    })
+}
+
+/// Reads an IDX label file (magic 0x00000801), raw or gzip.
+pub(crate) fn read_idx_labels(path: &Path) -> Result<Vec<u8>, DataError> {
+    let opened = open_idx(path, IDX_LABELS_MAGIC, "an IDX label file", 1)?;
+    let count = opened.dims.first().copied().unwrap_or(0);
+    if count == 0 {
+        return Err(DataError::Malformed {
+            path: path.to_path_buf(),
+            detail: "its header says it holds no labels; use a complete copy of the data set"
+                .into(),
+        });
+    }
+    read_body(path, opened, u64::from(count), &format!("{count} labels"))
+}
+
+/// Fails on the first label that is not a class index.
+pub(crate) fn check_labels(
+    path: &Path,
+    labels: &[u8],
+    num_classes: usize,
+) -> Result<(), DataError> {
+    match labels.iter().find(|&&l| usize::from(l) >= num_classes) {
+        Some(&label) => Err(DataError::LabelOutOfRange {
+            path: path.to_path_buf(),
+            label,
+            num_classes,
+        }),
+        None => Ok(()),
+    }
+}
+
+fn read_split(
+    images_path: &Path,
+    labels_path: &Path,
+    num_classes: usize,
+) -> Result<(IdxImages, Vec<u8>), DataError> {
+    let images = read_idx_images(images_path)?;
+    let labels = read_idx_labels(labels_path)?;
+    if images.count != labels.len() {
+        return Err(DataError::Malformed {
+            path: labels_path.to_path_buf(),
+            detail: format!(
+                "it holds {} labels but {} holds {} images; both must come from the same release",
+                labels.len(),
+                images_path.display(),
+                images.count
+            ),
+        });
+    }
+    check_labels(labels_path, &labels, num_classes)?;
+    Ok((images, labels))
+}
+
+/// Loads the four IDX files of an MNIST-like data set from `dir`.
+pub(crate) fn load_idx_set(
+    dir: &Path,
+    name: &str,
+    class_names: &[&str],
+) -> Result<ImageDataset, DataError> {
+    let mut paths = Vec::with_capacity(IDX_FILES.len());
+    for (stem, kind) in IDX_FILES {
+        let path = find_idx_file(dir, stem, kind).ok_or_else(|| DataError::Read {
+            path: dir.join(format!("{stem}-{kind}-ubyte[.gz]")),
+            source: io::Error::new(io::ErrorKind::NotFound, "no such file"),
+        })?;
+        paths.push(path);
+    }
+    let [train_images, train_labels, test_images, test_labels] = &paths[..] else {
+        return Err(DataError::Malformed {
+            path: dir.to_path_buf(),
+            detail: "the IDX file list is incomplete".into(),
+        });
+    };
+    let (train, train_y) = read_split(train_images, train_labels, class_names.len())?;
+    let (test, test_y) = read_split(test_images, test_labels, class_names.len())?;
+    if (train.height_px, train.width_px) != (test.height_px, test.width_px) {
+        return Err(DataError::Malformed {
+            path: test_images.clone(),
+            detail: format!(
+                "its images are {}×{} but those of {} are {}×{}; both must come from the same data set",
+                test.height_px,
+                test.width_px,
+                train_images.display(),
+                train.height_px,
+                train.width_px
+            ),
+        });
+    }
+    Ok(ImageDataset {
+        name: name.to_string(),
+        shape: ImageShape {
+            channels: 1,
+            height: train.height_px,
+            width: train.width_px,
+        },
+        class_names: class_names.iter().map(|s| s.to_string()).collect(),
+        train: Split {
+            images: train.pixels,
+            labels: train_y,
+        },
+        test: Split {
+            images: test.pixels,
+            labels: test_y,
+        },
+    })
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::data::test_dir;
+    use flate2::Compression;
+    use flate2::write::GzEncoder;
+    use std::io::Write;
+
+    pub(crate) fn idx_images_bytes(count: u32, h: u32, w: u32, pixels: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for word in [IDX_IMAGES_MAGIC, count, h, w] {
+            out.extend_from_slice(&word.to_be_bytes());
+        }
+        out.extend_from_slice(pixels);
+        out
+    }
+
+    pub(crate) fn idx_labels_bytes(labels: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend_from_slice(&IDX_LABELS_MAGIC.to_be_bytes());
+        out.extend_from_slice(&(labels.len() as u32).to_be_bytes());
+        out.extend_from_slice(labels);
+        out
+    }
+
+    pub(crate) fn gzip(bytes: &[u8]) -> Vec<u8> {
+        let mut enc = GzEncoder::new(Vec::new(), Compression::default());
+        enc.write_all(bytes).unwrap();
+        enc.finish().unwrap()
+    }
+
+    /// Writes a small, valid MNIST-like set (4×3 images) into `dir`.
+    pub(crate) fn write_idx_set(dir: &Path, gz: bool) {
+        let (h, w) = (4u32, 3u32);
+        let make = |n: u32, seed: u8| -> (Vec<u8>, Vec<u8>) {
+            let px: Vec<u8> = (0..n * h * w)
+                .map(|i| (i as u8).wrapping_mul(7).wrapping_add(seed))
+                .collect();
+            let labels: Vec<u8> = (0..n).map(|i| (i % 10) as u8).collect();
+            (idx_images_bytes(n, h, w, &px), idx_labels_bytes(&labels))
+        };
+        let (tri, trl) = make(12, 1);
+        let (tei, tel) = make(5, 2);
+        for (name, bytes) in [
+            ("train-images-idx3-ubyte", tri),
+            ("train-labels-idx1-ubyte", trl),
+            ("t10k-images-idx3-ubyte", tei),
+            ("t10k-labels-idx1-ubyte", tel),
+        ] {
+            if gz {
+                std::fs::write(dir.join(format!("{name}.gz")), gzip(&bytes)).unwrap();
+            } else {
+                std::fs::write(dir.join(name), bytes).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn idx_raw_and_gzip_round_trip() {
+        for gz in [false, true] {
+            let dir = test_dir("idx-roundtrip");
+            write_idx_set(&dir, gz);
+            let ds = load_idx_set(&dir, "MNIST", &crate::data::MNIST_CLASSES).unwrap();
+            assert_eq!(
+                ds.shape,
+                ImageShape {
+                    channels: 1,
+                    height: 4,
+                    width: 3
+                }
+            );
+            assert_eq!(ds.train.len(), 12);
+            assert_eq!(ds.test.len(), 5);
+            assert_eq!(ds.train.images.len(), 12 * 12);
+            assert_eq!(ds.train.images[5], 5u8.wrapping_mul(7).wrapping_add(1));
+            assert_eq!(ds.test.labels, vec![0, 1, 2, 3, 4]);
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
+    }
+
+    #[test]
+    fn idx_accepts_dot_spelling() {
+        let dir = test_dir("idx-dot");
+        let px = [9u8; 6];
+        std::fs::write(
+            dir.join("train-images.idx3-ubyte"),
+            idx_images_bytes(1, 2, 3, &px),
+        )
+        .unwrap();
+        assert!(find_idx_file(&dir, "train-images", "idx3").is_some());
+        assert_eq!(
+            read_idx_images(&find_idx_file(&dir, "train-images", "idx3").unwrap())
+                .unwrap()
+                .pixels,
+            px
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn idx_wrong_magic() {
+        let dir = test_dir("idx-magic");
+        let path = dir.join("x");
+        std::fs::write(&path, [0u8; 64]).unwrap();
+        let err = read_idx_images(&path).unwrap_err();
+        assert!(
+            matches!(err, DataError::WrongMagic { found: 0, .. }),
+            "{err}"
+        );
+        assert!(
+            err.to_string()
+                .contains("wrong magic number 0x00000000, expected 0x00000803 (an IDX image file)"),
+            "{err}"
+        );
+        // A label file where images are expected is named as such.
+        std::fs::write(&path, idx_labels_bytes(&[1, 2])).unwrap();
+        assert!(matches!(
+            read_idx_images(&path).unwrap_err(),
+            DataError::WrongMagic { found: 0x801, .. }
+        ));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn idx_truncated_body_and_header() {
+        let dir = test_dir("idx-trunc");
+        let path = dir.join("train-images-idx3-ubyte");
+        let mut bytes = idx_images_bytes(100, 28, 28, &[0u8; 1200]);
+        std::fs::write(&path, &bytes).unwrap();
+        let err = read_idx_images(&path).unwrap_err();
+        let msg = err.to_string();
+        assert!(matches!(err, DataError::Truncated { .. }), "{msg}");
+        assert!(
+            msg.contains("promises 100 images of 28×28 (78400 bytes) but only 1200 bytes follow"),
+            "{msg}"
+        );
+        // Trailing garbage is rejected too.
+        bytes = idx_images_bytes(1, 2, 2, &[0u8; 5]);
+        std::fs::write(&path, &bytes).unwrap();
+        assert!(matches!(
+            read_idx_images(&path).unwrap_err(),
+            DataError::Malformed { .. }
+        ));
+        // Cut inside the header.
+        std::fs::write(&path, IDX_IMAGES_MAGIC.to_be_bytes()).unwrap();
+        assert!(matches!(
+            read_idx_images(&path).unwrap_err(),
+            DataError::Truncated { .. }
+        ));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn idx_huge_header_fails_fast_without_allocating() {
+        let dir = test_dir("idx-huge");
+        let path = dir.join("a");
+        // u32::MAX images of 4096×4096 would be 2^56 bytes; the check must come before allocation.
+        std::fs::write(&path, idx_images_bytes(u32::MAX, 4096, 4096, &[0u8; 100])).unwrap();
+        let start = std::time::Instant::now();
+        assert!(matches!(
+            read_idx_images(&path).unwrap_err(),
+            DataError::Truncated { .. }
+        ));
+        let gz_path = dir.join("a.gz");
+        std::fs::write(
+            &gz_path,
+            gzip(&idx_images_bytes(u32::MAX, 28, 28, &[0u8; 100])),
+        )
+        .unwrap();
+        let err = read_idx_images(&gz_path).unwrap_err();
+        assert!(matches!(err, DataError::Truncated { .. }), "{err}");
+        std::fs::write(
+            &path,
+            idx_labels_bytes(&[1])
+                .iter()
+                .take(4)
+                .chain(&u32::MAX.to_be_bytes())
+                .copied()
+                .collect::<Vec<_>>(),
+        )
+        .unwrap();
+        assert!(matches!(
+            read_idx_labels(&path).unwrap_err(),
+            DataError::Truncated { .. }
+        ));
+        assert!(start.elapsed().as_millis() < 500);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn idx_absurd_dims() {
+        let dir = test_dir("idx-dims");
+        let path = dir.join("a");
+        for (h, w) in [(0, 28), (28, 0), (5000, 28), (28, 4097)] {
+            std::fs::write(&path, idx_images_bytes(1, h, w, &[])).unwrap();
+            assert!(
+                matches!(
+                    read_idx_images(&path).unwrap_err(),
+                    DataError::Malformed { .. }
+                ),
+                "{h}×{w}"
+            );
+        }
+        std::fs::write(&path, idx_images_bytes(0, 28, 28, &[])).unwrap();
+        assert!(matches!(
+            read_idx_images(&path).unwrap_err(),
+            DataError::Malformed { .. }
+        ));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn idx_truncated_and_corrupt_gzip() {
+        let dir = test_dir("idx-gz");
+        let path = dir.join("a.gz");
+        let px: Vec<u8> = (0..50 * 28 * 28).map(|i| (i * 31 % 251) as u8).collect();
+        let gz = gzip(&idx_images_bytes(50, 28, 28, &px));
+        std::fs::write(&path, &gz[..gz.len() / 2]).unwrap();
+        let err = read_idx_images(&path).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                DataError::CorruptGzip { .. } | DataError::Truncated { .. }
+            ),
+            "{err}"
+        );
+        // Cut inside the 8-byte trailer: all data decodes, the CRC/length check must still fail.
+        std::fs::write(&path, &gz[..gz.len() - 3]).unwrap();
+        assert!(matches!(
+            read_idx_images(&path).unwrap_err(),
+            DataError::CorruptGzip { .. }
+        ));
+        // Corrupt deflate data.
+        let mut bad = gz.clone();
+        for b in bad.iter_mut().skip(20).take(40) {
+            *b ^= 0x5a;
+        }
+        std::fs::write(&path, &bad).unwrap();
+        assert!(read_idx_images(&path).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn idx_count_mismatch_and_label_range() {
+        let dir = test_dir("idx-mismatch");
+        write_idx_set(&dir, false);
+        std::fs::write(
+            dir.join("train-labels-idx1-ubyte"),
+            idx_labels_bytes(&[0; 11]),
+        )
+        .unwrap();
+        let err = load_idx_set(&dir, "MNIST", &crate::data::MNIST_CLASSES).unwrap_err();
+        assert!(matches!(err, DataError::Malformed { .. }), "{err}");
+        assert!(err.to_string().contains("holds 11 labels"), "{err}");
+        let mut labels = vec![0u8; 12];
+        labels[7] = 12;
+        std::fs::write(
+            dir.join("train-labels-idx1-ubyte"),
+            idx_labels_bytes(&labels),
+        )
+        .unwrap();
+        let err = load_idx_set(&dir, "MNIST", &crate::data::MNIST_CLASSES).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                DataError::LabelOutOfRange {
+                    label: 12,
+                    num_classes: 10,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(err.to_string().starts_with("label 12 in "), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

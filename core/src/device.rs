@@ -1,0 +1,694 @@
+//! What can train on this machine: the GPU adapters Burn's wgpu backend can reach, and the CPU
+//! (Burn's pure-Rust `flex` backend).
+//!
+//! # Which adapters are listed, and in what order
+//!
+//! `burn::tensor::Device::wgpu` leaves the graphics API to cubecl-wgpu 0.11.3, which settles on
+//! exactly one API per process (`settle` in its `runtime.rs`): it walks the chain
+//! Vulkan → DX12 → OpenGL (Metal alone on macOS) and takes the first API with a hardware adapter,
+//! or failing that the first with any adapter at all. Adapters on the other APIs are unreachable
+//! through `Device::wgpu` (pinning an API needs Burn's `vulkan`/`metal` features, which compile
+//! SPIR-V/MSL and crash lavapipe), so listing them would offer choices that cannot be honoured.
+//! [`list_devices`] therefore repeats that walk with the same `wgpu` version and the same instance
+//! settings and lists that one API's adapters in wgpu's enumeration order, then the CPU entry
+//! last, so `gpu:N` reads top to bottom in `kiln devices`. Nothing is deduplicated: only one API
+//! is ever listed, so the same GPU cannot appear twice.
+//!
+//! Adapters whose type wgpu reports as `Other` (OpenGL often says this of real GPUs) are left out:
+//! Burn's `DeviceKind` has no variant that selects them.
+//!
+//! # From `gpu:N` to a Burn device
+//!
+//! cubecl does not take an overall adapter index. `DeviceKind::DiscreteGpu(i)` is the i-th
+//! *discrete* adapter of that one API's enumeration (`select_from_adapter_list` filters by type,
+//! then takes the i-th), and likewise for integrated and virtual GPUs. So the N-th listed adapter
+//! maps to its type's variant with i = the number of listed adapters of the same type before it.
+//! A software rasterizer (wgpu type `Cpu`) maps to `DeviceKind::Cpu`, which carries no index and
+//! always means the first of them; a second software adapter cannot be addressed and is refused.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::pin;
+use std::str::FromStr;
+use std::sync::{Arc, OnceLock, mpsc};
+use std::task::{Context, Poll, Wake, Waker};
+use std::thread::Thread;
+use std::time::Duration;
+
+use burn::tensor::{Device, DeviceKind};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// The `backend` text of the CPU entry.
+pub const CPU_BACKEND: &str = "flex (CPU)";
+
+/// How long adapter enumeration may take before Kiln gives up on the GPU and lists only the CPU.
+/// A broken driver can block inside the loader; a working one answers in well under a second.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// What kind of processor a device is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeviceClass {
+    /// A GPU with its own memory.
+    DiscreteGpu,
+    /// A GPU sharing memory with the CPU.
+    IntegratedGpu,
+    /// A GPU handed to a virtual machine.
+    VirtualGpu,
+    /// A wgpu adapter that runs on the CPU (lavapipe, llvmpipe, WARP, SwiftShader).
+    Software,
+    /// The CPU through Burn's `flex` backend.
+    Cpu,
+}
+
+impl DeviceClass {
+    /// Whether this is real GPU hardware, the only kind `auto` picks over the CPU.
+    pub fn is_hardware_gpu(self) -> bool {
+        matches!(
+            self,
+            Self::DiscreteGpu | Self::IntegratedGpu | Self::VirtualGpu
+        )
+    }
+
+    /// A short phrase for people, e.g. "integrated GPU".
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::DiscreteGpu => "discrete GPU",
+            Self::IntegratedGpu => "integrated GPU",
+            Self::VirtualGpu => "virtual GPU",
+            Self::Software => "software rasterizer",
+            Self::Cpu => "CPU",
+        }
+    }
+}
+
+impl fmt::Display for DeviceClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// One device that can train, as `kiln devices` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceInfo {
+    /// The text the CLI accepts for it: `cpu` or `gpu:N`.
+    pub id: String,
+    /// The adapter's name as the driver reports it, or "CPU (N threads)".
+    pub name: String,
+    /// The graphics API (Vulkan, Dx12, Metal, Gl) or [`CPU_BACKEND`].
+    pub backend: String,
+    /// What kind of processor it is.
+    pub class: DeviceClass,
+    /// The driver's name, empty when the driver does not say (and for the CPU).
+    pub driver: String,
+    /// The driver's version text, empty when the driver does not say (and for the CPU).
+    pub driver_info: String,
+}
+
+impl DeviceInfo {
+    /// The CPU entry, which every machine has.
+    pub fn cpu() -> Self {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let plural = if threads == 1 { "" } else { "s" };
+        Self {
+            id: DeviceChoice::Cpu.to_string(),
+            name: format!("CPU ({threads} thread{plural})"),
+            backend: CPU_BACKEND.to_owned(),
+            class: DeviceClass::Cpu,
+            driver: String::new(),
+            driver_info: String::new(),
+        }
+    }
+
+    fn from_adapter(index: usize, adapter: &wgpu::AdapterInfo) -> Option<Self> {
+        let class = match adapter.device_type {
+            wgpu::DeviceType::DiscreteGpu => DeviceClass::DiscreteGpu,
+            wgpu::DeviceType::IntegratedGpu => DeviceClass::IntegratedGpu,
+            wgpu::DeviceType::VirtualGpu => DeviceClass::VirtualGpu,
+            wgpu::DeviceType::Cpu => DeviceClass::Software,
+            wgpu::DeviceType::Other => return None,
+        };
+        Some(Self {
+            id: DeviceChoice::Gpu(index).to_string(),
+            name: adapter.name.clone(),
+            backend: backend_name(adapter.backend).to_owned(),
+            class,
+            driver: adapter.driver.clone(),
+            driver_info: adapter.driver_info.clone(),
+        })
+    }
+}
+
+impl fmt::Display for DeviceInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} [", self.name)?;
+        // "CPU (2 threads) [CPU, flex (CPU)]" would say CPU three times.
+        if self.class != DeviceClass::Cpu {
+            write!(f, "{}, ", self.class)?;
+        }
+        f.write_str(&self.backend)?;
+        let driver = format!("{} {}", self.driver, self.driver_info);
+        if !driver.trim().is_empty() {
+            write!(f, ", {}", driver.trim())?;
+        }
+        f.write_str("]")
+    }
+}
+
+fn backend_name(backend: wgpu::Backend) -> &'static str {
+    match backend {
+        wgpu::Backend::Vulkan => "Vulkan",
+        wgpu::Backend::Metal => "Metal",
+        wgpu::Backend::Dx12 => "Dx12",
+        wgpu::Backend::Gl => "Gl",
+        wgpu::Backend::BrowserWebGpu => "WebGpu",
+        wgpu::Backend::Noop => "Noop",
+    }
+}
+
+/// Which device a person asked for: `auto` (default), `cpu` or `gpu:N`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum DeviceChoice {
+    /// The first hardware GPU (discrete, then integrated, then virtual), else the CPU.
+    #[default]
+    Auto,
+    /// The CPU through Burn's `flex` backend.
+    Cpu,
+    /// The N-th GPU adapter in [`list_devices`] order.
+    Gpu(usize),
+}
+
+impl fmt::Display for DeviceChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Auto => f.write_str("auto"),
+            Self::Cpu => f.write_str("cpu"),
+            Self::Gpu(index) => write!(f, "gpu:{index}"),
+        }
+    }
+}
+
+impl FromStr for DeviceChoice {
+    type Err = DeviceError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let lower = text.trim().to_ascii_lowercase();
+        let unknown = || DeviceError::UnknownChoice {
+            text: text.to_owned(),
+        };
+        match lower.as_str() {
+            "auto" => Ok(Self::Auto),
+            "cpu" => Ok(Self::Cpu),
+            other => {
+                let digits = other.strip_prefix("gpu:").ok_or_else(unknown)?;
+                // `usize::from_str` also takes "+1"; people only ever mean plain digits.
+                if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                    return Err(unknown());
+                }
+                digits.parse().map(Self::Gpu).map_err(|_| unknown())
+            }
+        }
+    }
+}
+
+impl Serialize for DeviceChoice {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for DeviceChoice {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Why a device choice cannot be honoured.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DeviceError {
+    /// The text is not `auto`, `cpu` or `gpu:N`.
+    #[error(
+        "unknown device \"{text}\": use `auto` (a hardware GPU if there is one, else the CPU), \
+         `cpu`, or `gpu:N` with N a number shown by `kiln devices`"
+    )]
+    UnknownChoice {
+        /// What was given.
+        text: String,
+    },
+    /// `gpu:N` with N past the last listed adapter.
+    #[error("there is no gpu:{index}: {available}")]
+    NoSuchGpu {
+        /// The index asked for.
+        index: usize,
+        /// What this machine does have, and what to do instead.
+        available: String,
+    },
+    /// A second software adapter, which Burn's `DeviceKind::Cpu` cannot select.
+    #[error(
+        "gpu:{index} ({name}) is a second software rasterizer, and Burn's wgpu backend can only \
+         use the first one ({first}); use {first}, a hardware GPU, or `cpu`"
+    )]
+    UnreachableAdapter {
+        /// The index asked for.
+        index: usize,
+        /// The adapter's name.
+        name: String,
+        /// The id of the software adapter Burn can use.
+        first: String,
+    },
+}
+
+/// Every device that can train here: the GPU adapters Burn's wgpu backend reaches, in wgpu's
+/// order (`gpu:0`, `gpu:1`, …), then the CPU, which is always present and always last.
+///
+/// Enumerated once per process and cached, so `gpu:N` means the same adapter for the whole run.
+/// Without a usable GPU driver (or if enumeration fails, panics or hangs) only the CPU is listed.
+pub fn list_devices() -> Vec<DeviceInfo> {
+    static DEVICES: OnceLock<Vec<DeviceInfo>> = OnceLock::new();
+    DEVICES
+        .get_or_init(|| {
+            let mut devices: Vec<DeviceInfo> = probe_with_timeout()
+                .iter()
+                .filter(|adapter| adapter.device_type != wgpu::DeviceType::Other)
+                .enumerate()
+                .filter_map(|(index, adapter)| DeviceInfo::from_adapter(index, adapter))
+                .collect();
+            devices.push(DeviceInfo::cpu());
+            devices
+        })
+        .clone()
+}
+
+/// Which device `auto` means among `devices`: the first discrete GPU, else the first integrated,
+/// else the first virtual one, else the CPU. A software rasterizer is never chosen: on a machine
+/// without a GPU, Burn's CPU backend trains an MLP about 12× faster than lavapipe.
+pub fn auto_choice(devices: &[DeviceInfo]) -> DeviceChoice {
+    [
+        DeviceClass::DiscreteGpu,
+        DeviceClass::IntegratedGpu,
+        DeviceClass::VirtualGpu,
+    ]
+    .iter()
+    .find_map(|class| gpus(devices).position(|gpu| gpu.class == *class))
+    .map_or(DeviceChoice::Cpu, DeviceChoice::Gpu)
+}
+
+/// The device `choice` names on this machine, with a Burn device for it (without autodiff: the
+/// trainer adds that). The Burn device is lazy: the adapter is opened on first use.
+pub fn resolve(choice: &DeviceChoice) -> Result<(DeviceInfo, Device), DeviceError> {
+    let (info, target) = select(choice, &list_devices())?;
+    let device = match target {
+        Target::Flex => Device::flex(),
+        Target::Wgpu(kind) => Device::wgpu(kind),
+    };
+    Ok((info, device))
+}
+
+/// Where a listed device runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Target {
+    Flex,
+    Wgpu(DeviceKind),
+}
+
+/// The GPU entries of a listing, in `gpu:N` order.
+fn gpus(devices: &[DeviceInfo]) -> impl Iterator<Item = &DeviceInfo> {
+    devices
+        .iter()
+        .filter(|device| device.class != DeviceClass::Cpu)
+}
+
+fn select(
+    choice: &DeviceChoice,
+    devices: &[DeviceInfo],
+) -> Result<(DeviceInfo, Target), DeviceError> {
+    match choice {
+        DeviceChoice::Auto => match auto_choice(devices) {
+            // Never `Auto` again, so this recursion is one level deep.
+            DeviceChoice::Auto => Ok((DeviceInfo::cpu(), Target::Flex)),
+            picked => select(&picked, devices),
+        },
+        DeviceChoice::Cpu => {
+            let info = devices
+                .iter()
+                .find(|device| device.class == DeviceClass::Cpu)
+                .cloned()
+                .unwrap_or_else(DeviceInfo::cpu);
+            Ok((info, Target::Flex))
+        }
+        DeviceChoice::Gpu(index) => {
+            let index = *index;
+            let info = gpus(devices)
+                .nth(index)
+                .cloned()
+                .ok_or_else(|| no_such_gpu(index, devices))?;
+            // cubecl indexes within adapters of one type (see the module docs).
+            let same_before = gpus(devices)
+                .take(index)
+                .filter(|gpu| gpu.class == info.class)
+                .count();
+            let kind = match info.class {
+                DeviceClass::DiscreteGpu => DeviceKind::DiscreteGpu(same_before),
+                DeviceClass::IntegratedGpu => DeviceKind::IntegratedGpu(same_before),
+                DeviceClass::VirtualGpu => DeviceKind::VirtualGpu(same_before),
+                DeviceClass::Software if same_before == 0 => DeviceKind::Cpu,
+                DeviceClass::Software => {
+                    let first = gpus(devices)
+                        .find(|gpu| gpu.class == DeviceClass::Software)
+                        .map_or_else(String::new, |gpu| gpu.id.clone());
+                    return Err(DeviceError::UnreachableAdapter {
+                        index,
+                        name: info.name,
+                        first,
+                    });
+                }
+                // `gpus` leaves the CPU out.
+                DeviceClass::Cpu => return Ok((info, Target::Flex)),
+            };
+            Ok((info, Target::Wgpu(kind)))
+        }
+    }
+}
+
+fn no_such_gpu(index: usize, devices: &[DeviceInfo]) -> DeviceError {
+    let listed: Vec<String> = gpus(devices)
+        .map(|gpu| format!("{} is {}", gpu.id, gpu))
+        .collect();
+    let available = match listed.len() {
+        0 => "this machine has no GPU adapter that Kiln can use; use `cpu` or `auto`".to_owned(),
+        n => {
+            let adapters = if n == 1 { "adapter" } else { "adapters" };
+            format!(
+                "this machine has {n} GPU {adapters} ({}). `kiln devices` lists them; `auto` \
+                 picks the best one",
+                listed.join("; ")
+            )
+        }
+    };
+    DeviceError::NoSuchGpu { index, available }
+}
+
+/// The adapters of the graphics API cubecl settles on, enumerated on a named thread so that a
+/// driver which blocks or panics costs at most [`PROBE_TIMEOUT`] and leaves the CPU entry.
+fn probe_with_timeout() -> Vec<wgpu::AdapterInfo> {
+    let (sender, receiver) = mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .name("kiln-gpu-probe".to_owned())
+        .spawn(move || {
+            // The receiver may have given up already; nothing is left to tell.
+            let _ = sender.send(settled_adapters());
+        });
+    if spawned.is_err() {
+        return Vec::new();
+    }
+    // A panic drops the sender, which ends the wait as surely as a timeout does.
+    receiver.recv_timeout(PROBE_TIMEOUT).unwrap_or_default()
+}
+
+/// Mirrors cubecl-wgpu 0.11.3's `settle(WgpuBackend::Auto)`: the first API in the chain with a
+/// hardware adapter, else the first with any adapter, else nothing.
+fn settled_adapters() -> Vec<wgpu::AdapterInfo> {
+    let mut software_only = None;
+    for api in graphics_api_chain() {
+        if !wgpu::Instance::enabled_backend_features().contains(api.into()) {
+            continue;
+        }
+        let adapters = adapters_on(api);
+        if adapters
+            .iter()
+            .any(|adapter| adapter.device_type != wgpu::DeviceType::Cpu)
+        {
+            return adapters;
+        }
+        if software_only.is_none() && !adapters.is_empty() {
+            software_only = Some(adapters);
+        }
+    }
+    software_only.unwrap_or_default()
+}
+
+/// cubecl-wgpu 0.11.3's `AutoGraphicsApi::chain()`.
+fn graphics_api_chain() -> Vec<wgpu::Backend> {
+    if cfg!(target_os = "macos") {
+        vec![wgpu::Backend::Metal]
+    } else {
+        vec![
+            wgpu::Backend::Vulkan,
+            wgpu::Backend::Dx12,
+            wgpu::Backend::Gl,
+        ]
+    }
+}
+
+/// cubecl-wgpu 0.11.3's `probe`: an instance limited to `api` with otherwise default settings,
+/// so the adapters come back in the order cubecl later indexes them in.
+fn adapters_on(api: wgpu::Backend) -> Vec<wgpu::AdapterInfo> {
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+        backends: api.into(),
+        ..wgpu::InstanceDescriptor::new_without_display_handle()
+    });
+    block_on(instance.enumerate_adapters(api.into()))
+        .iter()
+        .map(wgpu::Adapter::get_info)
+        .collect()
+}
+
+/// Wakes the thread blocked in [`block_on`].
+struct Unpark(Thread);
+
+impl Wake for Unpark {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+/// Runs a future to completion on this thread; wgpu's native futures are ready at once, so this
+/// spares a dependency on an executor.
+fn block_on<F: Future>(future: F) -> F::Output {
+    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut context = Context::from_waker(&waker);
+    let mut future = pin!(future);
+    loop {
+        match future.as_mut().poll(&mut context) {
+            Poll::Ready(output) => return output,
+            Poll::Pending => std::thread::park(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use burn::tensor::Tensor;
+
+    /// A listing as `list_devices` would build it from adapters of these classes.
+    fn listing(classes: &[DeviceClass]) -> Vec<DeviceInfo> {
+        let mut devices: Vec<DeviceInfo> = classes
+            .iter()
+            .enumerate()
+            .map(|(index, class)| DeviceInfo {
+                id: format!("gpu:{index}"),
+                name: format!("adapter {index}"),
+                backend: "Vulkan".to_owned(),
+                class: *class,
+                driver: "driver".to_owned(),
+                driver_info: "1.0".to_owned(),
+            })
+            .collect();
+        devices.push(DeviceInfo::cpu());
+        devices
+    }
+
+    use DeviceClass::{DiscreteGpu, IntegratedGpu, Software, VirtualGpu};
+
+    #[test]
+    fn choices_parse_and_display() {
+        for (text, choice) in [
+            ("auto", DeviceChoice::Auto),
+            ("cpu", DeviceChoice::Cpu),
+            ("gpu:0", DeviceChoice::Gpu(0)),
+            ("gpu:12", DeviceChoice::Gpu(12)),
+        ] {
+            assert_eq!(text.parse::<DeviceChoice>(), Ok(choice));
+            assert_eq!(choice.to_string(), text);
+        }
+        assert_eq!(" GPU:1 ".parse::<DeviceChoice>(), Ok(DeviceChoice::Gpu(1)));
+        assert_eq!("Auto".parse::<DeviceChoice>(), Ok(DeviceChoice::Auto));
+        assert_eq!(DeviceChoice::default(), DeviceChoice::Auto);
+    }
+
+    #[test]
+    fn unknown_choices_say_what_is_accepted() {
+        for text in [
+            "", "gpu", "gpu:", "gpu:x", "gpu:+1", "gpu:-1", "cuda", "gpu0", "gpu:1:2",
+        ] {
+            let error = text.parse::<DeviceChoice>().unwrap_err();
+            assert_eq!(
+                error,
+                DeviceError::UnknownChoice {
+                    text: text.to_owned()
+                }
+            );
+            let message = error.to_string();
+            for accepted in ["`auto`", "`cpu`", "`gpu:N`", "kiln devices"] {
+                assert!(message.contains(accepted), "{message}");
+            }
+        }
+        let huge = "gpu:99999999999999999999999".parse::<DeviceChoice>();
+        assert!(matches!(huge, Err(DeviceError::UnknownChoice { .. })));
+    }
+
+    #[test]
+    fn choices_serialize_as_their_text() {
+        let json = serde_json::to_string(&DeviceChoice::Gpu(1)).unwrap();
+        assert_eq!(json, "\"gpu:1\"");
+        let back: DeviceChoice = serde_json::from_str("\"cpu\"").unwrap();
+        assert_eq!(back, DeviceChoice::Cpu);
+        let bad = serde_json::from_str::<DeviceChoice>("\"tpu\"").unwrap_err();
+        assert!(bad.to_string().contains("`gpu:N`"), "{bad}");
+    }
+
+    #[test]
+    fn auto_never_picks_a_software_rasterizer() {
+        assert_eq!(auto_choice(&listing(&[Software])), DeviceChoice::Cpu);
+        assert_eq!(auto_choice(&listing(&[])), DeviceChoice::Cpu);
+        assert_eq!(auto_choice(&[]), DeviceChoice::Cpu);
+        let (info, target) = select(&DeviceChoice::Auto, &listing(&[Software])).unwrap();
+        assert_eq!((info.class, target), (DeviceClass::Cpu, Target::Flex));
+        let (info, target) = select(&DeviceChoice::Auto, &[]).unwrap();
+        assert_eq!((info.id.as_str(), target), ("cpu", Target::Flex));
+    }
+
+    #[test]
+    fn auto_prefers_discrete_then_integrated_then_virtual() {
+        let mixed = listing(&[Software, IntegratedGpu, DiscreteGpu, DiscreteGpu]);
+        assert_eq!(auto_choice(&mixed), DeviceChoice::Gpu(2));
+        let (info, target) = select(&DeviceChoice::Auto, &mixed).unwrap();
+        assert_eq!(info.id, "gpu:2");
+        assert_eq!(target, Target::Wgpu(DeviceKind::DiscreteGpu(0)));
+        assert_eq!(
+            auto_choice(&listing(&[VirtualGpu, IntegratedGpu])),
+            DeviceChoice::Gpu(1)
+        );
+        assert_eq!(
+            auto_choice(&listing(&[Software, VirtualGpu])),
+            DeviceChoice::Gpu(1)
+        );
+    }
+
+    #[test]
+    fn gpu_index_counts_within_its_type_as_cubecl_does() {
+        let devices = listing(&[
+            IntegratedGpu,
+            DiscreteGpu,
+            Software,
+            IntegratedGpu,
+            VirtualGpu,
+        ]);
+        let kinds: Vec<Target> = (0..5)
+            .map(|n| select(&DeviceChoice::Gpu(n), &devices).unwrap().1)
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                Target::Wgpu(DeviceKind::IntegratedGpu(0)),
+                Target::Wgpu(DeviceKind::DiscreteGpu(0)),
+                Target::Wgpu(DeviceKind::Cpu),
+                Target::Wgpu(DeviceKind::IntegratedGpu(1)),
+                Target::Wgpu(DeviceKind::VirtualGpu(0)),
+            ]
+        );
+        let (info, target) = select(&DeviceChoice::Cpu, &devices).unwrap();
+        assert_eq!((info.id.as_str(), target), ("cpu", Target::Flex));
+    }
+
+    #[test]
+    fn a_second_software_adapter_is_refused() {
+        let devices = listing(&[Software, Software]);
+        let error = select(&DeviceChoice::Gpu(1), &devices).unwrap_err();
+        assert!(matches!(
+            error,
+            DeviceError::UnreachableAdapter { index: 1, .. }
+        ));
+        assert!(error.to_string().contains("gpu:0"), "{error}");
+    }
+
+    #[test]
+    fn a_missing_gpu_lists_what_exists() {
+        let devices = listing(&[DiscreteGpu, Software]);
+        let error = select(&DeviceChoice::Gpu(5), &devices).unwrap_err();
+        let message = error.to_string();
+        assert!(message.starts_with("there is no gpu:5: "), "{message}");
+        for part in [
+            "2 GPU adapters (gpu:0 is adapter 0 [",
+            "; gpu:1 is",
+            "kiln devices",
+        ] {
+            assert!(message.contains(part), "{message}");
+        }
+        let none = select(&DeviceChoice::Gpu(0), &listing(&[])).unwrap_err();
+        assert!(none.to_string().contains("no GPU adapter"), "{none}");
+        assert!(none.to_string().contains("`cpu`"), "{none}");
+    }
+
+    #[test]
+    fn the_listing_ends_with_the_cpu_and_numbers_gpus_in_order() {
+        let devices = list_devices();
+        let cpus: Vec<&DeviceInfo> = devices
+            .iter()
+            .filter(|device| device.class == DeviceClass::Cpu)
+            .collect();
+        assert_eq!(cpus.len(), 1);
+        assert_eq!(devices.last(), Some(cpus[0]));
+        assert_eq!(cpus[0].id, "cpu");
+        assert_eq!(cpus[0].backend, CPU_BACKEND);
+        for (index, gpu) in gpus(&devices).enumerate() {
+            assert_eq!(gpu.id, format!("gpu:{index}"));
+            assert_eq!(gpu.id.parse::<DeviceChoice>(), Ok(DeviceChoice::Gpu(index)));
+        }
+        assert_eq!(
+            list_devices(),
+            devices,
+            "the listing is stable within a process"
+        );
+    }
+
+    #[test]
+    fn auto_on_this_machine_is_never_software() {
+        let (info, _device) = resolve(&DeviceChoice::Auto).unwrap();
+        assert_ne!(info.class, DeviceClass::Software);
+    }
+
+    #[test]
+    fn the_cpu_device_computes() {
+        let (info, device) = resolve(&DeviceChoice::Cpu).unwrap();
+        assert_eq!(info.class, DeviceClass::Cpu);
+        let sum: f32 = Tensor::<1>::from_floats([1.0, 2.0], &device)
+            .sum()
+            .into_scalar();
+        assert_eq!(sum, 3.0);
+    }
+
+    #[test]
+    fn device_info_serializes_with_its_fields() {
+        let json = serde_json::to_value(DeviceInfo::cpu()).unwrap();
+        assert_eq!(json["id"], "cpu");
+        assert_eq!(json["class"], "cpu");
+        assert_eq!(json["backend"], CPU_BACKEND);
+        let gpu = &listing(&[IntegratedGpu])[0];
+        assert_eq!(
+            serde_json::to_value(gpu).unwrap()["class"],
+            "integrated_gpu"
+        );
+        assert_eq!(
+            gpu.to_string(),
+            "adapter 0 [integrated GPU, Vulkan, driver 1.0]"
+        );
+        let cpu = DeviceInfo::cpu().to_string();
+        assert!(
+            cpu.starts_with("CPU (") && cpu.ends_with(" [flex (CPU)]"),
+            "{cpu}"
+        );
+    }
+}

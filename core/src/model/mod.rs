@@ -1,0 +1,447 @@
+//! Models: an MLP, a small CNN, VGG16 and ResNet-18, each built from a [`ModelSpec`] by
+//! [`ModelSpec::init`] into a [`Classifier`] that maps f32 NCHW images to class logits.
+//!
+//! # Training versus evaluation (Burn 0.22.1)
+//!
+//! Burn has no global train/eval switch. `Dropout` and `BatchNorm` take their training path only
+//! when **both** the input tensor's device has autodiff enabled **and** the layer's own
+//! `training: Param<Flag>` is on (burn-nn `modules/dropout.rs` `Dropout::forward`,
+//! `modules/norm/batch.rs` `BatchNorm::forward`). Flags are on when a layer is built. So:
+//!
+//! - **Train**: build with `spec.init(.., &device.clone().autodiff())` and feed batches that live
+//!   on that autodiff device. Dropout drops, BatchNorm normalizes with batch statistics and
+//!   updates its running mean/variance (a `RunningState` written during `forward`).
+//! - **Evaluate**: call [`Classifier::for_eval`] (which is `Module::valid`) and feed batches on
+//!   the plain device (`device.clone().inner()`, or `images.inner()`). `valid()` returns a
+//!   snapshot whose parameters have no autodiff and whose flags are off, so Dropout is the
+//!   identity and BatchNorm uses its running statistics. Keep training the original model, not the
+//!   snapshot (`valid()` drops gradient tracking; `Module::train` would bring it back). Feeding an
+//!   autodiff-device batch to the snapshot still evaluates correctly (the flags are off) but
+//!   records a useless autodiff graph, so strip it with `.inner()`.
+//! - `Module::no_grad` is *not* an evaluation mode: it only stops gradients and leaves Dropout and
+//!   BatchNorm in training behaviour.
+//!
+//! # Initialization
+//!
+//! [`InitScheme::PytorchDefault`] draws every Linear/Conv2d weight and bias from U(±1/√fan_in)
+//! (PyTorch's `kaiming_uniform_(a=√5)` and its bias rule). Burn 0.22.1's own default for
+//! `LinearConfig`/`Conv2dConfig` is `KaimingUniform { gain: 1/√3 }` applied to weight and bias
+//! with fan_in = inputs (× kernel area), which is the same distribution; we set it explicitly.
+//! [`InitScheme::GlorotUniform`] is Keras's default: Glorot-uniform weights
+//! (U(±√(6/(fan_in+fan_out)))) and zero biases. BatchNorm always starts at γ = 1, β = 0.
+
+mod cnn;
+mod layers;
+mod mlp;
+mod resnet;
+mod spec;
+mod vgg;
+
+#[cfg(test)]
+mod tests;
+
+use std::fmt;
+use std::str::FromStr;
+
+use burn::module::{Module, ModuleVisitor, Param};
+use burn::tensor::{Device, Tensor};
+use serde::{Deserialize, Serialize};
+
+use crate::data::ImageShape;
+
+pub use cnn::Cnn;
+pub use mlp::Mlp;
+pub use resnet::{BasicBlock, Downsample, ResNet18};
+pub use spec::{Activation, DEFAULT_MLP_WIDTHS, ModelSpec, SPEC_FORMS};
+pub use vgg::{Vgg16, VggConv};
+
+/// Largest parameter count Kiln builds; beyond it weights alone outgrow any single GPU buffer.
+pub const MAX_PARAMS: usize = 1 << 30;
+
+/// How the weights and biases of every Linear and Conv2d layer are drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum InitScheme {
+    /// PyTorch's default: weights and biases from U(±1/√fan_in).
+    #[default]
+    #[serde(alias = "pytorch")]
+    PytorchDefault,
+    /// Keras's default: Glorot/Xavier-uniform weights, zero biases.
+    #[serde(alias = "glorot", alias = "xavier-uniform", alias = "keras")]
+    GlorotUniform,
+}
+
+impl InitScheme {
+    /// The kebab-case name used in config files and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            InitScheme::PytorchDefault => "pytorch-default",
+            InitScheme::GlorotUniform => "glorot-uniform",
+        }
+    }
+}
+
+impl fmt::Display for InitScheme {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for InitScheme {
+    type Err = ModelError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "pytorch-default" | "pytorch" => Ok(InitScheme::PytorchDefault),
+            "glorot-uniform" | "glorot" | "xavier-uniform" | "keras" => {
+                Ok(InitScheme::GlorotUniform)
+            }
+            _ => Err(ModelError::UnknownInitScheme {
+                text: text.trim().to_string(),
+            }),
+        }
+    }
+}
+
+/// Why a model spec cannot be parsed or built for a data set.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ModelError {
+    /// The model name is not one Kiln knows.
+    #[error("Unknown model `{text}`; use one of {}.", SPEC_FORMS)]
+    UnknownModel {
+        /// The text as given.
+        text: String,
+    },
+    /// An MLP width is not a whole number.
+    #[error(
+        "`{part}` is not a layer width; MLP widths are whole numbers separated by commas, e.g. mlp:512,512."
+    )]
+    InvalidWidth {
+        /// The offending piece.
+        part: String,
+    },
+    /// An MLP suffix is neither an activation nor a dropout probability.
+    #[error(
+        "`{part}` is neither an activation (relu, tanh, gelu) nor a dropout probability; write e.g. mlp:512,512:relu:0.2."
+    )]
+    InvalidMlpOption {
+        /// The offending piece.
+        part: String,
+    },
+    /// The activation or the dropout of an MLP is given twice.
+    #[error(
+        "`{part}` repeats an MLP option; give at most one activation and one dropout, e.g. mlp:512,512:relu:0.2."
+    )]
+    RepeatedMlpOption {
+        /// The repeated piece.
+        part: String,
+    },
+    /// The activation name is not known.
+    #[error("Unknown activation `{text}`; use relu, tanh or gelu.")]
+    UnknownActivation {
+        /// The text as given.
+        text: String,
+    },
+    /// The init scheme name is not known.
+    #[error("Unknown initialization `{text}`; use pytorch-default or glorot-uniform.")]
+    UnknownInitScheme {
+        /// The text as given.
+        text: String,
+    },
+    /// The size after `@` in a VGG spec is not a whole number.
+    #[error("`{part}` is not an image size; write the side in pixels after @, e.g. vgg16@224.")]
+    InvalidResize {
+        /// The offending piece.
+        part: String,
+    },
+    /// An MLP spec lists no hidden layer.
+    #[error("An MLP needs at least one hidden layer width, e.g. mlp:512,512.")]
+    NoHiddenLayers,
+    /// An MLP hidden layer has width 0.
+    #[error("Hidden layer {layer} of the MLP has width 0; every width must be at least 1.")]
+    ZeroWidth {
+        /// 1-based index of the layer.
+        layer: usize,
+    },
+    /// Dropout is NaN, negative or at least 1.
+    #[error(
+        "Dropout {value} is outside [0, 1); use a probability such as 0.2, or 0 to turn dropout off."
+    )]
+    InvalidDropout {
+        /// The value given.
+        value: f64,
+    },
+    /// A VGG resize target is below what VGG16 can process.
+    #[error(
+        "vgg16@{size} resizes images to {size}×{size}, but VGG16 needs at least {min}×{min}; use @{min} or more."
+    )]
+    ResizeTooSmall {
+        /// The requested side.
+        size: usize,
+        /// The smallest side VGG16 accepts.
+        min: usize,
+    },
+    /// The data set's images have a zero dimension.
+    #[error(
+        "The images have shape {channels}×{height}×{width} (channels×height×width); every dimension must be at least 1."
+    )]
+    EmptyImages {
+        /// Channels per image.
+        channels: usize,
+        /// Rows per image.
+        height: usize,
+        /// Columns per image.
+        width: usize,
+    },
+    /// The data set has no class.
+    #[error("The data set has no classes; a classifier needs at least one.")]
+    NoClasses,
+    /// The images are smaller than the model's pooling stages allow.
+    #[error(
+        "{model} needs images of at least {min}×{min} pixels but these are {height}×{width}; {hint}"
+    )]
+    InputTooSmall {
+        /// The model's display name.
+        model: String,
+        /// Smallest side the model accepts.
+        min: usize,
+        /// Image rows.
+        height: usize,
+        /// Image columns.
+        width: usize,
+        /// What to do instead.
+        hint: &'static str,
+    },
+    /// The model would have more parameters than Kiln builds.
+    #[error(
+        "{model} on these images would have more than {max} parameters; use narrower layers or smaller images."
+    )]
+    TooManyParameters {
+        /// The model's display name.
+        model: String,
+        /// The limit, [`MAX_PARAMS`].
+        max: usize,
+    },
+}
+
+impl ModelSpec {
+    /// Checks that this model can be built for `input` images and `num_classes` classes.
+    pub fn validate(&self, input: ImageShape, num_classes: usize) -> Result<(), ModelError> {
+        self.check_spec()?;
+        let ImageShape {
+            channels,
+            height,
+            width,
+        } = input;
+        if channels == 0 || height == 0 || width == 0 {
+            return Err(ModelError::EmptyImages {
+                channels,
+                height,
+                width,
+            });
+        }
+        if num_classes == 0 {
+            return Err(ModelError::NoClasses);
+        }
+        let too_small = |min: usize, hint: &'static str| {
+            if height < min || width < min {
+                Err(ModelError::InputTooSmall {
+                    model: self.title(),
+                    min,
+                    height,
+                    width,
+                    hint,
+                })
+            } else {
+                Ok(())
+            }
+        };
+        let too_many = || ModelError::TooManyParameters {
+            model: self.title(),
+            max: MAX_PARAMS,
+        };
+        match self {
+            ModelSpec::Mlp { widths, .. } => {
+                let inputs = input.pixels_per_image();
+                let count = mlp_param_count(inputs, widths, num_classes).ok_or_else(too_many)?;
+                if count > MAX_PARAMS {
+                    return Err(too_many());
+                }
+                Ok(())
+            }
+            ModelSpec::Cnn => {
+                too_small(
+                    cnn::MIN_SIDE,
+                    "use an MLP, or images of at least 4×4 (its two 2×2 max-pools need them).",
+                )?;
+                let flat = cnn::Cnn::flat_features(height, width);
+                // The dense head is the only part that grows with the class count.
+                let head = flat
+                    .checked_mul(128)
+                    .and_then(|n| num_classes.checked_mul(129).and_then(|m| n.checked_add(m)));
+                match head {
+                    Some(count) if count <= MAX_PARAMS => Ok(()),
+                    _ => Err(too_many()),
+                }
+            }
+            ModelSpec::Vgg16 { resize_to, .. } => {
+                if resize_to.is_none() {
+                    too_small(
+                        vgg::MIN_SIDE,
+                        "resize them with vgg16@32 (or vgg16@224), since its five 2×2 max-pools need 32×32.",
+                    )?;
+                }
+                if num_classes > MAX_PARAMS / 4097 {
+                    return Err(too_many());
+                }
+                Ok(())
+            }
+            ModelSpec::ResNet18 => {
+                too_small(
+                    resnet::MIN_SIDE,
+                    "its three stride-2 stages need at least 8×8; use the CNN or an MLP for smaller images.",
+                )?;
+                if num_classes > MAX_PARAMS / 513 {
+                    return Err(too_many());
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Builds the model with freshly initialized weights on `device`.
+    ///
+    /// Pass an autodiff device (`device.clone().autodiff()`) to train it; see the module docs for
+    /// evaluation. The returned model only accepts images of exactly the shape `input`.
+    pub fn init(
+        &self,
+        input: ImageShape,
+        num_classes: usize,
+        init: InitScheme,
+        device: &Device,
+    ) -> Result<Classifier, ModelError> {
+        self.validate(input, num_classes)?;
+        let ImageShape {
+            channels,
+            height,
+            width,
+        } = input;
+        Ok(match self {
+            ModelSpec::Mlp {
+                widths,
+                activation,
+                dropout,
+            } => Classifier::Mlp(Mlp::new(
+                input.pixels_per_image(),
+                widths,
+                *activation,
+                *dropout,
+                num_classes,
+                init,
+                device,
+            )),
+            ModelSpec::Cnn => {
+                Classifier::Cnn(Cnn::new(channels, height, width, num_classes, init, device))
+            }
+            ModelSpec::Vgg16 {
+                batch_norm,
+                resize_to,
+            } => Classifier::Vgg16(Vgg16::new(
+                channels,
+                resize_to.unwrap_or(height.min(width)),
+                *batch_norm,
+                *resize_to,
+                num_classes,
+                init,
+                device,
+            )),
+            ModelSpec::ResNet18 => {
+                Classifier::ResNet18(ResNet18::new(channels, num_classes, init, device))
+            }
+        })
+    }
+}
+
+/// Weights plus biases of an MLP, or `None` on overflow.
+fn mlp_param_count(inputs: usize, widths: &[usize], classes: usize) -> Option<usize> {
+    let mut total = 0usize;
+    let mut previous = inputs;
+    for &width in widths.iter().chain(std::iter::once(&classes)) {
+        let layer = previous.checked_add(1)?.checked_mul(width)?;
+        total = total.checked_add(layer)?;
+        previous = width;
+    }
+    Some(total)
+}
+
+/// Sums parameter sizes while skipping BatchNorm's running statistics.
+#[derive(Default)]
+struct TrainableCount {
+    /// One entry per module entered: whether it is a BatchNorm running-statistics field.
+    running: Vec<bool>,
+    total: usize,
+}
+
+impl ModuleVisitor for TrainableCount {
+    fn enter_module(&mut self, name: &str, container_type: &str) {
+        self.running.push(
+            container_type == "Struct:BatchNorm"
+                && (name == "running_mean" || name == "running_var"),
+        );
+    }
+
+    fn exit_module(&mut self, _name: &str, _container_type: &str) {
+        self.running.pop();
+    }
+
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+        if self.running.last() != Some(&true) {
+            // `lazy_shape` reads the shape without drawing the weights of an untouched model.
+            self.total += param.lazy_shape().num_elements();
+        }
+    }
+}
+
+/// An image classifier built by [`ModelSpec::init`].
+#[derive(Module, Debug)]
+pub enum Classifier {
+    /// Fully connected network.
+    Mlp(Mlp),
+    /// Small convolutional network.
+    Cnn(Cnn),
+    /// VGG16, optionally with batch norm and input resize.
+    Vgg16(Vgg16),
+    /// ResNet-18, CIFAR variant.
+    ResNet18(ResNet18),
+}
+
+impl Classifier {
+    /// Maps f32 images `[batch, C, H, W]` to logits `[batch, classes]`.
+    ///
+    /// Panics (inside Burn) if `C`, `H`, `W` differ from the shape the model was built for.
+    pub fn forward(&self, images: Tensor<4>) -> Tensor<2> {
+        match self {
+            Classifier::Mlp(model) => model.forward(images),
+            Classifier::Cnn(model) => model.forward(images),
+            Classifier::Vgg16(model) => model.forward(images),
+            Classifier::ResNet18(model) => model.forward(images),
+        }
+    }
+
+    /// Number of trainable scalars (weights, biases, BatchNorm γ and β), as PyTorch counts them.
+    ///
+    /// Burn's `Module::num_params` also counts BatchNorm's running mean and variance, which no
+    /// optimizer updates; this count leaves them out so it matches `model.parameters()` numbers.
+    pub fn num_params(&self) -> usize {
+        let mut counter = TrainableCount::default();
+        self.visit(&mut counter);
+        counter.total
+    }
+
+    /// An evaluation snapshot: no autodiff, Dropout off, BatchNorm on running statistics.
+    ///
+    /// Feed it batches on the plain device (`images.inner()`); keep training `self`.
+    pub fn for_eval(&self) -> Classifier {
+        self.valid()
+    }
+}

@@ -1,0 +1,528 @@
+use burn::module::Module;
+use burn::nn::loss::CrossEntropyLossConfig;
+use burn::optim::{GradientsParams, SgdConfig};
+use burn::tensor::{Device, Distribution, Int, Tensor, TensorData};
+use serde::{Deserialize, Serialize};
+
+use super::layers::{conv, linear};
+use super::*;
+
+fn shape(channels: usize, height: usize, width: usize) -> ImageShape {
+    ImageShape {
+        channels,
+        height,
+        width,
+    }
+}
+
+fn values<const D: usize>(tensor: Tensor<D>) -> Vec<f32> {
+    tensor
+        .into_data()
+        .try_into_vec_as::<f32>()
+        .expect("f32 readback")
+}
+
+fn images(device: &Device, dims: [usize; 4]) -> Tensor<4> {
+    device.seed(7);
+    Tensor::random(dims, Distribution::Uniform(0.0, 1.0), device)
+}
+
+#[test]
+fn spec_text_round_trips() {
+    for text in [
+        "mlp:512,512",
+        "mlp:8,8,8",
+        "mlp:512,512:tanh",
+        "mlp:512,512:gelu",
+        "mlp:512,512:relu:0.2",
+        "mlp:64:tanh:0.5",
+        "cnn",
+        "vgg16",
+        "vgg16-bn",
+        "vgg16@224",
+        "vgg16-bn@224",
+        "resnet18",
+    ] {
+        let spec: ModelSpec = text.parse().expect(text);
+        assert_eq!(spec.to_string(), text, "canonical form of {text}");
+        assert_eq!(spec.to_string().parse::<ModelSpec>(), Ok(spec));
+    }
+}
+
+#[test]
+fn spec_text_short_forms() {
+    let parse = |text: &str| text.parse::<ModelSpec>().expect(text).to_string();
+    assert_eq!(parse("mlp"), "mlp:512,512");
+    assert_eq!(parse(" MLP:8,8:TANH "), "mlp:8,8:tanh");
+    assert_eq!(parse("mlp:512,512:0.2"), "mlp:512,512:relu:0.2");
+    assert_eq!(parse("mlp:512,512:0.2:gelu"), "mlp:512,512:gelu:0.2");
+    assert_eq!(parse("mlp:512:relu:0"), "mlp:512");
+    assert_eq!(parse("ResNet-18"), "resnet18");
+    assert_eq!(
+        "mlp".parse::<ModelSpec>(),
+        Ok(ModelSpec::Mlp {
+            widths: vec![512, 512],
+            activation: Activation::Relu,
+            dropout: 0.0
+        })
+    );
+    assert_eq!(
+        "vgg16-bn@224".parse::<ModelSpec>(),
+        Ok(ModelSpec::Vgg16 {
+            batch_norm: true,
+            resize_to: Some(224)
+        })
+    );
+}
+
+#[test]
+fn spec_text_rejects() {
+    let err = |text: &str| text.parse::<ModelSpec>().expect_err(text);
+    assert_eq!(err("mlp:0"), ModelError::ZeroWidth { layer: 1 });
+    assert_eq!(err("mlp:512,0"), ModelError::ZeroWidth { layer: 2 });
+    assert_eq!(
+        err("mlp:abc"),
+        ModelError::InvalidWidth { part: "abc".into() }
+    );
+    assert_eq!(err("mlp:"), ModelError::InvalidWidth { part: "".into() });
+    assert_eq!(
+        err("vgg17"),
+        ModelError::UnknownModel {
+            text: "vgg17".into()
+        }
+    );
+    assert!(matches!(err(""), ModelError::UnknownModel { .. }));
+    assert!(matches!(err("vgg16-xx"), ModelError::UnknownModel { .. }));
+    assert_eq!(
+        err("mlp:512,512:relu:1.5"),
+        ModelError::InvalidDropout { value: 1.5 }
+    );
+    assert_eq!(err("mlp:512:1"), ModelError::InvalidDropout { value: 1.0 });
+    assert_eq!(
+        err("mlp:512:-0.1"),
+        ModelError::InvalidDropout { value: -0.1 }
+    );
+    assert!(matches!(
+        err("mlp:512:nan"),
+        ModelError::InvalidDropout { .. }
+    ));
+    assert!(matches!(
+        err("mlp:512:relu:tanh"),
+        ModelError::RepeatedMlpOption { .. }
+    ));
+    assert_eq!(
+        err("mlp:512:swish"),
+        ModelError::InvalidMlpOption {
+            part: "swish".into()
+        }
+    );
+    assert_eq!(
+        err("vgg16@big"),
+        ModelError::InvalidResize { part: "big".into() }
+    );
+    assert_eq!(
+        err("vgg16@16"),
+        ModelError::ResizeTooSmall { size: 16, min: 32 }
+    );
+    // Every message is one sentence a person can act on.
+    for error in [err("mlp:abc"), err("vgg17"), err("mlp:0"), err("mlp:512:2")] {
+        let message = error.to_string();
+        assert!(
+            message.ends_with('.') && !message.contains('\n'),
+            "{message}"
+        );
+    }
+}
+
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+struct Wrapper {
+    model: ModelSpec,
+    init: InitScheme,
+}
+
+#[test]
+fn spec_toml_round_trips_with_defaults() {
+    let parsed: Wrapper = toml::from_str("init = \"glorot-uniform\"\n[model]\nkind = \"mlp\"\n")
+        .expect("minimal mlp");
+    assert_eq!(parsed.model, ModelSpec::default());
+    assert_eq!(parsed.init, InitScheme::GlorotUniform);
+
+    let parsed: Wrapper = toml::from_str(
+        "init = \"pytorch-default\"\n[model]\nkind = \"vgg16\"\nbatch_norm = true\nresize_to = 224\n",
+    )
+    .expect("vgg16");
+    assert_eq!(
+        parsed.model,
+        ModelSpec::Vgg16 {
+            batch_norm: true,
+            resize_to: Some(224)
+        }
+    );
+
+    for spec in [
+        "mlp:8,8:tanh:0.25",
+        "cnn",
+        "vgg16",
+        "vgg16-bn@64",
+        "resnet18",
+    ] {
+        let wrapper = Wrapper {
+            model: spec.parse().expect(spec),
+            init: InitScheme::PytorchDefault,
+        };
+        let text = toml::to_string(&wrapper).expect("serialize");
+        let back: Wrapper = toml::from_str(&text).expect(&text);
+        assert_eq!(back, wrapper, "{text}");
+    }
+
+    assert!(
+        toml::from_str::<Wrapper>("init = \"pytorch\"\n[model]\nkind = \"resnet18\"\n").is_ok()
+    );
+    assert!(
+        toml::from_str::<Wrapper>("init = \"pytorch\"\n[model]\nkind = \"mlp\"\nwidth = 3\n")
+            .is_err(),
+        "unknown fields are rejected"
+    );
+    assert!(toml::from_str::<Wrapper>("init = \"he\"\n[model]\nkind = \"cnn\"\n").is_err());
+}
+
+#[test]
+fn init_scheme_text() {
+    for scheme in [InitScheme::PytorchDefault, InitScheme::GlorotUniform] {
+        assert_eq!(scheme.to_string().parse::<InitScheme>(), Ok(scheme));
+    }
+    assert_eq!("keras".parse::<InitScheme>(), Ok(InitScheme::GlorotUniform));
+    assert!(matches!(
+        "he".parse::<InitScheme>(),
+        Err(ModelError::UnknownInitScheme { .. })
+    ));
+}
+
+#[test]
+fn validate_checks_input_size() {
+    let vgg: ModelSpec = "vgg16".parse().expect("vgg16");
+    assert!(matches!(
+        vgg.validate(shape(3, 8, 8), 10),
+        Err(ModelError::InputTooSmall { min: 32, .. })
+    ));
+    assert!(vgg.validate(shape(3, 32, 32), 10).is_ok());
+    assert!(matches!(
+        vgg.validate(shape(3, 32, 31), 10),
+        Err(ModelError::InputTooSmall { .. })
+    ));
+    // The resize happens before the network, so small images are fine with @32.
+    let resized: ModelSpec = "vgg16@32".parse().expect("vgg16@32");
+    assert!(resized.validate(shape(1, 8, 8), 10).is_ok());
+
+    let cnn = ModelSpec::Cnn;
+    assert!(matches!(
+        cnn.validate(shape(1, 3, 28), 10),
+        Err(ModelError::InputTooSmall { min: 4, .. })
+    ));
+    assert!(cnn.validate(shape(1, 4, 4), 10).is_ok());
+    assert!(matches!(
+        ModelSpec::ResNet18.validate(shape(3, 4, 4), 10),
+        Err(ModelError::InputTooSmall { min: 8, .. })
+    ));
+    let message = vgg
+        .validate(shape(3, 8, 8), 10)
+        .expect_err("too small")
+        .to_string();
+    assert!(
+        message.contains("32×32") && message.contains("8×8"),
+        "{message}"
+    );
+
+    let mlp = ModelSpec::default();
+    assert!(mlp.validate(shape(1, 1, 1), 2).is_ok());
+    assert_eq!(
+        mlp.validate(shape(1, 28, 28), 0),
+        Err(ModelError::NoClasses)
+    );
+    assert!(matches!(
+        mlp.validate(shape(0, 28, 28), 10),
+        Err(ModelError::EmptyImages { .. })
+    ));
+    let huge: ModelSpec = "mlp:100000,100000".parse().expect("huge");
+    assert!(matches!(
+        huge.validate(shape(1, 28, 28), 10),
+        Err(ModelError::TooManyParameters { .. })
+    ));
+    let bad = ModelSpec::Mlp {
+        widths: vec![],
+        activation: Activation::Relu,
+        dropout: 0.0,
+    };
+    assert_eq!(
+        bad.validate(shape(1, 28, 28), 10),
+        Err(ModelError::NoHiddenLayers)
+    );
+}
+
+#[test]
+fn mlp_param_count_matches_fashion_reference() {
+    let model = ModelSpec::default()
+        .init(
+            shape(1, 28, 28),
+            10,
+            InitScheme::PytorchDefault,
+            &Device::flex(),
+        )
+        .expect("mlp");
+    assert_eq!(model.num_params(), 669_706);
+    assert_eq!(mlp_param_count(784, &[512, 512], 10), Some(669_706));
+}
+
+#[test]
+fn large_model_param_counts_match_reference_implementations() {
+    // Parameters are lazy until first used, so counting does not allocate 138 M floats.
+    let device = Device::flex();
+    let count = |text: &str, input: ImageShape, classes: usize| {
+        text.parse::<ModelSpec>()
+            .expect(text)
+            .init(input, classes, InitScheme::PytorchDefault, &device)
+            .expect(text)
+            .num_params()
+    };
+    // torchvision.models.vgg16() / vgg16_bn() with 1000 classes.
+    assert_eq!(count("vgg16", shape(3, 224, 224), 1000), 138_357_544);
+    assert_eq!(count("vgg16-bn", shape(3, 224, 224), 1000), 138_365_992);
+    assert_eq!(count("vgg16@224", shape(3, 32, 32), 1000), 138_357_544);
+    // Burn's own count adds BatchNorm's running mean and variance (2 × 4224 channels).
+    let bn = "vgg16-bn"
+        .parse::<ModelSpec>()
+        .expect("vgg16-bn")
+        .init(
+            shape(3, 224, 224),
+            1000,
+            InitScheme::PytorchDefault,
+            &device,
+        )
+        .expect("vgg16-bn");
+    assert_eq!(Module::num_params(&bn), 138_365_992 + 2 * 4224);
+    // The CIFAR ResNet-18 (kuangliu/pytorch-cifar) with 10 classes.
+    assert_eq!(count("resnet18", shape(3, 32, 32), 10), 11_173_962);
+    // 13 convs (14 714 688) + 512·512+512 + 512·512+512 + 512·10+10.
+    assert_eq!(
+        count("vgg16", shape(3, 32, 32), 10),
+        14_714_688 + 262_656 * 2 + 5_130
+    );
+}
+
+#[test]
+fn forward_shapes() {
+    let device = Device::flex();
+    let cases: [(&str, [usize; 4]); 7] = [
+        ("mlp:16,8:gelu:0.1", [2, 1, 28, 28]),
+        ("cnn", [2, 1, 28, 28]),
+        ("cnn", [2, 3, 40, 36]),
+        ("vgg16", [2, 3, 32, 32]),
+        ("vgg16-bn", [2, 3, 32, 32]),
+        ("vgg16@32", [2, 3, 12, 12]),
+        ("resnet18", [2, 3, 32, 32]),
+    ];
+    for (text, dims) in cases {
+        let spec: ModelSpec = text.parse().expect(text);
+        let [_, channels, height, width] = dims;
+        let model = spec
+            .init(
+                shape(channels, height, width),
+                10,
+                InitScheme::PytorchDefault,
+                &device,
+            )
+            .expect(text);
+        let logits = model.forward(images(&device, dims));
+        assert_eq!(logits.dims(), [2, 10], "{text}");
+        assert!(values(logits).iter().all(|v| v.is_finite()), "{text}");
+    }
+}
+
+#[test]
+fn resize_and_batch_norm_train_on_autodiff() {
+    // The bilinear resize and batch norm must have backward passes on the training device.
+    let device = Device::flex().autodiff();
+    let model = "vgg16-bn@32"
+        .parse::<ModelSpec>()
+        .expect("spec")
+        .init(shape(3, 8, 8), 4, InitScheme::GlorotUniform, &device)
+        .expect("vgg");
+    let logits = model.forward(images(&device, [2, 3, 8, 8]));
+    assert_eq!(logits.dims(), [2, 4]);
+    let grads = GradientsParams::from_grads(logits.sum().backward(), &model);
+    assert!(!grads.is_empty());
+}
+
+#[test]
+fn cnn_shrinks_large_feature_maps() {
+    let device = Device::flex();
+    let model = Cnn::new(3, 64, 64, 10, InitScheme::PytorchDefault, &device);
+    assert!(model.shrink.is_some());
+    assert_eq!(Cnn::flat_features(64, 64), 64 * 8 * 8);
+    assert_eq!(Cnn::flat_features(28, 28), 64 * 7 * 7);
+    let logits = model.forward(images(&device, [1, 3, 64, 64]));
+    assert_eq!(logits.dims(), [1, 10]);
+}
+
+#[test]
+fn pytorch_default_bounds() {
+    let device = Device::flex();
+    device.seed(1);
+    let layer = linear(100, 50, InitScheme::PytorchDefault, &device);
+    let weights = values(layer.weight.val());
+    assert_eq!(weights.len(), 5000);
+    assert!(weights.iter().all(|w| w.abs() <= 0.1), "U(±1/√100)");
+    assert!(weights.iter().any(|w| w.abs() > 0.09), "spans the range");
+    let bias = values(layer.bias.expect("bias").val());
+    assert!(bias.iter().all(|b| b.abs() <= 0.1));
+    assert!(bias.iter().any(|b| *b != 0.0), "PyTorch draws biases too");
+
+    // Conv: fan_in = 3·3·3 = 27.
+    let layer = conv([3, 8], 3, 1, 1, true, InitScheme::PytorchDefault, &device);
+    let bound = 1.0 / 27f32.sqrt();
+    let weights = values(layer.weight.val());
+    assert!(weights.iter().all(|w| w.abs() <= bound));
+    assert!(weights.iter().any(|w| w.abs() > 0.8 * bound));
+    let bias = values(layer.bias.expect("bias").val());
+    assert!(bias.iter().all(|b| b.abs() <= bound) && bias.iter().any(|b| *b != 0.0));
+}
+
+#[test]
+fn glorot_bounds_and_zero_bias() {
+    let device = Device::flex();
+    device.seed(2);
+    let layer = linear(100, 50, InitScheme::GlorotUniform, &device);
+    let bound = (6.0f32 / 150.0).sqrt();
+    let weights = values(layer.weight.val());
+    assert!(weights.iter().all(|w| w.abs() <= bound));
+    assert!(
+        weights.iter().any(|w| w.abs() > 0.15),
+        "wider than PyTorch's ±0.1"
+    );
+    let bias = values(layer.bias.expect("bias").val());
+    assert_eq!(bias.len(), 50);
+    assert!(bias.iter().all(|b| *b == 0.0));
+
+    // Conv: fan_in = 27, fan_out = 72.
+    let layer = conv([3, 8], 3, 1, 1, true, InitScheme::GlorotUniform, &device);
+    let bound = (6.0f32 / 99.0).sqrt();
+    let weights = values(layer.weight.val());
+    assert!(weights.iter().all(|w| w.abs() <= bound));
+    assert!(weights.iter().any(|w| w.abs() > 0.8 * bound));
+    assert!(
+        values(layer.bias.expect("bias").val())
+            .iter()
+            .all(|b| *b == 0.0)
+    );
+
+    // Every layer of a built model follows the scheme.
+    let model = ModelSpec::default()
+        .init(shape(1, 4, 4), 3, InitScheme::GlorotUniform, &device)
+        .expect("mlp");
+    let Classifier::Mlp(mlp) = model else {
+        panic!("expected an MLP");
+    };
+    for layer in mlp.hidden.iter().chain([&mlp.output]) {
+        let bias = values(layer.bias.as_ref().expect("bias").val());
+        assert!(bias.iter().all(|b| *b == 0.0));
+    }
+}
+
+#[test]
+fn dropout_only_in_training() {
+    let device = Device::flex().autodiff();
+    let spec: ModelSpec = "mlp:64:0.5".parse().expect("spec");
+    let model = spec
+        .init(shape(1, 4, 4), 3, InitScheme::PytorchDefault, &device)
+        .expect("mlp");
+    let input = images(&device, [4, 1, 4, 4]);
+
+    let first = values(model.forward(input.clone()));
+    let second = values(model.forward(input.clone()));
+    assert_ne!(first, second, "dropout draws a new mask each training step");
+
+    let eval = model.for_eval();
+    let plain = input.clone().inner();
+    let first = values(eval.forward(plain.clone()));
+    let second = values(eval.forward(plain.clone()));
+    assert_eq!(first, second, "evaluation is deterministic");
+    // Even fed an autodiff tensor, the snapshot's flags keep dropout off.
+    assert_eq!(values(eval.forward(input.clone())), first);
+    // The training model is still in training mode afterwards.
+    assert_ne!(
+        values(model.forward(input.clone())),
+        values(model.forward(input))
+    );
+}
+
+#[test]
+fn batch_norm_uses_batch_statistics_only_in_training() {
+    let device = Device::flex().autodiff();
+    let model = ModelSpec::ResNet18
+        .init(shape(1, 8, 8), 3, InitScheme::PytorchDefault, &device)
+        .expect("resnet");
+    let batch = images(&device, [4, 1, 8, 8]);
+    let first = batch.clone().slice([0..1]);
+
+    // Training: a sample's output depends on the rest of its batch.
+    let whole = values(model.forward(batch.clone()));
+    let alone = values(model.forward(first.clone()));
+    assert!(
+        whole[..3]
+            .iter()
+            .zip(&alone)
+            .any(|(a, b)| (a - b).abs() > 1e-4)
+    );
+
+    // Evaluation: running statistics, so the sample's logits do not depend on the batch.
+    let eval = model.for_eval();
+    let whole = values(eval.forward(batch.inner()));
+    let alone = values(eval.forward(first.inner()));
+    for (a, b) in whole[..3].iter().zip(&alone) {
+        assert!((a - b).abs() < 1e-4, "{a} vs {b}");
+    }
+}
+
+#[test]
+fn one_sgd_step_reduces_the_loss() {
+    let device = Device::flex().autodiff();
+    device.seed(3);
+    let spec: ModelSpec = "mlp:16".parse().expect("spec");
+    let mut model = spec
+        .init(shape(1, 4, 4), 3, InitScheme::PytorchDefault, &device)
+        .expect("mlp");
+    let inputs = images(&device, [8, 1, 4, 4]);
+    let targets = Tensor::<1, Int>::from_data(
+        TensorData::new(vec![0i64, 1, 2, 0, 1, 2, 0, 1], [8]),
+        &device,
+    );
+    let criterion = CrossEntropyLossConfig::new().init(&device);
+    let loss_of = |model: &Classifier| {
+        criterion
+            .forward(model.forward(inputs.clone()), targets.clone())
+            .into_scalar::<f32>()
+    };
+
+    let before = loss_of(&model);
+    let mut optim = SgdConfig::new().init();
+    let loss = criterion.forward(model.forward(inputs.clone()), targets.clone());
+    let grads = GradientsParams::from_grads(loss.backward(), &model);
+    model = optim.step(0.5, model, grads);
+    let after = loss_of(&model);
+    assert!(after < before, "loss {before} -> {after}");
+}
+
+#[test]
+fn module_derive_visits_every_variant() {
+    // `valid()` keeps the variant and the weights.
+    let device = Device::flex();
+    let model = ModelSpec::Cnn
+        .init(shape(1, 8, 8), 4, InitScheme::PytorchDefault, &device)
+        .expect("cnn");
+    let input = images(&device, [1, 1, 8, 8]);
+    let a = values(model.forward(input.clone()));
+    let eval = model.for_eval();
+    assert!(matches!(eval, Classifier::Cnn(_)));
+    assert_eq!(values(eval.forward(input)), a);
+    assert_eq!(eval.num_params(), model.num_params());
+}

@@ -1,0 +1,345 @@
+//! The run folder: written as the run goes, so a crash leaves valid files up to the last row.
+//!
+//! ```text
+//! runs/<timestamp>-<name>/
+//!   config.toml    the checked experiment; `kiln train --config` reruns it exactly
+//!   metrics.csv    one row per readback
+//!   epochs.csv     one row per evaluated epoch
+//!   summary.json   the whole run's figures, written atomically when it ends
+//! ```
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use crate::config::{ConfigError, Experiment};
+use crate::data::{self, DataError, ImageDataset};
+use crate::device::{self, DeviceError};
+use crate::train::{
+    self, Control, Preparation, RunOutcome, RunSummary, TrainDevice, TrainError, TrainEvent,
+};
+
+/// Header of `metrics.csv`; README.md documents each column.
+pub const METRICS_HEADER: &str = "wall_secs,epoch,step,global_step,samples_seen,train_loss,train_accuracy,samples_per_sec,step_ms,data_ms,compute_ms,sync_ms,lr";
+/// Header of `epochs.csv`; README.md documents each column.
+pub const EPOCHS_HEADER: &str =
+    "epoch,train_loss,train_accuracy,test_loss,test_accuracy,epoch_secs,eval_secs,samples_per_sec";
+
+/// Why a run could not start or could not be recorded.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The data set could not be loaded.
+    #[error(transparent)]
+    Data(#[from] DataError),
+    /// The configuration does not fit the data.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The device could not be chosen.
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+    /// Training failed.
+    #[error(transparent)]
+    Train(#[from] TrainError),
+    /// A file of the run folder could not be written.
+    #[error("could not write {path}: {source}")]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// What the OS said.
+        source: io::Error,
+    },
+}
+
+fn io_error(path: &Path) -> impl FnOnce(io::Error) -> RunError + '_ {
+    move |source| RunError::Io {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// `YYYYMMDD-HHMMSS` in UTC, from the system clock; sorts like the runs it names.
+pub fn timestamp(time: SystemTime) -> String {
+    let secs = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil-from-days (Howard Hinnant's algorithm): no calendar crate for one line of output.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}{month:02}{day:02}-{:02}{:02}{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Writes `contents` to `path` through a temporary file and a rename, so readers never see half.
+pub fn write_atomically(path: &Path, contents: &[u8]) -> io::Result<()> {
+    let tmp = path.with_extension("tmp");
+    {
+        let mut file = File::create(&tmp)?;
+        file.write_all(contents)?;
+        file.sync_all()?;
+    }
+    fs::rename(&tmp, path)
+}
+
+/// An open run folder that records [`TrainEvent`]s as they arrive.
+#[derive(Debug)]
+pub struct RunFolder {
+    path: PathBuf,
+    metrics: BufWriter<File>,
+    epochs: BufWriter<File>,
+}
+
+impl RunFolder {
+    /// Creates `runs_dir/<timestamp>-<name>` (with a numeric suffix if taken) and its files.
+    pub fn create(runs_dir: &Path, experiment: &Experiment) -> Result<Self, RunError> {
+        fs::create_dir_all(runs_dir).map_err(io_error(runs_dir))?;
+        let stem = format!("{}-{}", timestamp(SystemTime::now()), experiment.name);
+        let mut path = runs_dir.join(&stem);
+        let mut suffix = 1;
+        loop {
+            match fs::create_dir(&path) {
+                Ok(()) => break,
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && suffix < 1000 => {
+                    suffix += 1;
+                    path = runs_dir.join(format!("{stem}-{suffix}"));
+                }
+                Err(e) => return Err(io_error(&path)(e)),
+            }
+        }
+        let config_path = path.join("config.toml");
+        write_atomically(&config_path, experiment.to_toml().as_bytes())
+            .map_err(io_error(&config_path))?;
+        let metrics = Self::csv(&path.join("metrics.csv"), METRICS_HEADER)?;
+        let epochs = Self::csv(&path.join("epochs.csv"), EPOCHS_HEADER)?;
+        Ok(Self {
+            path,
+            metrics,
+            epochs,
+        })
+    }
+
+    fn csv(path: &Path, header: &str) -> Result<BufWriter<File>, RunError> {
+        let file = OpenOptions::new()
+            .create_new(true)
+            .write(true)
+            .open(path)
+            .map_err(io_error(path))?;
+        let mut writer = BufWriter::new(file);
+        writeln!(writer, "{header}")
+            .and_then(|()| writer.flush())
+            .map_err(io_error(path))?;
+        Ok(writer)
+    }
+
+    /// The folder.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends what `event` adds to the files; every row is flushed so a crash keeps it.
+    pub fn record(&mut self, event: &TrainEvent) -> Result<(), RunError> {
+        match event {
+            TrainEvent::Progress(p) => {
+                let path = self.path.join("metrics.csv");
+                writeln!(
+                    self.metrics,
+                    "{:.3},{},{},{},{},{:.6},{:.6},{:.1},{:.4},{:.3},{:.3},{:.3},{:e}",
+                    p.wall_secs,
+                    p.epoch + 1,
+                    p.step_in_epoch,
+                    p.global_step,
+                    p.samples_seen,
+                    p.train_loss,
+                    p.train_accuracy,
+                    p.samples_per_sec,
+                    p.step_ms,
+                    p.data_ms,
+                    p.compute_ms,
+                    p.sync_ms,
+                    p.lr
+                )
+                .and_then(|()| self.metrics.flush())
+                .map_err(io_error(&path))
+            }
+            TrainEvent::EpochEnd(e) => {
+                let path = self.path.join("epochs.csv");
+                writeln!(
+                    self.epochs,
+                    "{},{:.6},{:.6},{:.6},{:.6},{:.3},{:.3},{:.1}",
+                    e.epoch + 1,
+                    e.train_loss,
+                    e.train_accuracy,
+                    e.test_loss,
+                    e.test_accuracy,
+                    e.train_secs,
+                    e.eval_secs,
+                    e.samples_per_sec
+                )
+                .and_then(|()| self.epochs.flush())
+                .map_err(io_error(&path))
+            }
+            TrainEvent::Finished(summary) => self.write_summary(summary),
+            TrainEvent::Started(_) | TrainEvent::Warning(_) | TrainEvent::Failed(_) => Ok(()),
+        }
+    }
+
+    /// Writes `summary.json` atomically.
+    pub fn write_summary(&self, summary: &RunSummary) -> Result<(), RunError> {
+        let path = self.path.join("summary.json");
+        let mut text = serde_json::to_string_pretty(summary)
+            .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+        text.push('\n');
+        write_atomically(&path, text.as_bytes()).map_err(io_error(&path))
+    }
+}
+
+/// What a finished [`execute`] hands back.
+#[derive(Debug)]
+pub struct RunRecord {
+    /// The run folder.
+    pub path: PathBuf,
+    /// The run's figures, as written to `summary.json`.
+    pub summary: RunSummary,
+}
+
+/// Notices from [`execute`] before training starts, so a front end can show what is happening.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Stage {
+    /// Reading or generating the data set.
+    LoadingData,
+    /// The data set is in memory.
+    DataLoaded {
+        /// Its name.
+        name: String,
+        /// Training images.
+        train_len: usize,
+        /// Test images.
+        test_len: usize,
+        /// Seconds it took.
+        secs: f64,
+    },
+    /// The run folder exists.
+    FolderCreated(PathBuf),
+}
+
+/// Loads the data, checks the experiment against it, picks the device, creates the run folder,
+/// trains, and records every event. Nothing is written before every check has passed.
+pub fn execute(
+    experiment: &Experiment,
+    runs_dir: &Path,
+    control: &Arc<Control>,
+    on_stage: &mut dyn FnMut(Stage),
+    on_event: &mut dyn FnMut(&TrainEvent),
+) -> Result<RunRecord, RunError> {
+    on_stage(Stage::LoadingData);
+    let load_started = Instant::now();
+    let data: ImageDataset = data::load(&experiment.dataset, experiment.data_dir.as_deref())?;
+    let load_secs = load_started.elapsed().as_secs_f64();
+    on_stage(Stage::DataLoaded {
+        name: data.name.clone(),
+        train_len: data.train.len(),
+        test_len: data.test.len(),
+        secs: load_secs,
+    });
+    experiment.check_against(&data)?;
+    let (info, device) = device::resolve(&experiment.device)?;
+    let target = TrainDevice {
+        device,
+        id: info.id.clone(),
+        name: info.name.clone(),
+    };
+    let mut folder = RunFolder::create(runs_dir, experiment)?;
+    on_stage(Stage::FolderCreated(folder.path().to_owned()));
+
+    let mut record_error: Option<RunError> = None;
+    let result = train::train(
+        experiment,
+        &data,
+        &target,
+        Preparation { load_secs },
+        control,
+        &mut |event| {
+            if record_error.is_none()
+                && let Err(e) = folder.record(&event)
+            {
+                // A full disk must not kill the run silently; stop it and report once.
+                control.cancel();
+                record_error = Some(e);
+            }
+            on_event(&event);
+        },
+    );
+    if let Some(e) = record_error {
+        return Err(e);
+    }
+    match result {
+        Ok(summary) => Ok(RunRecord {
+            path: folder.path().to_owned(),
+            summary,
+        }),
+        Err(e) => {
+            let message = e.to_string();
+            on_event(&TrainEvent::Failed(message.clone()));
+            let failed = RunSummary {
+                outcome: RunOutcome::Failed,
+                error: Some(message),
+                ..failed_summary(&target, load_secs)
+            };
+            // The error below is what the person sees; a summary that cannot be written adds nothing.
+            let _ = folder.write_summary(&failed);
+            Err(e.into())
+        }
+    }
+}
+
+fn failed_summary(target: &TrainDevice, load_secs: f64) -> RunSummary {
+    RunSummary {
+        outcome: RunOutcome::Failed,
+        epochs_completed: 0,
+        steps: 0,
+        samples_seen: 0,
+        final_test_accuracy: None,
+        final_test_loss: None,
+        best_test_accuracy: None,
+        final_train_accuracy: None,
+        final_train_loss: None,
+        warmup_secs: 0.0,
+        steady_samples_per_sec: 0.0,
+        mean_epoch_train_secs: 0.0,
+        total_secs: 0.0,
+        load_secs,
+        upload_secs: 0.0,
+        device_name: target.name.clone(),
+        parameter_count: 0,
+        error: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn timestamps_are_utc_calendar_dates() {
+        assert_eq!(timestamp(UNIX_EPOCH), "19700101-000000");
+        // 2026-11-29 15:34:06 UTC
+        let t = UNIX_EPOCH + Duration::from_secs(1_795_966_446);
+        assert_eq!(timestamp(t), "20261129-153406");
+        // A leap day.
+        let t = UNIX_EPOCH + Duration::from_secs(951_782_400);
+        assert_eq!(timestamp(t), "20000229-000000");
+    }
+}

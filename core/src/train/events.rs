@@ -1,0 +1,197 @@
+//! The one protocol between the engine and any front end: the loop emits, listeners render.
+
+use serde::{Deserialize, Serialize};
+
+/// Sent once, after the data is on the device and the model is built.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StartInfo {
+    /// Adapter or CPU name, as `kiln devices` lists it.
+    pub device_name: String,
+    /// `cpu` or `gpu:N`.
+    pub device_id: String,
+    /// Trainable scalars in the model.
+    pub parameter_count: usize,
+    /// Optimizer steps per epoch (the last batch may be short).
+    pub steps_per_epoch: usize,
+    /// Epochs the run will do.
+    pub epochs: usize,
+    /// Training images.
+    pub train_len: usize,
+    /// Test images, evaluated each epoch.
+    pub test_len: usize,
+    /// Seconds spent reading the data set from disk (or generating it).
+    pub load_secs: f64,
+    /// Seconds spent uploading the data set to the device.
+    pub upload_secs: f64,
+}
+
+/// A metrics readback: the running figures since the start of the epoch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Progress {
+    /// Seconds since the run started (after data loading).
+    pub wall_secs: f64,
+    /// Zero-based epoch.
+    pub epoch: usize,
+    /// Steps done in this epoch.
+    pub step_in_epoch: usize,
+    /// Steps done in the whole run.
+    pub global_step: usize,
+    /// Images seen in the whole run.
+    pub samples_seen: u64,
+    /// Mean loss over the images of this epoch so far.
+    pub train_loss: f64,
+    /// Fraction of this epoch's images so far that were classified correctly.
+    pub train_accuracy: f64,
+    /// Images per second between this readback and the previous one.
+    pub samples_per_sec: f64,
+    /// Mean wall milliseconds per step between this readback and the previous one.
+    pub step_ms: f64,
+    /// Milliseconds of that window the host spent preparing batches (index slices, gathers).
+    pub data_ms: f64,
+    /// Milliseconds of that window the host spent recording forward, backward and optimizer work.
+    pub compute_ms: f64,
+    /// Milliseconds of that window the host waited for the device at the readback.
+    pub sync_ms: f64,
+    /// Learning rate of the last step.
+    pub lr: f64,
+}
+
+/// Sent after each epoch's evaluation on the test split.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EpochSummary {
+    /// Zero-based epoch.
+    pub epoch: usize,
+    /// Mean training loss over every image of the epoch.
+    pub train_loss: f64,
+    /// Training accuracy over every image of the epoch.
+    pub train_accuracy: f64,
+    /// Mean test loss over every test image.
+    pub test_loss: f64,
+    /// Test accuracy over every test image.
+    pub test_accuracy: f64,
+    /// Wall seconds of the training part of the epoch.
+    pub train_secs: f64,
+    /// Wall seconds of the evaluation.
+    pub eval_secs: f64,
+    /// Training images per second over the epoch, warm-up included.
+    pub samples_per_sec: f64,
+}
+
+/// Something a person should know while the run goes on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum TrainWarning {
+    /// The loss became NaN or infinite; the run stops.
+    NonFiniteLoss {
+        /// Epoch where it was seen.
+        epoch: usize,
+    },
+    /// The running loss is far above that of uniform guessing.
+    Diverging {
+        /// Epoch where it was seen.
+        epoch: usize,
+        /// The running loss at that point.
+        loss: f64,
+    },
+    /// Test accuracy stayed at chance level for a whole epoch.
+    StuckAtChance {
+        /// Epoch where it was seen.
+        epoch: usize,
+        /// The test accuracy.
+        accuracy: f64,
+    },
+}
+
+impl std::fmt::Display for TrainWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NonFiniteLoss { epoch } => write!(
+                f,
+                "the loss became NaN or infinite in epoch {}; the run stopped. Try a lower learning rate.",
+                epoch + 1
+            ),
+            Self::Diverging { epoch, loss } => write!(
+                f,
+                "the loss ({loss:.3} in epoch {}) is far above that of guessing; the learning rate may be too high or the inputs unscaled.",
+                epoch + 1
+            ),
+            Self::StuckAtChance { epoch, accuracy } => write!(
+                f,
+                "test accuracy is at chance level ({:.1} %) after epoch {}; check the learning rate and input scaling.",
+                accuracy * 100.0,
+                epoch + 1
+            ),
+        }
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunOutcome {
+    /// Every epoch ran.
+    Completed,
+    /// A person cancelled it.
+    Cancelled,
+    /// The loss became NaN or infinite.
+    Diverged,
+    /// An error ended it.
+    Failed,
+}
+
+/// The figures of a whole run, written to `summary.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    /// How the run ended.
+    pub outcome: RunOutcome,
+    /// Epochs fully done (trained and evaluated).
+    pub epochs_completed: usize,
+    /// Steps done.
+    pub steps: usize,
+    /// Images trained on.
+    pub samples_seen: u64,
+    /// Test accuracy after the last completed epoch.
+    pub final_test_accuracy: Option<f64>,
+    /// Test loss after the last completed epoch.
+    pub final_test_loss: Option<f64>,
+    /// Best test accuracy over the epochs.
+    pub best_test_accuracy: Option<f64>,
+    /// Training accuracy of the last completed epoch.
+    pub final_train_accuracy: Option<f64>,
+    /// Training loss of the last completed epoch.
+    pub final_train_loss: Option<f64>,
+    /// Seconds to the first finished step: shader compilation, autotuning, first allocations.
+    pub warmup_secs: f64,
+    /// Training images per second after warm-up, over all epochs (evaluation excluded).
+    pub steady_samples_per_sec: f64,
+    /// Mean training seconds per epoch, evaluation excluded.
+    pub mean_epoch_train_secs: f64,
+    /// Wall seconds of the whole run after the data was loaded.
+    pub total_secs: f64,
+    /// Seconds to read the data set.
+    pub load_secs: f64,
+    /// Seconds to upload the data set to the device.
+    pub upload_secs: f64,
+    /// Device the run trained on.
+    pub device_name: String,
+    /// Trainable scalars in the model.
+    pub parameter_count: usize,
+    /// The error that ended the run, if any.
+    pub error: Option<String>,
+}
+
+/// Everything the loop tells its listeners, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum TrainEvent {
+    /// Data loaded, model built, first step about to run.
+    Started(StartInfo),
+    /// A periodic readback of running metrics.
+    Progress(Progress),
+    /// An epoch ended and was evaluated.
+    EpochEnd(EpochSummary),
+    /// Something looks wrong; see [`TrainWarning`].
+    Warning(TrainWarning),
+    /// The run ended (completed, cancelled or diverged).
+    Finished(RunSummary),
+    /// The run could not go on; the sentence says why.
+    Failed(String),
+}

@@ -1,0 +1,722 @@
+//! The training loop, written on Burn's modules and optimizers.
+//!
+//! How it stays fast (DESIGN.md): the data set is on the device and batches are gathered there by
+//! a per-epoch shuffled index uploaded once per epoch; the loss sum and the correct count
+//! accumulate on the device and are read back together a few times per second, which is the only
+//! host sync inside an epoch; evaluation follows the same rules; every metric is over samples.
+
+mod control;
+mod events;
+
+pub use control::{Control, ControlState};
+pub use events::{
+    EpochSummary, Progress, RunOutcome, RunSummary, StartInfo, TrainEvent, TrainWarning,
+};
+
+use std::time::{Duration, Instant};
+
+use burn::module::Module;
+use burn::nn::loss::CrossEntropyLossConfig;
+use burn::optim::decay::WeightDecayConfig;
+use burn::optim::momentum::MomentumConfig;
+use burn::optim::{AdamConfig, AdamWConfig, GradientsParams, ModuleOptimizer, SgdConfig};
+use burn::tensor::{Device, Int, Tensor, TensorData, Transaction};
+use kiln_shaders::{DeviceSplit, PixelTransform};
+
+use crate::config::{Experiment, InputScaling, OptimizerSpec};
+use crate::data::ImageDataset;
+use crate::model::Classifier;
+
+/// Why training could not run or go on.
+#[derive(Debug, thiserror::Error)]
+pub enum TrainError {
+    /// The model could not be built for this data.
+    #[error("{0}")]
+    Model(#[from] crate::model::ModelError),
+    /// Reading metrics back from the device failed (device lost or out of memory).
+    #[error(
+        "the device stopped answering while reading metrics back ({0}); it may be out of memory or lost. Try a smaller batch or model."
+    )]
+    Readback(String),
+}
+
+/// Where to train: the Burn device and how to name it to a person.
+#[derive(Debug, Clone)]
+pub struct TrainDevice {
+    /// The device tensors are created on (without autodiff; the loop adds it).
+    pub device: Device,
+    /// `cpu` or `gpu:N`.
+    pub id: String,
+    /// Adapter or CPU name.
+    pub name: String,
+}
+
+/// Timings measured outside the loop that the summary reports.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Preparation {
+    /// Seconds spent reading or generating the data set.
+    pub load_secs: f64,
+}
+
+/// The per-channel map from bytes to network input that `scaling` asks for on this data.
+pub fn pixel_transform(scaling: InputScaling, data: &ImageDataset) -> PixelTransform {
+    let channels = data.shape.channels;
+    match scaling {
+        InputScaling::UnitRange => PixelTransform::uniform(channels, 0.0, 1.0 / 255.0),
+        InputScaling::Raw => PixelTransform::uniform(channels, 0.0, 1.0),
+        InputScaling::Standardize => {
+            let plane = data.shape.height * data.shape.width;
+            let mut sum = vec![0.0_f64; channels];
+            let mut sum_sq = vec![0.0_f64; channels];
+            for image in data
+                .train
+                .images
+                .chunks_exact(data.shape.pixels_per_image().max(1))
+            {
+                for (c, values) in image.chunks_exact(plane.max(1)).enumerate() {
+                    for &b in values {
+                        let v = f64::from(b);
+                        sum[c] += v;
+                        sum_sq[c] += v * v;
+                    }
+                }
+            }
+            let count = (data.train.len() * plane).max(1) as f64;
+            let mut offset = Vec::with_capacity(channels);
+            let mut scale = Vec::with_capacity(channels);
+            for c in 0..channels {
+                let mean = sum[c] / count;
+                let std = (sum_sq[c] / count - mean * mean).max(0.0).sqrt().max(1e-3);
+                offset.push(mean as f32);
+                scale.push((1.0 / std) as f32);
+            }
+            PixelTransform { offset, scale }
+        }
+    }
+}
+
+fn build_optimizer(spec: &OptimizerSpec) -> ModuleOptimizer {
+    match *spec {
+        OptimizerSpec::Sgd {
+            momentum,
+            nesterov,
+            weight_decay,
+        } => {
+            let mut config = SgdConfig::new();
+            if momentum > 0.0 {
+                // PyTorch semantics: no dampening, so momentum 0.9 means what people expect.
+                config = config.with_momentum(Some(
+                    MomentumConfig::new()
+                        .with_momentum(momentum)
+                        .with_dampening(0.0)
+                        .with_nesterov(nesterov),
+                ));
+            }
+            if weight_decay > 0.0 {
+                config =
+                    config.with_weight_decay(Some(WeightDecayConfig::new(weight_decay as f32)));
+            }
+            config.init()
+        }
+        OptimizerSpec::Adam {
+            beta_1,
+            beta_2,
+            epsilon,
+            weight_decay,
+        } => {
+            let mut config = AdamConfig::new()
+                .with_beta_1(beta_1 as f32)
+                .with_beta_2(beta_2 as f32)
+                .with_epsilon(epsilon as f32);
+            if weight_decay > 0.0 {
+                config =
+                    config.with_weight_decay(Some(WeightDecayConfig::new(weight_decay as f32)));
+            }
+            config.init()
+        }
+        OptimizerSpec::AdamW {
+            beta_1,
+            beta_2,
+            epsilon,
+            weight_decay,
+        } => AdamWConfig::new()
+            .with_beta_1(beta_1 as f32)
+            .with_beta_2(beta_2 as f32)
+            .with_epsilon(epsilon as f32)
+            .with_weight_decay(weight_decay as f32)
+            .init(),
+    }
+}
+
+/// A small, fast, seedable generator for the per-epoch shuffle (splitmix64).
+struct ShuffleRng(u64);
+
+impl ShuffleRng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+/// The order in which an epoch visits the training images; depends only on seed and epoch.
+pub fn epoch_order(len: usize, seed: u64, epoch: usize) -> Vec<i32> {
+    let mut rng = ShuffleRng(seed ^ (epoch as u64).wrapping_mul(0xD1B5_4A32_D192_ED03));
+    let mut order: Vec<i32> = (0..len as i32).collect();
+    for i in (1..len).rev() {
+        let j = (rng.next() % (i as u64 + 1)) as usize;
+        order.swap(i, j);
+    }
+    order
+}
+
+/// Uniform guessing costs ln(classes); a running loss four times that means the run blows up.
+fn is_diverging(train_loss: f64, chance: f64) -> bool {
+    train_loss > 4.0 * chance.recip().ln().max(0.1)
+}
+
+/// Host-side timing of one readback window.
+#[derive(Default)]
+struct Window {
+    started: Option<Instant>,
+    steps: usize,
+    samples: u64,
+    data: Duration,
+    compute: Duration,
+}
+
+/// Running sums of one epoch, kept on the device so reading them is the only sync.
+struct DeviceTotals {
+    loss_sum: Tensor<1>,
+    correct: Tensor<1, Int>,
+}
+
+impl DeviceTotals {
+    fn zeros(device: &Device) -> Self {
+        Self {
+            loss_sum: Tensor::zeros([1], device),
+            correct: Tensor::zeros([1], device),
+        }
+    }
+
+    fn add(&mut self, logits: Tensor<2>, labels: Tensor<1, Int>, mean_loss: Tensor<1>) {
+        let batch = labels.dims()[0];
+        let predicted = logits.argmax(1).reshape([batch]);
+        let correct = predicted.equal(labels).int().sum();
+        self.correct = self.correct.clone() + correct;
+        self.loss_sum = self.loss_sum.clone() + mean_loss.mul_scalar(batch as f64);
+    }
+
+    /// One transaction for both sums: a single sync.
+    fn read(&self) -> Result<(f64, f64), TrainError> {
+        let data = Transaction::default()
+            .register(self.loss_sum.clone())
+            .register(self.correct.clone())
+            .try_execute()
+            .map_err(|e| TrainError::Readback(format!("{e:?}")))?;
+        let first = |d: Option<&TensorData>| d.and_then(|d| d.iter::<f64>().next());
+        match (first(data.first()), first(data.get(1))) {
+            (Some(loss), Some(correct)) => Ok((loss, correct)),
+            _ => Err(TrainError::Readback(
+                "the readback returned no value".to_owned(),
+            )),
+        }
+    }
+}
+
+fn evaluate(
+    model: &Classifier,
+    split: &DeviceSplit,
+    shape: [usize; 3],
+    batch_size: usize,
+    device: &Device,
+) -> Result<(f64, f64), TrainError> {
+    let model = model.valid();
+    let loss_fn = CrossEntropyLossConfig::new().init(device);
+    let mut totals = DeviceTotals::zeros(device);
+    let mut start = 0;
+    while start < split.len {
+        let end = (start + batch_size).min(split.len);
+        let (images, labels) = split.range(start, end);
+        let images = images.reshape([end - start, shape[0], shape[1], shape[2]]);
+        let logits = model.forward(images);
+        let loss = loss_fn.forward(logits.clone(), labels.clone());
+        totals.add(logits, labels, loss);
+        start = end;
+    }
+    let (loss_sum, correct) = totals.read()?;
+    let n = split.len.max(1) as f64;
+    Ok((loss_sum / n, correct / n))
+}
+
+/// Trains `experiment` on `data` on `target`, telling `on_event` everything as it happens.
+///
+/// Returns the summary for every ending a person chose or the data caused (completed, cancelled,
+/// diverged); returns an error only when the device failed.
+pub fn train(
+    experiment: &Experiment,
+    data: &ImageDataset,
+    target: &TrainDevice,
+    preparation: Preparation,
+    control: &Control,
+    on_event: &mut dyn FnMut(TrainEvent),
+) -> Result<RunSummary, TrainError> {
+    let device = &target.device;
+    device.seed(experiment.seed);
+    let shape = [data.shape.channels, data.shape.height, data.shape.width];
+    let values_per_image = data.shape.pixels_per_image();
+    let plane = data.shape.height * data.shape.width;
+    let transform = pixel_transform(experiment.input_scaling, data);
+
+    let upload_started = Instant::now();
+    let train_split = DeviceSplit::upload(
+        &data.train.images,
+        &data.train.labels,
+        values_per_image,
+        plane,
+        &transform,
+        device,
+    );
+    let test_split = DeviceSplit::upload(
+        &data.test.images,
+        &data.test.labels,
+        values_per_image,
+        plane,
+        &transform,
+        device,
+    );
+    let upload_secs = upload_started.elapsed().as_secs_f64();
+
+    let autodiff = device.clone().autodiff();
+    let mut model =
+        experiment
+            .model
+            .init(data.shape, data.num_classes(), experiment.init, &autodiff)?;
+    let mut optimizer = build_optimizer(&experiment.optimizer);
+    let loss_fn = CrossEntropyLossConfig::new().init(&autodiff);
+    let parameter_count = model.num_params();
+
+    let batch_size = experiment.batch_size;
+    let train_len = train_split.len;
+    let steps_per_epoch = experiment.steps_per_epoch(train_len);
+    let total_steps = steps_per_epoch * experiment.epochs;
+    let eval_batch = if matches!(experiment.model, crate::model::ModelSpec::Mlp { .. }) {
+        batch_size.max(1000)
+    } else {
+        batch_size * 2
+    };
+    let readback_every = Duration::from_millis(experiment.readback_interval_ms);
+
+    on_event(TrainEvent::Started(StartInfo {
+        device_name: target.name.clone(),
+        device_id: target.id.clone(),
+        parameter_count,
+        steps_per_epoch,
+        epochs: experiment.epochs,
+        train_len,
+        test_len: test_split.len,
+        load_secs: preparation.load_secs,
+        upload_secs,
+    }));
+
+    let mut summary = RunSummary {
+        outcome: RunOutcome::Completed,
+        epochs_completed: 0,
+        steps: 0,
+        samples_seen: 0,
+        final_test_accuracy: None,
+        final_test_loss: None,
+        best_test_accuracy: None,
+        final_train_accuracy: None,
+        final_train_loss: None,
+        warmup_secs: 0.0,
+        steady_samples_per_sec: 0.0,
+        mean_epoch_train_secs: 0.0,
+        total_secs: 0.0,
+        load_secs: preparation.load_secs,
+        upload_secs,
+        device_name: target.name.clone(),
+        parameter_count,
+        error: None,
+    };
+
+    let run_started = Instant::now();
+    let mut steady_secs = 0.0;
+    let mut steady_samples: u64 = 0;
+    let mut train_secs_total = 0.0;
+    let mut diverging_warned = false;
+    let chance = 1.0 / data.num_classes().max(1) as f64;
+
+    'epochs: for epoch in 0..experiment.epochs {
+        let epoch_started = Instant::now();
+        let order = epoch_order(train_len, experiment.seed, epoch);
+        let order = Tensor::<1, Int>::from_data(TensorData::new(order, [train_len]), device);
+        let mut totals = DeviceTotals::zeros(device);
+        let mut window = Window::default();
+        let mut epoch_samples: u64 = 0;
+        let mut lr = experiment.lr;
+        let mut steps_done = 0;
+
+        for step in 0..steps_per_epoch {
+            match control.state() {
+                ControlState::Running => {}
+                ControlState::Cancelled => {
+                    summary.outcome = RunOutcome::Cancelled;
+                    break 'epochs;
+                }
+                ControlState::Paused => {
+                    // Paused time is not training time: restart the window after the wait.
+                    if !control.wait_while_paused() {
+                        summary.outcome = RunOutcome::Cancelled;
+                        break 'epochs;
+                    }
+                    window.started = Some(Instant::now());
+                    window.data = Duration::ZERO;
+                    window.compute = Duration::ZERO;
+                    window.steps = 0;
+                    window.samples = 0;
+                }
+            }
+            let step_started = Instant::now();
+            window.started.get_or_insert(step_started);
+            let start = step * batch_size;
+            let end = (start + batch_size).min(train_len);
+            let rows = end - start;
+            let (images, labels) = train_split.gather(order.clone().slice(start..end));
+            let images = images
+                .reshape([rows, shape[0], shape[1], shape[2]])
+                .autodiff();
+            let labels_ad = labels.clone().autodiff();
+            let data_done = Instant::now();
+
+            lr = experiment
+                .schedule
+                .lr_at(experiment.lr, epoch, summary.steps, total_steps);
+            let logits = model.forward(images);
+            let loss = loss_fn.forward(logits.clone(), labels_ad);
+            totals.add(
+                logits.detach().without_autodiff(),
+                labels,
+                loss.clone().detach().without_autodiff(),
+            );
+            let grads = GradientsParams::from_grads(loss.backward(), &model);
+            model = optimizer.step(lr, model, grads);
+            let compute_done = Instant::now();
+
+            window.data += data_done - step_started;
+            window.compute += compute_done - data_done;
+            window.steps += 1;
+            window.samples += rows as u64;
+            epoch_samples += rows as u64;
+            summary.steps += 1;
+            summary.samples_seen += rows as u64;
+            steps_done = step + 1;
+
+            let first_step = summary.steps == 1;
+            let last_step = step + 1 == steps_per_epoch;
+            let due = window
+                .started
+                .is_some_and(|started| compute_done - started >= readback_every);
+            if !(first_step || due) || last_step {
+                continue;
+            }
+            let sync_started = Instant::now();
+            let (loss_sum, correct) = totals.read()?;
+            let now = Instant::now();
+            let sync = now - sync_started;
+            let window_secs = window
+                .started
+                .map_or(0.0, |started| (now - started).as_secs_f64());
+            if first_step {
+                summary.warmup_secs = window_secs;
+            } else {
+                steady_secs += window_secs;
+                steady_samples += window.samples;
+            }
+            let train_loss = loss_sum / epoch_samples as f64;
+            on_event(TrainEvent::Progress(Progress {
+                wall_secs: run_started.elapsed().as_secs_f64(),
+                epoch,
+                step_in_epoch: step + 1,
+                global_step: summary.steps,
+                samples_seen: summary.samples_seen,
+                train_loss,
+                train_accuracy: correct / epoch_samples as f64,
+                samples_per_sec: window.samples as f64 / window_secs.max(1e-9),
+                step_ms: window_secs * 1e3 / window.steps.max(1) as f64,
+                data_ms: window.data.as_secs_f64() * 1e3,
+                compute_ms: window.compute.as_secs_f64() * 1e3,
+                sync_ms: sync.as_secs_f64() * 1e3,
+                lr,
+            }));
+            if !train_loss.is_finite() {
+                on_event(TrainEvent::Warning(TrainWarning::NonFiniteLoss { epoch }));
+                summary.outcome = RunOutcome::Diverged;
+                break 'epochs;
+            }
+            if !diverging_warned && is_diverging(train_loss, chance) {
+                diverging_warned = true;
+                on_event(TrainEvent::Warning(TrainWarning::Diverging {
+                    epoch,
+                    loss: train_loss,
+                }));
+            }
+            window = Window {
+                started: Some(now),
+                ..Window::default()
+            };
+        }
+
+        // End of epoch: the last window, then evaluation, each one readback.
+        let sync_started = Instant::now();
+        let (loss_sum, correct) = totals.read()?;
+        let now = Instant::now();
+        let window_secs = window
+            .started
+            .map_or(0.0, |started| (now - started).as_secs_f64());
+        if summary.steps > 1 && window.steps > 0 {
+            steady_secs += window_secs;
+            steady_samples += window.samples;
+        }
+        let epoch_train_secs = epoch_started.elapsed().as_secs_f64();
+        train_secs_total += epoch_train_secs;
+        let samples = epoch_samples.max(1) as f64;
+        let train_loss = loss_sum / samples;
+        let train_accuracy = correct / samples;
+        if window.steps > 0 {
+            on_event(TrainEvent::Progress(Progress {
+                wall_secs: run_started.elapsed().as_secs_f64(),
+                epoch,
+                step_in_epoch: steps_done,
+                global_step: summary.steps,
+                samples_seen: summary.samples_seen,
+                train_loss,
+                train_accuracy,
+                samples_per_sec: window.samples as f64 / window_secs.max(1e-9),
+                step_ms: window_secs * 1e3 / window.steps as f64,
+                data_ms: window.data.as_secs_f64() * 1e3,
+                compute_ms: window.compute.as_secs_f64() * 1e3,
+                sync_ms: (now - sync_started).as_secs_f64() * 1e3,
+                lr,
+            }));
+        }
+        if !train_loss.is_finite() {
+            on_event(TrainEvent::Warning(TrainWarning::NonFiniteLoss { epoch }));
+            summary.outcome = RunOutcome::Diverged;
+            break;
+        }
+        if !diverging_warned && is_diverging(train_loss, chance) {
+            diverging_warned = true;
+            on_event(TrainEvent::Warning(TrainWarning::Diverging {
+                epoch,
+                loss: train_loss,
+            }));
+        }
+        if steps_done < steps_per_epoch {
+            break;
+        }
+
+        let eval_started = Instant::now();
+        let (test_loss, test_accuracy) = evaluate(&model, &test_split, shape, eval_batch, device)?;
+        let eval_secs = eval_started.elapsed().as_secs_f64();
+        summary.epochs_completed = epoch + 1;
+        summary.final_train_loss = Some(train_loss);
+        summary.final_train_accuracy = Some(train_accuracy);
+        summary.final_test_loss = Some(test_loss);
+        summary.final_test_accuracy = Some(test_accuracy);
+        summary.best_test_accuracy = Some(
+            summary
+                .best_test_accuracy
+                .map_or(test_accuracy, |best| best.max(test_accuracy)),
+        );
+        on_event(TrainEvent::EpochEnd(EpochSummary {
+            epoch,
+            train_loss,
+            train_accuracy,
+            test_loss,
+            test_accuracy,
+            train_secs: epoch_train_secs,
+            eval_secs,
+            samples_per_sec: epoch_samples as f64 / epoch_train_secs.max(1e-9),
+        }));
+        if test_split.len > 0 && test_accuracy <= chance + 0.02 && chance < 0.5 {
+            on_event(TrainEvent::Warning(TrainWarning::StuckAtChance {
+                epoch,
+                accuracy: test_accuracy,
+            }));
+        }
+    }
+
+    summary.total_secs = run_started.elapsed().as_secs_f64();
+    summary.steady_samples_per_sec = if steady_secs > 0.0 {
+        steady_samples as f64 / steady_secs
+    } else {
+        0.0
+    };
+    summary.mean_epoch_train_secs = if summary.epochs_completed > 0 {
+        train_secs_total / summary.epochs_completed as f64
+    } else {
+        train_secs_total
+    };
+    on_event(TrainEvent::Finished(summary.clone()));
+    Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ExperimentDraft;
+    use crate::data::{ImageShape, Split};
+
+    /// Two classes of 4x4 images: bright left half or bright right half, with noise.
+    fn halves(len: usize) -> Split {
+        let mut rng = ShuffleRng(3);
+        let mut split = Split::default();
+        for i in 0..len {
+            let label = (i % 2) as u8;
+            for row in 0..4 {
+                for col in 0..4 {
+                    let bright = (col < 2) == (label == 0);
+                    let noise = (rng.next() % 60) as u8;
+                    split.images.push(if bright { 180 + noise } else { noise });
+                    let _ = row;
+                }
+            }
+            split.labels.push(label);
+        }
+        split
+    }
+
+    fn tiny_dataset() -> ImageDataset {
+        ImageDataset {
+            name: "halves".into(),
+            shape: ImageShape {
+                channels: 1,
+                height: 4,
+                width: 4,
+            },
+            class_names: vec!["left".into(), "right".into()],
+            train: halves(200),
+            test: halves(50),
+        }
+    }
+
+    fn tiny_experiment(epochs: usize) -> Experiment {
+        let mut draft = ExperimentDraft::default();
+        draft.model = "mlp:16".parse().unwrap();
+        draft.batch_size = 32;
+        draft.epochs = epochs;
+        draft.lr = 0.01;
+        draft.validate().unwrap()
+    }
+
+    fn cpu() -> TrainDevice {
+        TrainDevice {
+            device: Device::flex(),
+            id: "cpu".into(),
+            name: "CPU".into(),
+        }
+    }
+
+    #[test]
+    fn a_tiny_run_learns_and_counts_every_sample_once_per_epoch() {
+        let data = tiny_dataset();
+        let experiment = tiny_experiment(3);
+        let mut events = Vec::new();
+        let summary = train(
+            &experiment,
+            &data,
+            &cpu(),
+            Preparation::default(),
+            &Control::new(),
+            &mut |e| events.push(e),
+        )
+        .unwrap();
+        assert_eq!(summary.outcome, RunOutcome::Completed);
+        assert_eq!(summary.epochs_completed, 3);
+        // 200 images in batches of 32: 7 steps, the last one of 8 images, none dropped.
+        assert_eq!(summary.steps, 21);
+        assert_eq!(summary.samples_seen, 600);
+        assert!(summary.final_test_accuracy.unwrap() > 0.9, "{summary:?}");
+        assert!(matches!(events.first(), Some(TrainEvent::Started(s)) if s.steps_per_epoch == 7));
+        assert!(matches!(events.last(), Some(TrainEvent::Finished(_))));
+        let epoch_ends: Vec<&EpochSummary> = events
+            .iter()
+            .filter_map(|e| match e {
+                TrainEvent::EpochEnd(s) => Some(s),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(epoch_ends.len(), 3);
+        for e in &epoch_ends {
+            assert!((0.0..=1.0).contains(&e.train_accuracy));
+            assert!((0.0..=1.0).contains(&e.test_accuracy));
+        }
+        // The last readback of each epoch covers all of its samples.
+        let last_progress = events.iter().rev().find_map(|e| match e {
+            TrainEvent::Progress(p) => Some(p),
+            _ => None,
+        });
+        assert_eq!(last_progress.map(|p| p.samples_seen), Some(600));
+    }
+
+    #[test]
+    fn a_cancelled_run_stops_at_a_step_boundary_and_says_so() {
+        let data = tiny_dataset();
+        let experiment = tiny_experiment(5);
+        let control = Control::new();
+        control.cancel();
+        let summary = train(
+            &experiment,
+            &data,
+            &cpu(),
+            Preparation::default(),
+            &control,
+            &mut |_| {},
+        )
+        .unwrap();
+        assert_eq!(summary.outcome, RunOutcome::Cancelled);
+        assert_eq!(summary.steps, 0);
+    }
+
+    #[test]
+    fn a_huge_learning_rate_is_caught_as_divergence() {
+        let mut data = tiny_dataset();
+        // Raw 0-255 inputs and lr 10 blow the loss up within a step or two.
+        data.train = halves(256);
+        let mut draft = tiny_experiment(2).draft().clone();
+        draft.lr = 10.0;
+        draft.input_scaling = InputScaling::Raw;
+        draft.optimizer = OptimizerSpec::from_name("sgd").unwrap();
+        draft.readback_interval_ms = 10;
+        let experiment = draft.validate().unwrap();
+        let mut warnings = Vec::new();
+        let summary = train(
+            &experiment,
+            &data,
+            &cpu(),
+            Preparation::default(),
+            &Control::new(),
+            &mut |e| {
+                if let TrainEvent::Warning(w) = e {
+                    warnings.push(w);
+                }
+            },
+        )
+        .unwrap();
+        assert!(!warnings.is_empty(), "{summary:?}");
+    }
+
+    #[test]
+    fn epoch_order_is_a_seeded_permutation() {
+        let a = epoch_order(1000, 7, 0);
+        let mut sorted = a.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..1000).collect::<Vec<_>>());
+        assert_eq!(a, epoch_order(1000, 7, 0));
+        assert_ne!(a, epoch_order(1000, 7, 1));
+        assert_ne!(a, epoch_order(1000, 8, 0));
+    }
+}
