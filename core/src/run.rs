@@ -295,35 +295,12 @@ pub fn execute(
             let failed = RunSummary {
                 outcome: RunOutcome::Failed,
                 error: Some(message),
-                ..failed_summary(&target, load_secs)
+                ..RunSummary::new(&target.name, 0, load_secs, 0.0)
             };
             // The error below is what the person sees; a summary that cannot be written adds nothing.
             let _ = folder.write_summary(&failed);
             Err(e.into())
         }
-    }
-}
-
-fn failed_summary(target: &TrainDevice, load_secs: f64) -> RunSummary {
-    RunSummary {
-        outcome: RunOutcome::Failed,
-        epochs_completed: 0,
-        steps: 0,
-        samples_seen: 0,
-        final_test_accuracy: None,
-        final_test_loss: None,
-        best_test_accuracy: None,
-        final_train_accuracy: None,
-        final_train_loss: None,
-        warmup_secs: 0.0,
-        steady_samples_per_sec: 0.0,
-        mean_epoch_train_secs: 0.0,
-        total_secs: 0.0,
-        load_secs,
-        upload_secs: 0.0,
-        device_name: target.name.clone(),
-        parameter_count: 0,
-        error: None,
     }
 }
 

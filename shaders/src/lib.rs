@@ -123,7 +123,7 @@ mod tests {
         let order = [4_i32, 0, 5];
         let indices = Tensor::<1, Int>::from_data(TensorData::new(order.to_vec(), [3]), &device);
         let (batch, batch_labels) = split.gather(indices);
-        let got: Vec<f32> = batch.into_data().to_vec().unwrap();
+        let got: Vec<f32> = batch.into_data().try_to_vec().unwrap();
         let reference = transform.apply_reference(&images, 4);
         let expected: Vec<f32> = order
             .iter()

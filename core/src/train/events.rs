@@ -179,6 +179,37 @@ pub struct RunSummary {
     pub error: Option<String>,
 }
 
+impl RunSummary {
+    /// A summary of a run that has done nothing yet; the loop fills it in as it goes.
+    pub fn new(
+        device_name: &str,
+        parameter_count: usize,
+        load_secs: f64,
+        upload_secs: f64,
+    ) -> Self {
+        Self {
+            outcome: RunOutcome::Completed,
+            epochs_completed: 0,
+            steps: 0,
+            samples_seen: 0,
+            final_test_accuracy: None,
+            final_test_loss: None,
+            best_test_accuracy: None,
+            final_train_accuracy: None,
+            final_train_loss: None,
+            warmup_secs: 0.0,
+            steady_samples_per_sec: 0.0,
+            mean_epoch_train_secs: 0.0,
+            total_secs: 0.0,
+            load_secs,
+            upload_secs,
+            device_name: device_name.to_owned(),
+            parameter_count,
+            error: None,
+        }
+    }
+}
+
 /// Everything the loop tells its listeners, in order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum TrainEvent {

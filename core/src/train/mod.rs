@@ -321,26 +321,12 @@ pub fn train(
         upload_secs,
     }));
 
-    let mut summary = RunSummary {
-        outcome: RunOutcome::Completed,
-        epochs_completed: 0,
-        steps: 0,
-        samples_seen: 0,
-        final_test_accuracy: None,
-        final_test_loss: None,
-        best_test_accuracy: None,
-        final_train_accuracy: None,
-        final_train_loss: None,
-        warmup_secs: 0.0,
-        steady_samples_per_sec: 0.0,
-        mean_epoch_train_secs: 0.0,
-        total_secs: 0.0,
-        load_secs: preparation.load_secs,
-        upload_secs,
-        device_name: target.name.clone(),
+    let mut summary = RunSummary::new(
+        &target.name,
         parameter_count,
-        error: None,
-    };
+        preparation.load_secs,
+        upload_secs,
+    );
 
     let run_started = Instant::now();
     let mut steady_secs = 0.0;
