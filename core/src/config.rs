@@ -645,7 +645,8 @@ mod tests {
 
     #[test]
     fn bad_values_are_refused_with_their_field() {
-        let cases: Vec<(&str, Box<dyn Fn(&mut ExperimentDraft)>)> = vec![
+        type Mutation = Box<dyn Fn(&mut ExperimentDraft)>;
+        let cases: Vec<(&str, Mutation)> = vec![
             ("batch_size", Box::new(|d| d.batch_size = 0)),
             ("lr", Box::new(|d| d.lr = f64::NAN)),
             ("lr", Box::new(|d| d.lr = -0.1)),
@@ -669,10 +670,10 @@ mod tests {
         for (field, mutate) in cases {
             let mut draft = ExperimentDraft::default();
             mutate(&mut draft);
-            if field == "optimizer.momentum" {
-                if let OptimizerSpec::Sgd { momentum, .. } = &mut draft.optimizer {
-                    *momentum = 1.5;
-                }
+            if field == "optimizer.momentum"
+                && let OptimizerSpec::Sgd { momentum, .. } = &mut draft.optimizer
+            {
+                *momentum = 1.5;
             }
             let message = draft.validate().unwrap_err().to_string();
             assert!(message.starts_with(field), "{field}: {message}");

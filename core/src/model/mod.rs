@@ -403,6 +403,8 @@ impl ModuleVisitor for TrainableCount {
 }
 
 /// An image classifier built by [`ModelSpec::init`].
+// One classifier exists per run, so the size of the largest variant costs nothing worth boxing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Module, Debug)]
 pub enum Classifier {
     /// Fully connected network.

@@ -462,7 +462,7 @@ fn batch_norm_uses_batch_statistics_only_in_training() {
         .init(shape(1, 8, 8), 3, InitScheme::PytorchDefault, &device)
         .expect("resnet");
     let batch = images(&device, [4, 1, 8, 8]);
-    let first = batch.clone().slice([0..1]);
+    let first = batch.clone().slice(0..1);
 
     // Training: a sample's output depends on the rest of its batch.
     let whole = values(model.forward(batch.clone()));

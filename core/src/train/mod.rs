@@ -590,12 +590,15 @@ mod tests {
     }
 
     fn tiny_experiment(epochs: usize) -> Experiment {
-        let mut draft = ExperimentDraft::default();
-        draft.model = "mlp:16".parse().unwrap();
-        draft.batch_size = 32;
-        draft.epochs = epochs;
-        draft.lr = 0.01;
-        draft.validate().unwrap()
+        ExperimentDraft {
+            model: "mlp:16".parse().unwrap(),
+            batch_size: 32,
+            epochs,
+            lr: 0.01,
+            ..ExperimentDraft::default()
+        }
+        .validate()
+        .unwrap()
     }
 
     fn cpu() -> TrainDevice {
