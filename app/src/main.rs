@@ -1,7 +1,5 @@
-//! `kiln`: train image classifiers on your own GPU. Subcommands run headless.
-
-mod cli;
+//! `kiln`: with no arguments opens the window; subcommands run headless.
 
 fn main() -> std::process::ExitCode {
-    cli::main()
+    kiln::cli::main()
 }

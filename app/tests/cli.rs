@@ -236,3 +236,90 @@ fn presets_are_listed() {
         assert!(stdout.contains(name), "{stdout}");
     }
 }
+
+#[test]
+fn export_writes_csv_png_and_svg_of_a_run() {
+    let dir = scratch("export");
+    let runs = dir.join("runs");
+    let output = kiln(&[
+        "train",
+        "--device",
+        "cpu",
+        "--model",
+        "mlp:16",
+        "--epochs",
+        "2",
+        "--batch",
+        "256",
+        "--name",
+        "exported",
+        "--runs-dir",
+        runs.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let run = only_run_folder(&runs);
+    let run_arg = run.to_str().unwrap();
+
+    let refused = kiln(&["export", run_arg]);
+    assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("--csv"), "{}", stderr(&refused));
+
+    let (csv, png, svg) = (dir.join("r.csv"), dir.join("r.png"), dir.join("r.svg"));
+    let output = kiln(&[
+        "export",
+        run_arg,
+        "--csv",
+        csv.to_str().unwrap(),
+        "--png",
+        png.to_str().unwrap(),
+        "--svg",
+        svg.to_str().unwrap(),
+        "--x",
+        "wall",
+        "--size",
+        "800x500",
+        "--title",
+        "Exported run",
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}\n{}", stderr(&output));
+    assert_eq!(stdout.matches("wrote ").count(), 3, "{stdout}");
+
+    let csv_text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = csv_text.lines();
+    assert_eq!(
+        lines.next(),
+        Some(
+            "run,kind,epoch,step,global_step,wall_secs,samples_seen,train_loss,train_accuracy,test_loss,test_accuracy,samples_per_sec,step_ms,lr"
+        )
+    );
+    let epoch_rows = csv_text
+        .lines()
+        .filter(|l| l.starts_with("exported,epoch,"))
+        .count();
+    assert_eq!(epoch_rows, 2, "{csv_text}");
+    assert!(csv_text.contains("exported,step,"), "{csv_text}");
+
+    let png_bytes = std::fs::read(&png).unwrap();
+    assert!(png_bytes.starts_with(b"\x89PNG\r\n\x1a\n"));
+    assert_eq!(
+        &png_bytes[16..24],
+        &[0, 0, 3, 32, 0, 0, 1, 244],
+        "800x500 in the IHDR"
+    );
+
+    let svg_text = std::fs::read_to_string(&svg).unwrap();
+    assert!(svg_text.contains("<svg"));
+    assert!(svg_text.contains("Exported run"));
+    assert!(svg_text.contains("wall time (s)"));
+
+    let missing = kiln(&[
+        "export",
+        dir.join("nope").to_str().unwrap(),
+        "--csv",
+        "x.csv",
+    ]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(stderr(&missing).contains("nope"), "{}", stderr(&missing));
+    assert!(!stderr(&missing).contains("panicked"));
+}

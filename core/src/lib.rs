@@ -4,6 +4,8 @@
 pub mod config;
 pub mod data;
 pub mod device;
+pub mod export;
+pub mod history;
 pub mod model;
 pub mod run;
 pub mod train;

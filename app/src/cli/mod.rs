@@ -2,9 +2,11 @@
 
 mod data;
 mod devices;
+mod export;
 mod progress;
 mod train;
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -15,6 +17,9 @@ use clap::{Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// Where the window keeps and reads run folders (subcommands take their own --runs-dir).
+    #[arg(long, value_name = "DIR", default_value = "runs")]
+    runs_dir: PathBuf,
 }
 
 #[derive(Debug, Subcommand)]
@@ -27,23 +32,19 @@ enum Command {
     Data(data::DataArgs),
     /// List the shipped presets (the reference workloads).
     Presets,
+    /// Write run folders as a CSV and plot images (PNG, SVG); several runs are overlaid.
+    Export(export::ExportArgs),
 }
 
 /// Runs the command line; errors are printed once, here, as one sentence.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        None => {
-            use clap::CommandFactory;
-            let mut command = Cli::command();
-            // The window arrives with the desktop-app issue; until then, say what works.
-            let _ = command.print_help();
-            println!("\nStart with `kiln train` to train on the built-in data set.");
-            Ok(())
-        }
+        None => crate::gui::run(cli.runs_dir),
         Some(Command::Train(args)) => train::run(*args),
         Some(Command::Devices(args)) => devices::run(&args),
         Some(Command::Data(args)) => data::run(args),
+        Some(Command::Export(args)) => export::run(&args),
         Some(Command::Presets) => {
             print_presets();
             Ok(())

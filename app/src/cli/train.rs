@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::Context;
 use clap::Args;
@@ -150,11 +151,13 @@ impl TrainArgs {
     }
 }
 
-/// Runs `kiln train`; Ctrl-C ends the process and the run folder keeps every row written.
+/// Runs `kiln train`; the first Ctrl-C cancels at the next step boundary so the run ends with a
+/// complete folder and summary.json, a second one ends the process at once.
 pub fn run(args: TrainArgs) -> anyhow::Result<()> {
     let (draft, runs_dir) = args.into_draft()?;
     let experiment = draft.validate()?;
     let control = Arc::new(Control::new());
+    cancel_on_interrupt(&control);
     let mut reporter = Reporter::new(&experiment);
     let reporter_ref = &reporter;
     let record = run::execute(
@@ -182,8 +185,14 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
     match record.summary.outcome {
         RunOutcome::Completed => Ok(()),
         RunOutcome::Cancelled => {
-            eprintln!("cancelled; the run folder keeps everything up to the last step");
-            Ok(())
+            eprintln!(
+                "cancelled; {} keeps everything up to the last step",
+                record.path.display()
+            );
+            // Scripts must not mistake an interrupted run for a finished one.
+            Err(anyhow::anyhow!(
+                "the run was cancelled before its last epoch"
+            ))
         }
         RunOutcome::Diverged => anyhow::bail!(
             "the run diverged (the loss became NaN or infinite); try a lower learning rate. Its folder is {}",
@@ -193,5 +202,23 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
             "the run failed: {}",
             record.summary.error.unwrap_or_default()
         ),
+    }
+}
+
+/// Turns Ctrl-C into a cancel of `control`; a second Ctrl-C exits with the usual 130.
+fn cancel_on_interrupt(control: &Arc<Control>) {
+    let control = Arc::clone(control);
+    let presses = AtomicUsize::new(0);
+    let installed = ctrlc::set_handler(move || {
+        if presses.fetch_add(1, Ordering::SeqCst) == 0 {
+            eprintln!("\ncancelling at the next step (Ctrl-C again to quit at once)…");
+            control.cancel();
+        } else {
+            std::process::exit(130);
+        }
+    });
+    if let Err(e) = installed {
+        // Training still works; only the graceful stop on Ctrl-C is lost.
+        eprintln!("warning: Ctrl-C will end the run abruptly: {e}");
     }
 }

@@ -1,0 +1,101 @@
+//! `kiln export`: one or several run folders as a CSV and plot images.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use kiln_core::export::{self, PlotOptions, XAxis};
+use kiln_core::history::RunHistory;
+
+/// Options of `kiln export`; at least one of --csv, --png, --svg.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Run folders (as `kiln train` prints them); several are overlaid in one figure.
+    #[arg(value_name = "RUN", required = true)]
+    runs: Vec<PathBuf>,
+    /// Write every row of every run to this CSV file.
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+    /// Draw the plots to this PNG file.
+    #[arg(long, value_name = "FILE")]
+    png: Option<PathBuf>,
+    /// Draw the plots to this SVG file.
+    #[arg(long, value_name = "FILE")]
+    svg: Option<PathBuf>,
+    /// Horizontal axis of the plots: steps or wall (seconds).
+    #[arg(long = "x", value_name = "AXIS", default_value = "steps")]
+    x_axis: XAxis,
+    /// Title of the figure; default "Kiln: <run>" or "Kiln: N runs".
+    #[arg(long)]
+    title: Option<String>,
+    /// Image size in pixels, WIDTHxHEIGHT.
+    #[arg(long, value_name = "WxH", default_value = "1600x1000", value_parser = parse_size)]
+    size: (u32, u32),
+}
+
+/// `1600x1000` → (1600, 1000); the range is checked by the exporter, which knows the limits.
+fn parse_size(text: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("'{text}' is not a size; write it as WIDTHxHEIGHT, e.g. 1600x1000");
+    let (w, h) = text.trim().split_once(['x', 'X', '×']).ok_or_else(bad)?;
+    let w = w.trim().parse().map_err(|_| bad())?;
+    let h = h.trim().parse().map_err(|_| bad())?;
+    Ok((w, h))
+}
+
+/// Runs `kiln export`: reads every run first, so a wrong path writes nothing.
+pub fn run(args: &ExportArgs) -> anyhow::Result<()> {
+    if args.csv.is_none() && args.png.is_none() && args.svg.is_none() {
+        anyhow::bail!("nothing to export; add --csv FILE, --png FILE or --svg FILE");
+    }
+    let mut runs = Vec::with_capacity(args.runs.len());
+    for path in &args.runs {
+        let run = RunHistory::load(path)?;
+        for problem in &run.problems {
+            eprintln!("warning: {problem}");
+        }
+        if run.metrics.is_empty() && run.epochs.is_empty() {
+            eprintln!(
+                "warning: {} has no rows yet; its plots say \"no data\"",
+                path.display()
+            );
+        }
+        runs.push(run);
+    }
+    let refs: Vec<&RunHistory> = runs.iter().collect();
+    let options = PlotOptions {
+        x_axis: args.x_axis,
+        width_px: args.size.0,
+        height_px: args.size.1,
+        title: args.title.clone(),
+    };
+    export::save(
+        &refs,
+        &options,
+        args.csv.as_deref(),
+        args.png.as_deref(),
+        args.svg.as_deref(),
+    )?;
+    let what = if refs.len() == 1 {
+        "1 run".to_owned()
+    } else {
+        format!("{} runs", refs.len())
+    };
+    for (kind, path) in [("CSV", &args.csv), ("PNG", &args.png), ("SVG", &args.svg)] {
+        if let Some(path) = path {
+            println!("wrote {kind} of {what} to {}", path.display());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("1600x1000"), Ok((1600, 1000)));
+        assert_eq!(parse_size("800X600"), Ok((800, 600)));
+        assert!(parse_size("800").is_err());
+        assert!(parse_size("ax600").is_err());
+    }
+}

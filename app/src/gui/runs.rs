@@ -1,0 +1,299 @@
+//! The runs list: past runs read back from the runs folder, chosen for overlay, renamed,
+//! deleted, exported, or loaded back into the setup form.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use kiln_core::history::{self, RunHistory};
+use kiln_core::train::RunOutcome;
+
+/// What the person asked the runs list to do this frame.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunsAction {
+    /// Read the runs folder again.
+    Refresh,
+    /// Rename a run's folder and config.
+    Rename {
+        /// The run folder.
+        path: PathBuf,
+        /// The new name.
+        name: String,
+    },
+    /// Delete a run folder (already confirmed).
+    Delete(PathBuf),
+    /// Fill the setup form with a run's config.
+    UseSettings(PathBuf),
+    /// Export the overlaid runs.
+    Export(ExportKind),
+}
+
+/// Which file an export writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExportKind {
+    /// All rows as CSV.
+    Csv,
+    /// The four plots as a PNG image.
+    Png,
+    /// The four plots as an SVG image.
+    Svg,
+}
+
+impl ExportKind {
+    /// File extension, without the dot.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Self::Csv => "csv",
+            Self::Png => "png",
+            Self::Svg => "svg",
+        }
+    }
+}
+
+/// The runs found in the runs folder and which of them are overlaid.
+#[derive(Debug, Default)]
+pub struct RunsPanel {
+    /// Every run read from disk, newest first.
+    pub runs: Vec<RunHistory>,
+    /// Folders of the runs overlaid on the plots.
+    pub selected: BTreeSet<PathBuf>,
+    /// Folders that could not be read, with the reason.
+    pub unreadable: Vec<(PathBuf, String)>,
+    renaming: Option<(PathBuf, String)>,
+    confirm_delete: Option<PathBuf>,
+}
+
+impl RunsPanel {
+    /// A panel listing `runs`, none ticked.
+    pub fn with_runs(runs: Vec<RunHistory>) -> Self {
+        Self {
+            runs,
+            ..Self::default()
+        }
+    }
+
+    /// Reads every run under `runs_dir`; a folder that cannot be read is listed with its reason.
+    pub fn refresh(&mut self, runs_dir: &Path) -> Result<(), String> {
+        let folders = history::list_runs(runs_dir).map_err(|e| e.to_string())?;
+        self.runs.clear();
+        self.unreadable.clear();
+        for folder in folders {
+            match RunHistory::load(&folder) {
+                Ok(run) => self.runs.push(run),
+                Err(e) => self.unreadable.push((folder, e.to_string())),
+            }
+        }
+        let present: BTreeSet<PathBuf> = self.runs.iter().map(|r| r.path.clone()).collect();
+        self.selected.retain(|p| present.contains(p));
+        Ok(())
+    }
+
+    /// The overlaid runs, in list order.
+    pub fn selected_runs(&self) -> Vec<&RunHistory> {
+        self.runs
+            .iter()
+            .filter(|r| self.selected.contains(&r.path))
+            .collect()
+    }
+}
+
+fn outcome_text(run: &RunHistory) -> String {
+    match &run.summary {
+        None => "no summary (running or interrupted)".to_owned(),
+        Some(summary) => {
+            let accuracy = summary
+                .final_test_accuracy
+                .map_or_else(String::new, |a| format!(", test {:.1} %", a * 100.0));
+            let outcome = match summary.outcome {
+                RunOutcome::Completed => "completed",
+                RunOutcome::Cancelled => "cancelled",
+                RunOutcome::Diverged => "diverged",
+                RunOutcome::Failed => "failed",
+            };
+            format!(
+                "{outcome}, {} epochs{accuracy}, {:.0} samples/s",
+                summary.epochs_completed, summary.steady_samples_per_sec
+            )
+        }
+    }
+}
+
+/// The runs list; `active` is the folder of the run in progress, which cannot be renamed or
+/// deleted while it is written.
+pub fn runs_ui(ui: &mut egui::Ui, panel: &mut RunsPanel, active: Option<&Path>) -> Vec<RunsAction> {
+    let mut actions = Vec::new();
+    ui.horizontal(|ui| {
+        ui.heading("Runs");
+        if ui
+            .button("⟳ Refresh")
+            .on_hover_text("Read the runs folder again.")
+            .clicked()
+        {
+            actions.push(RunsAction::Refresh);
+        }
+    });
+    ui.label("Tick runs to overlay them on the plots.");
+    ui.horizontal(|ui| {
+        let any = !panel.selected.is_empty();
+        for (kind, tip) in [
+            (
+                ExportKind::Csv,
+                "Every row of the ticked runs (or the current run) as CSV.",
+            ),
+            (
+                ExportKind::Png,
+                "The four plots of the ticked runs (or the current run) as a PNG image.",
+            ),
+            (
+                ExportKind::Svg,
+                "The four plots of the ticked runs (or the current run) as an SVG image.",
+            ),
+        ] {
+            let text = format!("Export {}…", kind.extension().to_uppercase());
+            let response = ui.add_enabled(any || active.is_some(), egui::Button::new(text));
+            if response.on_hover_text(tip).clicked() {
+                actions.push(RunsAction::Export(kind));
+            }
+        }
+    });
+    ui.separator();
+    egui::ScrollArea::vertical()
+        .id_salt("runs-list")
+        .auto_shrink([false, false])
+        .show(ui, |ui| {
+            if panel.runs.is_empty() {
+                ui.label("No runs yet: press Start.");
+            }
+            let RunsPanel {
+                runs,
+                selected,
+                renaming,
+                confirm_delete,
+                ..
+            } = panel;
+            for run in runs.iter() {
+                let is_active = active == Some(run.path.as_path());
+                ui.push_id(&run.path, |ui| {
+                    run_row_ui(
+                        ui,
+                        run,
+                        is_active,
+                        selected,
+                        renaming,
+                        confirm_delete,
+                        &mut actions,
+                    );
+                });
+                ui.separator();
+            }
+            for (path, reason) in &panel.unreadable {
+                ui.colored_label(
+                    ui.visuals().warn_fg_color,
+                    format!("{}: {reason}", path.display()),
+                );
+            }
+        });
+    actions
+}
+
+fn run_row_ui(
+    ui: &mut egui::Ui,
+    run: &RunHistory,
+    is_active: bool,
+    selected: &mut BTreeSet<PathBuf>,
+    renaming: &mut Option<(PathBuf, String)>,
+    confirm_delete: &mut Option<PathBuf>,
+    actions: &mut Vec<RunsAction>,
+) {
+    let mut ticked = selected.contains(&run.path);
+    let folder = run.folder_name();
+    if ui
+        .checkbox(&mut ticked, folder.as_str())
+        .on_hover_text(run.path.display().to_string())
+        .changed()
+    {
+        if ticked {
+            selected.insert(run.path.clone());
+        } else {
+            selected.remove(&run.path);
+        }
+    }
+    if let Some(config) = &run.config {
+        ui.small(format!(
+            "{} on {}, {} lr {}, batch {}",
+            config.model,
+            config.dataset,
+            config.optimizer.name(),
+            config.lr,
+            config.batch_size
+        ));
+    }
+    ui.small(if is_active {
+        "running now".to_owned()
+    } else {
+        outcome_text(run)
+    });
+    for problem in &run.problems {
+        ui.small(problem);
+    }
+    match renaming {
+        Some((path, text)) if *path == run.path => {
+            let mut done = false;
+            ui.horizontal(|ui| {
+                let label = ui.label("New name");
+                let response = ui.text_edit_singleline(text).labelled_by(label.id);
+                let enter = response.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+                if ui.button("Rename").clicked() || enter {
+                    actions.push(RunsAction::Rename {
+                        path: run.path.clone(),
+                        name: text.trim().to_owned(),
+                    });
+                    done = true;
+                }
+                if ui.button("Cancel").clicked() {
+                    done = true;
+                }
+            });
+            if done {
+                *renaming = None;
+            }
+        }
+        _ => {}
+    }
+    if confirm_delete.as_ref() == Some(&run.path) {
+        ui.horizontal(|ui| {
+            ui.colored_label(ui.visuals().warn_fg_color, "Delete this run's folder?");
+            if ui.button("Delete").clicked() {
+                actions.push(RunsAction::Delete(run.path.clone()));
+                *confirm_delete = None;
+            }
+            if ui.button("Keep").clicked() {
+                *confirm_delete = None;
+            }
+        });
+        return;
+    }
+    ui.horizontal(|ui| {
+        if ui
+            .small_button("Use settings")
+            .on_hover_text("Fill the setup panel with this run's configuration.")
+            .clicked()
+        {
+            actions.push(RunsAction::UseSettings(run.path.clone()));
+        }
+        let editable = !is_active;
+        if ui
+            .add_enabled(editable, egui::Button::new("Rename…").small())
+            .on_hover_text("Give the run a new name; its folder is renamed too.")
+            .clicked()
+        {
+            *renaming = Some((run.path.clone(), run.name.clone()));
+        }
+        if ui
+            .add_enabled(editable, egui::Button::new("Delete…").small())
+            .on_hover_text("Remove the run's folder from disk.")
+            .clicked()
+        {
+            *confirm_delete = Some(run.path.clone());
+        }
+    });
+}

@@ -1,0 +1,263 @@
+//! One training run driven from the window: the engine runs on a named thread, its events come
+//! back over a channel that the UI drains once per frame, and each arrival wakes the UI.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
+use std::time::{Duration, Instant};
+
+use kiln_core::config::Experiment;
+use kiln_core::history::{EpochRow, MetricsRow, RunHistory};
+use kiln_core::run::{self, Stage};
+use kiln_core::train::{Control, ControlState, Progress, RunOutcome, StartInfo, TrainEvent};
+
+/// What the training thread sends to the UI.
+#[derive(Debug)]
+enum WorkerMessage {
+    Stage(Stage),
+    Event(TrainEvent),
+    /// The thread is done; `Err` holds the sentence to show.
+    Done(Result<PathBuf, String>),
+}
+
+/// Where the run stands, as the status line shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SessionState {
+    /// Loading the data set or building the model.
+    Preparing(String),
+    /// Training.
+    Running,
+    /// Held at a step boundary.
+    Paused,
+    /// Cancel asked; the loop stops at the next step boundary.
+    Cancelling,
+    /// The run ended; the outcome says how.
+    Finished(RunOutcome),
+    /// The run could not start or failed; the sentence says why.
+    Failed(String),
+}
+
+impl SessionState {
+    /// Whether the thread is still working.
+    pub fn is_active(&self) -> bool {
+        matches!(
+            self,
+            Self::Preparing(_) | Self::Running | Self::Paused | Self::Cancelling
+        )
+    }
+}
+
+/// A run started from the window.
+#[derive(Debug)]
+pub struct Session {
+    control: Arc<Control>,
+    messages: Receiver<WorkerMessage>,
+    /// The run as it grows, in the same shape as a past run loaded from disk.
+    pub history: RunHistory,
+    /// The engine's start notice: device, parameters, steps per epoch.
+    pub start: Option<StartInfo>,
+    /// The latest readback.
+    pub last_progress: Option<Progress>,
+    /// Warnings so far, as sentences.
+    pub warnings: Vec<String>,
+    /// Where the run stands.
+    pub state: SessionState,
+    /// Seconds to the first finished step, once known.
+    pub warmup_secs: Option<f64>,
+    /// The run's epochs.
+    pub epochs: usize,
+    started: Instant,
+}
+
+impl Session {
+    /// Starts `experiment` on a thread named `kiln-train`; `wake` is called after each message so
+    /// the UI repaints on arrival instead of polling.
+    pub fn start(
+        experiment: Experiment,
+        runs_dir: PathBuf,
+        wake: impl Fn() + Send + 'static,
+    ) -> std::io::Result<Self> {
+        let (sender, messages) = mpsc::channel();
+        let control = Arc::new(Control::new());
+        let worker_control = Arc::clone(&control);
+        let epochs = experiment.epochs;
+        let history = RunHistory {
+            name: experiment.name.clone(),
+            config: Some(experiment.draft().clone()),
+            ..RunHistory::default()
+        };
+        std::thread::Builder::new()
+            .name("kiln-train".to_owned())
+            .spawn(move || train_thread(&experiment, &runs_dir, &worker_control, &sender, &wake))?;
+        Ok(Self {
+            control,
+            messages,
+            history,
+            start: None,
+            last_progress: None,
+            warnings: Vec::new(),
+            state: SessionState::Preparing("loading data…".to_owned()),
+            warmup_secs: None,
+            epochs,
+            started: Instant::now(),
+        })
+    }
+
+    /// Takes the messages waiting, for at most `budget`, so a burst never stalls a frame.
+    /// Returns whether anything arrived.
+    pub fn drain(&mut self, budget: Duration) -> bool {
+        let deadline = Instant::now() + budget;
+        let mut any = false;
+        loop {
+            match self.messages.try_recv() {
+                Ok(message) => {
+                    any = true;
+                    self.apply(message);
+                }
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    if self.state.is_active() {
+                        self.state = SessionState::Failed(
+                            "the training thread stopped without saying why".to_owned(),
+                        );
+                    }
+                    break;
+                }
+            }
+            if Instant::now() >= deadline {
+                break;
+            }
+        }
+        any
+    }
+
+    fn apply(&mut self, message: WorkerMessage) {
+        match message {
+            WorkerMessage::Stage(Stage::LoadingData) => {
+                self.state = SessionState::Preparing("loading data…".to_owned());
+            }
+            WorkerMessage::Stage(Stage::DataLoaded {
+                name,
+                train_len,
+                test_len,
+                secs,
+            }) => {
+                self.state = SessionState::Preparing(format!(
+                    "{name}: {train_len} training and {test_len} test images read in {secs:.2} s; uploading…"
+                ));
+            }
+            WorkerMessage::Stage(Stage::FolderCreated(path)) => {
+                self.history.path = path;
+            }
+            WorkerMessage::Event(event) => self.apply_event(event),
+            WorkerMessage::Done(Ok(path)) => {
+                self.history.path = path;
+                if self.state.is_active() {
+                    self.state = SessionState::Finished(RunOutcome::Completed);
+                }
+            }
+            WorkerMessage::Done(Err(reason)) => self.state = SessionState::Failed(reason),
+        }
+    }
+
+    fn apply_event(&mut self, event: TrainEvent) {
+        match event {
+            TrainEvent::Started(info) => {
+                self.state = SessionState::Running;
+                self.start = Some(info);
+            }
+            TrainEvent::Progress(progress) => {
+                if self.warmup_secs.is_none() {
+                    self.warmup_secs = Some(progress.wall_secs);
+                }
+                self.history.metrics.push(MetricsRow::from(&progress));
+                self.last_progress = Some(progress);
+            }
+            TrainEvent::EpochEnd(summary) => self.history.epochs.push(EpochRow::from(&summary)),
+            TrainEvent::Warning(warning) => self.warnings.push(warning.to_string()),
+            TrainEvent::Finished(summary) => {
+                self.warmup_secs = Some(summary.warmup_secs);
+                self.state = SessionState::Finished(summary.outcome);
+                self.history.summary = Some(summary);
+            }
+            TrainEvent::Failed(reason) => self.state = SessionState::Failed(reason),
+        }
+    }
+
+    /// Holds the loop at the next step boundary.
+    pub fn pause(&mut self) {
+        if self.state == SessionState::Running {
+            self.control.pause();
+            self.state = SessionState::Paused;
+        }
+    }
+
+    /// Lets a paused loop go on.
+    pub fn resume(&mut self) {
+        if self.state == SessionState::Paused {
+            self.control.resume();
+            self.state = SessionState::Running;
+        }
+    }
+
+    /// Stops the loop at the next step boundary; the run folder keeps what was done.
+    pub fn cancel(&mut self) {
+        if self.state.is_active() {
+            self.control.cancel();
+            self.state = SessionState::Cancelling;
+        }
+    }
+
+    /// Whether the engine currently holds the loop.
+    pub fn is_paused(&self) -> bool {
+        self.control.state() == ControlState::Paused
+    }
+
+    /// Seconds since Start was pressed.
+    pub fn elapsed_secs(&self) -> f64 {
+        self.started.elapsed().as_secs_f64()
+    }
+
+    /// Estimated seconds left, from the steady throughput and the images still to train on.
+    pub fn eta_secs(&self) -> Option<f64> {
+        let start = self.start.as_ref()?;
+        let progress = self.last_progress.as_ref()?;
+        if progress.samples_per_sec <= 0.0 {
+            return None;
+        }
+        let total = (start.train_len * start.epochs) as f64;
+        let left = (total - progress.samples_seen as f64).max(0.0);
+        let epochs_left = start.epochs.saturating_sub(progress.epoch);
+        let mean_eval_secs = if self.history.epochs.is_empty() {
+            0.0
+        } else {
+            self.history.epochs.iter().map(|e| e.eval_secs).sum::<f64>()
+                / self.history.epochs.len() as f64
+        };
+        Some(left / progress.samples_per_sec + mean_eval_secs * epochs_left as f64)
+    }
+}
+
+fn train_thread(
+    experiment: &Experiment,
+    runs_dir: &std::path::Path,
+    control: &Arc<Control>,
+    sender: &Sender<WorkerMessage>,
+    wake: &dyn Fn(),
+) {
+    // A closed channel means the window is gone; the run folder still records everything.
+    let send = |message: WorkerMessage| {
+        let _ = sender.send(message);
+        wake();
+    };
+    let result = run::execute(
+        experiment,
+        runs_dir,
+        control,
+        &mut |stage| send(WorkerMessage::Stage(stage)),
+        &mut |event| send(WorkerMessage::Event(event.clone())),
+    );
+    send(WorkerMessage::Done(
+        result.map(|record| record.path).map_err(|e| e.to_string()),
+    ));
+}

@@ -1,0 +1,1203 @@
+//! The setup panel: every setting the engine takes, typed as text where people type numbers, so
+//! a bad value is marked where it was typed instead of being silently clamped.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use kiln_core::config::{self, ConfigError, Experiment, ExperimentDraft, OptimizerSpec, Schedule};
+use kiln_core::data::{DEFAULT_FOLDER_IMAGE_SIZE_PX, DatasetSpec};
+use kiln_core::device::{DeviceChoice, DeviceInfo};
+use kiln_core::model::{Activation, InitScheme, ModelSpec};
+use serde::{Deserialize, Serialize};
+
+use kiln_core::config::InputScaling;
+
+/// Which data set the form points at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum DatasetKind {
+    /// The generated data set that needs no files.
+    Synthetic,
+    /// MNIST digits.
+    Mnist,
+    /// Fashion-MNIST clothing.
+    FashionMnist,
+    /// CIFAR-10.
+    Cifar10,
+    /// A folder of class sub-folders.
+    Folder,
+}
+
+impl DatasetKind {
+    const ALL: [Self; 5] = [
+        Self::Synthetic,
+        Self::Mnist,
+        Self::FashionMnist,
+        Self::Cifar10,
+        Self::Folder,
+    ];
+
+    fn label(self) -> &'static str {
+        match self {
+            Self::Synthetic => "Built-in (synthetic, no download)",
+            Self::Mnist => "MNIST",
+            Self::FashionMnist => "Fashion-MNIST",
+            Self::Cifar10 => "CIFAR-10",
+            Self::Folder => "Image folder…",
+        }
+    }
+
+    /// The downloadable data set behind this choice, if any.
+    pub fn remote(self) -> Option<kiln_core::data::fetch::RemoteDataset> {
+        use kiln_core::data::fetch::RemoteDataset;
+        match self {
+            Self::Mnist => Some(RemoteDataset::Mnist),
+            Self::FashionMnist => Some(RemoteDataset::FashionMnist),
+            Self::Cifar10 => Some(RemoteDataset::Cifar10),
+            Self::Synthetic | Self::Folder => None,
+        }
+    }
+}
+
+/// Which architecture the form builds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ModelKind {
+    /// Fully connected layers.
+    Mlp,
+    /// The small convolutional network.
+    Cnn,
+    /// VGG16, optionally with batch norm and a resized input.
+    Vgg16,
+    /// ResNet-18.
+    ResNet18,
+}
+
+impl ModelKind {
+    const ALL: [Self; 4] = [Self::Mlp, Self::Cnn, Self::Vgg16, Self::ResNet18];
+
+    fn label(self) -> &'static str {
+        match self {
+            Self::Mlp => "MLP",
+            Self::Cnn => "Small CNN",
+            Self::Vgg16 => "VGG16",
+            Self::ResNet18 => "ResNet-18",
+        }
+    }
+}
+
+/// Which optimizer the form builds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum OptimizerKind {
+    /// SGD with optional momentum.
+    Sgd,
+    /// Adam.
+    Adam,
+    /// AdamW.
+    AdamW,
+}
+
+/// Which learning-rate schedule the form builds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ScheduleKind {
+    /// One rate throughout.
+    Constant,
+    /// Drops by a factor every few epochs.
+    Step,
+    /// Cosine decay to a floor.
+    Cosine,
+}
+
+/// A form field that can carry an error mark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Field {
+    /// Run name.
+    Name,
+    /// Data set (e.g. a folder not chosen).
+    Dataset,
+    /// Image size of a folder data set.
+    FolderSize,
+    /// Model as a whole.
+    Model,
+    /// MLP hidden widths.
+    MlpWidths,
+    /// MLP dropout.
+    Dropout,
+    /// VGG input size.
+    VggSize,
+    /// Learning rate.
+    Lr,
+    /// SGD momentum.
+    Momentum,
+    /// SGD Nesterov.
+    Nesterov,
+    /// Weight decay.
+    WeightDecay,
+    /// Adam beta 1.
+    Beta1,
+    /// Adam beta 2.
+    Beta2,
+    /// Adam epsilon.
+    Epsilon,
+    /// Step schedule period.
+    StepEvery,
+    /// Step schedule factor.
+    StepGamma,
+    /// Cosine floor.
+    CosineMin,
+    /// Batch size.
+    Batch,
+    /// Epochs.
+    Epochs,
+    /// Seed.
+    Seed,
+    /// Device.
+    Device,
+}
+
+impl Field {
+    /// The form field behind a config field name as `ConfigError::Invalid` spells it.
+    fn from_config_field(name: &str) -> Option<Self> {
+        Some(match name {
+            "name" => Self::Name,
+            "dataset" => Self::Dataset,
+            "model" => Self::Model,
+            "lr" => Self::Lr,
+            "optimizer.momentum" => Self::Momentum,
+            "optimizer.nesterov" => Self::Nesterov,
+            "optimizer.weight_decay" => Self::WeightDecay,
+            "optimizer.beta_1" => Self::Beta1,
+            "optimizer.beta_2" => Self::Beta2,
+            "optimizer.epsilon" => Self::Epsilon,
+            "schedule.every_epochs" => Self::StepEvery,
+            "schedule.gamma" => Self::StepGamma,
+            "schedule.min_lr" => Self::CosineMin,
+            "batch_size" => Self::Batch,
+            "epochs" => Self::Epochs,
+            _ => return None,
+        })
+    }
+}
+
+/// Everything a person can set before pressing Start; persisted between launches.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SetupForm {
+    /// Run name.
+    pub name: String,
+    /// Data set choice.
+    pub dataset: DatasetKind,
+    /// Folder holding MNIST / Fashion-MNIST / CIFAR-10 files; none means the usual search path.
+    pub data_dir: Option<PathBuf>,
+    /// The image folder, for [`DatasetKind::Folder`].
+    pub folder: Option<PathBuf>,
+    /// Side in pixels that folder images are resized to.
+    pub folder_image_size: String,
+    /// Architecture choice.
+    pub model: ModelKind,
+    /// MLP hidden widths, comma separated.
+    pub mlp_widths: String,
+    /// MLP activation.
+    pub activation: Activation,
+    /// MLP dropout probability.
+    pub dropout: String,
+    /// VGG batch norm.
+    pub vgg_batch_norm: bool,
+    /// VGG input side in pixels; empty keeps the data set's size.
+    pub vgg_input_size: String,
+    /// Weight init.
+    pub init: InitScheme,
+    /// Pixel scaling.
+    pub input_scaling: InputScaling,
+    /// Optimizer choice.
+    pub optimizer: OptimizerKind,
+    /// Learning rate.
+    pub lr: String,
+    /// SGD momentum.
+    pub momentum: String,
+    /// SGD Nesterov.
+    pub nesterov: bool,
+    /// Weight decay.
+    pub weight_decay: String,
+    /// Adam beta 1.
+    pub beta_1: String,
+    /// Adam beta 2.
+    pub beta_2: String,
+    /// Adam epsilon.
+    pub epsilon: String,
+    /// Schedule choice.
+    pub schedule: ScheduleKind,
+    /// Step schedule period in epochs.
+    pub step_every_epochs: String,
+    /// Step schedule factor.
+    pub step_gamma: String,
+    /// Cosine floor.
+    pub cosine_min_lr: String,
+    /// Images per step.
+    pub batch_size: String,
+    /// Passes over the data.
+    pub epochs: String,
+    /// Seed.
+    pub seed: String,
+    /// `auto`, `cpu` or `gpu:N`.
+    pub device: String,
+    /// Kept from a loaded preset or run so nothing the form does not show is lost.
+    pub readback_interval_ms: u64,
+}
+
+impl Default for SetupForm {
+    fn default() -> Self {
+        Self::from_draft(&ExperimentDraft::default())
+    }
+}
+
+/// Shows a value the way people type it: `0.001`, but `1e-8` rather than `0.00000001`.
+fn number(value: f64) -> String {
+    if value != 0.0 && value.abs() < 1e-4 {
+        format!("{value:e}")
+    } else {
+        format!("{value}")
+    }
+}
+
+impl SetupForm {
+    /// The form showing `draft`, e.g. a preset or a past run's config.
+    pub fn from_draft(draft: &ExperimentDraft) -> Self {
+        let (dataset, folder, folder_image_size) = match &draft.dataset {
+            DatasetSpec::Synthetic => (DatasetKind::Synthetic, None, DEFAULT_FOLDER_IMAGE_SIZE_PX),
+            DatasetSpec::Mnist => (DatasetKind::Mnist, None, DEFAULT_FOLDER_IMAGE_SIZE_PX),
+            DatasetSpec::FashionMnist => (
+                DatasetKind::FashionMnist,
+                None,
+                DEFAULT_FOLDER_IMAGE_SIZE_PX,
+            ),
+            DatasetSpec::Cifar10 => (DatasetKind::Cifar10, None, DEFAULT_FOLDER_IMAGE_SIZE_PX),
+            DatasetSpec::Folder { path, image_size } => {
+                (DatasetKind::Folder, Some(path.clone()), *image_size)
+            }
+        };
+        let mut form = Self {
+            name: draft.name.clone(),
+            dataset,
+            data_dir: draft.data_dir.clone(),
+            folder,
+            folder_image_size: folder_image_size.to_string(),
+            model: ModelKind::Mlp,
+            mlp_widths: "512,512".to_owned(),
+            activation: Activation::Relu,
+            dropout: "0".to_owned(),
+            vgg_batch_norm: false,
+            vgg_input_size: String::new(),
+            init: draft.init,
+            input_scaling: draft.input_scaling,
+            optimizer: OptimizerKind::Adam,
+            lr: number(draft.lr),
+            momentum: "0".to_owned(),
+            nesterov: false,
+            weight_decay: "0".to_owned(),
+            beta_1: "0.9".to_owned(),
+            beta_2: "0.999".to_owned(),
+            epsilon: "1e-8".to_owned(),
+            schedule: ScheduleKind::Constant,
+            step_every_epochs: "5".to_owned(),
+            step_gamma: "0.1".to_owned(),
+            cosine_min_lr: "0".to_owned(),
+            batch_size: draft.batch_size.to_string(),
+            epochs: draft.epochs.to_string(),
+            seed: draft.seed.to_string(),
+            device: draft.device.to_string(),
+            readback_interval_ms: draft.readback_interval_ms,
+        };
+        match &draft.model {
+            ModelSpec::Mlp {
+                widths,
+                activation,
+                dropout,
+            } => {
+                form.model = ModelKind::Mlp;
+                form.mlp_widths = widths
+                    .iter()
+                    .map(usize::to_string)
+                    .collect::<Vec<_>>()
+                    .join(",");
+                form.activation = *activation;
+                form.dropout = number(*dropout);
+            }
+            ModelSpec::Cnn => form.model = ModelKind::Cnn,
+            ModelSpec::Vgg16 {
+                batch_norm,
+                resize_to,
+            } => {
+                form.model = ModelKind::Vgg16;
+                form.vgg_batch_norm = *batch_norm;
+                form.vgg_input_size = resize_to.map(|s| s.to_string()).unwrap_or_default();
+            }
+            ModelSpec::ResNet18 => form.model = ModelKind::ResNet18,
+        }
+        match &draft.optimizer {
+            OptimizerSpec::Sgd {
+                momentum,
+                nesterov,
+                weight_decay,
+            } => {
+                form.optimizer = OptimizerKind::Sgd;
+                form.momentum = number(*momentum);
+                form.nesterov = *nesterov;
+                form.weight_decay = number(*weight_decay);
+            }
+            OptimizerSpec::Adam {
+                beta_1,
+                beta_2,
+                epsilon,
+                weight_decay,
+            }
+            | OptimizerSpec::AdamW {
+                beta_1,
+                beta_2,
+                epsilon,
+                weight_decay,
+            } => {
+                form.optimizer = if matches!(draft.optimizer, OptimizerSpec::Adam { .. }) {
+                    OptimizerKind::Adam
+                } else {
+                    OptimizerKind::AdamW
+                };
+                form.beta_1 = number(*beta_1);
+                form.beta_2 = number(*beta_2);
+                form.epsilon = number(*epsilon);
+                form.weight_decay = number(*weight_decay);
+            }
+        }
+        match &draft.schedule {
+            Schedule::Constant => form.schedule = ScheduleKind::Constant,
+            Schedule::Step {
+                every_epochs,
+                gamma,
+            } => {
+                form.schedule = ScheduleKind::Step;
+                form.step_every_epochs = every_epochs.to_string();
+                form.step_gamma = number(*gamma);
+            }
+            Schedule::Cosine { min_lr } => {
+                form.schedule = ScheduleKind::Cosine;
+                form.cosine_min_lr = number(*min_lr);
+            }
+        }
+        form
+    }
+
+    /// Reads every field; a field that does not parse is reported against itself.
+    fn to_draft(&self, errors: &mut BTreeMap<Field, String>) -> ExperimentDraft {
+        let mut draft = ExperimentDraft {
+            name: self.name.trim().to_owned(),
+            data_dir: self.data_dir.clone(),
+            init: self.init,
+            input_scaling: self.input_scaling,
+            readback_interval_ms: self.readback_interval_ms,
+            ..ExperimentDraft::default()
+        };
+        draft.dataset = match self.dataset {
+            DatasetKind::Synthetic => DatasetSpec::Synthetic,
+            DatasetKind::Mnist => DatasetSpec::Mnist,
+            DatasetKind::FashionMnist => DatasetSpec::FashionMnist,
+            DatasetKind::Cifar10 => DatasetSpec::Cifar10,
+            DatasetKind::Folder => {
+                let image_size = parse_int(
+                    &self.folder_image_size,
+                    Field::FolderSize,
+                    errors,
+                    1,
+                    kiln_core::data::MAX_IMAGE_SIZE_PX as u64,
+                )
+                .map_or(DEFAULT_FOLDER_IMAGE_SIZE_PX, |v| v as u32);
+                match &self.folder {
+                    Some(path) => DatasetSpec::Folder {
+                        path: path.clone(),
+                        image_size,
+                    },
+                    None => {
+                        errors.insert(
+                            Field::Dataset,
+                            "choose a folder with one sub-folder of images per class".to_owned(),
+                        );
+                        DatasetSpec::Synthetic
+                    }
+                }
+            }
+        };
+        draft.model = match self.model {
+            ModelKind::Mlp => {
+                let widths: Result<Vec<usize>, _> = self
+                    .mlp_widths
+                    .split(',')
+                    .map(|w| w.trim().parse::<usize>())
+                    .collect();
+                let widths = match widths {
+                    Ok(w) if !w.is_empty() && w.iter().all(|&v| v > 0) => w,
+                    _ => {
+                        errors.insert(
+                            Field::MlpWidths,
+                            "hidden widths are positive whole numbers separated by commas, e.g. 512,512"
+                                .to_owned(),
+                        );
+                        vec![512, 512]
+                    }
+                };
+                let dropout = parse_float(&self.dropout, Field::Dropout, errors).unwrap_or(0.0);
+                ModelSpec::Mlp {
+                    widths,
+                    activation: self.activation,
+                    dropout,
+                }
+            }
+            ModelKind::Cnn => ModelSpec::Cnn,
+            ModelKind::Vgg16 => {
+                let resize_to = if self.vgg_input_size.trim().is_empty() {
+                    None
+                } else {
+                    parse_int(&self.vgg_input_size, Field::VggSize, errors, 32, 512)
+                        .map(|v| v as usize)
+                };
+                ModelSpec::Vgg16 {
+                    batch_norm: self.vgg_batch_norm,
+                    resize_to,
+                }
+            }
+            ModelKind::ResNet18 => ModelSpec::ResNet18,
+        };
+        let weight_decay = parse_float(&self.weight_decay, Field::WeightDecay, errors);
+        draft.optimizer = match self.optimizer {
+            OptimizerKind::Sgd => OptimizerSpec::Sgd {
+                momentum: parse_float(&self.momentum, Field::Momentum, errors).unwrap_or(0.0),
+                nesterov: self.nesterov,
+                weight_decay: weight_decay.unwrap_or(0.0),
+            },
+            OptimizerKind::Adam | OptimizerKind::AdamW => {
+                let beta_1 = parse_float(&self.beta_1, Field::Beta1, errors).unwrap_or(0.9);
+                let beta_2 = parse_float(&self.beta_2, Field::Beta2, errors).unwrap_or(0.999);
+                let epsilon = parse_float(&self.epsilon, Field::Epsilon, errors).unwrap_or(1e-8);
+                if self.optimizer == OptimizerKind::Adam {
+                    OptimizerSpec::Adam {
+                        beta_1,
+                        beta_2,
+                        epsilon,
+                        weight_decay: weight_decay.unwrap_or(0.0),
+                    }
+                } else {
+                    OptimizerSpec::AdamW {
+                        beta_1,
+                        beta_2,
+                        epsilon,
+                        weight_decay: weight_decay.unwrap_or(0.01),
+                    }
+                }
+            }
+        };
+        draft.lr = parse_float(&self.lr, Field::Lr, errors).unwrap_or(1e-3);
+        draft.schedule = match self.schedule {
+            ScheduleKind::Constant => Schedule::Constant,
+            ScheduleKind::Step => Schedule::Step {
+                every_epochs: parse_int(
+                    &self.step_every_epochs,
+                    Field::StepEvery,
+                    errors,
+                    1,
+                    config::MAX_EPOCHS as u64,
+                )
+                .map_or(1, |v| v as usize),
+                gamma: parse_float(&self.step_gamma, Field::StepGamma, errors).unwrap_or(0.1),
+            },
+            ScheduleKind::Cosine => Schedule::Cosine {
+                min_lr: parse_float(&self.cosine_min_lr, Field::CosineMin, errors).unwrap_or(0.0),
+            },
+        };
+        draft.batch_size = parse_int(
+            &self.batch_size,
+            Field::Batch,
+            errors,
+            1,
+            config::MAX_BATCH_SIZE as u64,
+        )
+        .map_or(64, |v| v as usize);
+        draft.epochs = parse_int(
+            &self.epochs,
+            Field::Epochs,
+            errors,
+            1,
+            config::MAX_EPOCHS as u64,
+        )
+        .map_or(1, |v| v as usize);
+        draft.seed = parse_int(&self.seed, Field::Seed, errors, 0, u64::MAX).unwrap_or(0);
+        draft.device = match self.device.parse::<DeviceChoice>() {
+            Ok(device) => device,
+            Err(e) => {
+                errors.insert(Field::Device, e.to_string());
+                DeviceChoice::Auto
+            }
+        };
+        draft
+    }
+
+    /// Checks the whole form: field marks for the panel, and the experiment when all is well.
+    pub fn check(&self) -> FormCheck {
+        let mut errors = BTreeMap::new();
+        // Fields that did not parse hold usable stand-ins, so the engine's own rules still run
+        // and can mark a second field at the same time.
+        let draft = self.to_draft(&mut errors);
+        match draft.validate() {
+            Ok(experiment) if errors.is_empty() => FormCheck {
+                experiment: Some(experiment),
+                errors,
+                summary: None,
+            },
+            Ok(_) => FormCheck {
+                experiment: None,
+                errors,
+                summary: None,
+            },
+            Err(error) => {
+                let summary = error.to_string();
+                if let ConfigError::Invalid { field, reason, .. } = &error
+                    && let Some(field) = Field::from_config_field(field)
+                {
+                    let field = match (field, self.model) {
+                        // The model check names the whole spec; put the mark where it was typed.
+                        (Field::Model, ModelKind::Mlp) => Field::MlpWidths,
+                        (Field::Model, ModelKind::Vgg16) => Field::VggSize,
+                        (other, _) => other,
+                    };
+                    errors.entry(field).or_insert_with(|| reason.clone());
+                }
+                FormCheck {
+                    experiment: None,
+                    errors,
+                    summary: Some(summary),
+                }
+            }
+        }
+    }
+}
+
+fn parse_float(text: &str, field: Field, errors: &mut BTreeMap<Field, String>) -> Option<f64> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() => Some(v),
+        Ok(_) => {
+            errors.insert(field, "must be a finite number".to_owned());
+            None
+        }
+        Err(_) => {
+            errors.insert(field, format!("'{}' is not a number", text.trim()));
+            None
+        }
+    }
+}
+
+fn parse_int(
+    text: &str,
+    field: Field,
+    errors: &mut BTreeMap<Field, String>,
+    min: u64,
+    max: u64,
+) -> Option<u64> {
+    match text.trim().parse::<u64>() {
+        Ok(v) if (min..=max).contains(&v) => Some(v),
+        Ok(_) => {
+            errors.insert(field, format!("must be between {min} and {max}"));
+            None
+        }
+        Err(_) => {
+            errors.insert(
+                field,
+                format!("'{}' is not a whole number of at least {min}", text.trim()),
+            );
+            None
+        }
+    }
+}
+
+/// The result of checking the form.
+#[derive(Debug, Default)]
+pub struct FormCheck {
+    /// The experiment, when every field is usable.
+    pub experiment: Option<Experiment>,
+    /// Reasons shown next to the fields they concern.
+    pub errors: BTreeMap<Field, String>,
+    /// A reason that names no single field of the form.
+    pub summary: Option<String>,
+}
+
+impl FormCheck {
+    /// Why Start is disabled, in one sentence; none when it is enabled.
+    pub fn blocking_reason(&self) -> Option<String> {
+        if self.experiment.is_some() {
+            return None;
+        }
+        if let Some((field, reason)) = self.errors.iter().next() {
+            return Some(format!("{}: {reason}", field_label(*field)));
+        }
+        self.summary.clone()
+    }
+}
+
+/// The label a field carries in the panel, used to name it in messages.
+pub fn field_label(field: Field) -> &'static str {
+    match field {
+        Field::Name => "Run name",
+        Field::Dataset => "Data set",
+        Field::FolderSize => "Image size",
+        Field::Model => "Model",
+        Field::MlpWidths => "Hidden widths",
+        Field::Dropout => "Dropout",
+        Field::VggSize => "Input size",
+        Field::Lr => "Learning rate",
+        Field::Momentum => "Momentum",
+        Field::Nesterov => "Nesterov",
+        Field::WeightDecay => "Weight decay",
+        Field::Beta1 => "β₁",
+        Field::Beta2 => "β₂",
+        Field::Epsilon => "ε",
+        Field::StepEvery => "Every (epochs)",
+        Field::StepGamma => "Factor γ",
+        Field::CosineMin => "Final rate",
+        Field::Batch => "Batch size",
+        Field::Epochs => "Epochs",
+        Field::Seed => "Seed",
+        Field::Device => "Device",
+    }
+}
+
+/// Width of the label column, shared by every group so the fields line up.
+const LABEL_WIDTH: f32 = 104.0;
+
+/// What the person asked for in the setup panel this frame.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SetupAction {
+    /// Pick a folder of class sub-folders.
+    ChooseImageFolder,
+    /// Pick the folder holding MNIST / Fashion-MNIST / CIFAR-10 files.
+    ChooseDataDir,
+    /// Download the chosen data set.
+    Fetch,
+    /// Cancel the download.
+    CancelFetch,
+}
+
+/// What the panel shows about the data set and devices, gathered outside the form.
+#[derive(Debug, Default)]
+pub struct SetupContext<'a> {
+    /// Where the chosen data set was found, or why not.
+    pub data_location: Option<Result<PathBuf, String>>,
+    /// The running download: file and fraction done (none when unknown).
+    pub fetch_progress: Option<(String, Option<f32>)>,
+    /// The last download's outcome.
+    pub fetch_message: Option<String>,
+    /// Devices, or none while they are being listed.
+    pub devices: Option<&'a [DeviceInfo]>,
+    /// Whether a run is going (the form is then read-only).
+    pub locked: bool,
+}
+
+const LR_TIP: &str = "How far each step moves the weights; too high diverges, too low crawls.";
+const BATCH_TIP: &str =
+    "Images per optimizer step; larger batches use the device better but need more memory.";
+const EPOCHS_TIP: &str = "How many times the whole training split is seen.";
+const SEED_TIP: &str =
+    "Seeds weight init, shuffling and dropout, so the same seed gives the same run.";
+const MOMENTUM_TIP: &str =
+    "Fraction of the previous update added to the next; 0.9 is common, 0 turns it off.";
+const NESTEROV_TIP: &str =
+    "Looks ahead along the momentum before taking the gradient; needs momentum above 0.";
+const DECAY_TIP: &str = "Pulls weights toward zero each step to reduce overfitting.";
+const BETA1_TIP: &str = "Decay of Adam's running mean of gradients (usually 0.9).";
+const BETA2_TIP: &str = "Decay of Adam's running mean of squared gradients (usually 0.999).";
+const EPS_TIP: &str = "Added to Adam's denominator for stability; PyTorch uses 1e-8, Keras 1e-7.";
+const WIDTHS_TIP: &str =
+    "Neurons in each hidden layer, comma separated: 512,512 is two layers of 512.";
+const DROPOUT_TIP: &str =
+    "Probability of zeroing each hidden activation during training (0 disables).";
+const SCALING_TIP: &str = "How pixel bytes become inputs: /255 like PyTorch's ToTensor, raw 0–255 like the Keras report, or standardized.";
+const INIT_TIP: &str =
+    "How weights start: PyTorch's default uniform, or Keras's Glorot-uniform with zero biases.";
+const DEVICE_TIP: &str =
+    "Where to train: auto picks a hardware GPU, else the CPU; software GPUs are slow.";
+const SCHEDULE_TIP: &str = "How the learning rate changes over the run.";
+const NAME_TIP: &str = "Part of the run folder's name, so runs are easy to find.";
+
+/// A labelled single-line text field with its error mark under it; returns whether it changed.
+fn text_row(
+    ui: &mut egui::Ui,
+    field: Field,
+    value: &mut String,
+    tip: &str,
+    errors: &BTreeMap<Field, String>,
+) -> bool {
+    let label = ui.label(field_label(field)).on_hover_text(tip);
+    let error = errors.get(&field);
+    let mut edit = egui::TextEdit::singleline(value).desired_width(140.0);
+    if error.is_some() {
+        edit = edit.text_color(ui.visuals().error_fg_color);
+    }
+    let response = ui.add(edit).labelled_by(label.id).on_hover_text(tip);
+    ui.end_row();
+    if let Some(reason) = error {
+        ui.label("");
+        error_label(ui, reason);
+        ui.end_row();
+    }
+    response.changed()
+}
+
+/// A reason in the error colour, wrapped to the field column so it never runs off the panel.
+fn error_label(ui: &mut egui::Ui, reason: &str) {
+    let color = ui.visuals().error_fg_color;
+    ui.vertical(|ui| {
+        ui.set_max_width(210.0);
+        ui.add(egui::Label::new(egui::RichText::new(reason).color(color)).wrap());
+    });
+}
+
+fn error_row(ui: &mut egui::Ui, field: Field, errors: &BTreeMap<Field, String>) {
+    if let Some(reason) = errors.get(&field) {
+        ui.label("");
+        error_label(ui, reason);
+        ui.end_row();
+    }
+}
+
+fn combo_row<T: Copy + PartialEq>(
+    ui: &mut egui::Ui,
+    label: &str,
+    tip: &str,
+    value: &mut T,
+    options: &[(T, &str)],
+) {
+    let label_response = ui.label(label).on_hover_text(tip);
+    let selected = options
+        .iter()
+        .find(|(option, _)| option == value)
+        .map_or("", |(_, text)| *text);
+    egui::ComboBox::from_id_salt(label)
+        .selected_text(selected)
+        .width(180.0)
+        .show_ui(ui, |ui| {
+            for (option, text) in options {
+                ui.selectable_value(value, *option, *text);
+            }
+        })
+        .response
+        .labelled_by(label_response.id)
+        .on_hover_text(tip);
+    ui.end_row();
+}
+
+/// The setup panel; returns the actions to carry out (pickers, downloads) outside the frame.
+pub fn setup_ui(
+    ui: &mut egui::Ui,
+    form: &mut SetupForm,
+    check: &FormCheck,
+    context: &SetupContext<'_>,
+) -> Vec<SetupAction> {
+    let mut actions = Vec::new();
+    let errors = &check.errors;
+    ui.add_enabled_ui(!context.locked, |ui| {
+        presets_ui(ui, form);
+        ui.separator();
+        ui.strong("Data");
+        egui::Grid::new("setup-data")
+            .num_columns(2)
+            .min_col_width(LABEL_WIDTH)
+            .spacing([8.0, 4.0])
+            .show(ui, |ui| {
+                let options: Vec<(DatasetKind, &str)> =
+                    DatasetKind::ALL.iter().map(|k| (*k, k.label())).collect();
+                combo_row(
+                    ui,
+                    "Data set",
+                    "What to train on; the built-in set needs no files and no network.",
+                    &mut form.dataset,
+                    &options,
+                );
+                error_row(ui, Field::Dataset, errors);
+                if form.dataset == DatasetKind::Folder {
+                    ui.label("Folder");
+                    ui.horizontal(|ui| {
+                        let shown = form
+                            .folder
+                            .as_ref()
+                            .map_or("(none chosen)".to_owned(), |p| p.display().to_string());
+                        ui.label(shown);
+                        if ui
+                            .button("Choose folder…")
+                            .on_hover_text("A folder with one sub-folder of PNG/JPEG images per class.")
+                            .clicked()
+                        {
+                            actions.push(SetupAction::ChooseImageFolder);
+                        }
+                    });
+                    ui.end_row();
+                    text_row(
+                        ui,
+                        Field::FolderSize,
+                        &mut form.folder_image_size,
+                        "Images are resized to this many pixels on each side.",
+                        errors,
+                    );
+                }
+                if form.dataset.remote().is_some() {
+                    ui.label("Data folder");
+                    ui.vertical(|ui| {
+                        match &context.data_location {
+                            Some(Ok(path)) => {
+                                ui.label(format!("found in {}", path.display()));
+                            }
+                            Some(Err(reason)) => {
+                                ui.colored_label(ui.visuals().warn_fg_color, reason);
+                            }
+                            None => {
+                                ui.label("looking…");
+                            }
+                        }
+                        ui.horizontal(|ui| {
+                            if ui
+                                .button("Choose data folder…")
+                                .on_hover_text("The folder holding the data set's files, or a parent of mnist/, fashion-mnist/, cifar-10-batches-bin/.")
+                                .clicked()
+                            {
+                                actions.push(SetupAction::ChooseDataDir);
+                            }
+                            if form.data_dir.is_some() && ui.button("Use default folders").clicked() {
+                                form.data_dir = None;
+                            }
+                        });
+                        match &context.fetch_progress {
+                            Some((file, fraction)) => {
+                                ui.horizontal(|ui| {
+                                    let bar = egui::ProgressBar::new(fraction.unwrap_or(0.0))
+                                        .text(format!("downloading {file}"))
+                                        .desired_width(180.0);
+                                    ui.add(bar);
+                                    if ui.button("Cancel download").clicked() {
+                                        actions.push(SetupAction::CancelFetch);
+                                    }
+                                });
+                            }
+                            None => {
+                                if ui
+                                    .button("Fetch")
+                                    .on_hover_text("Download the data set and check every file's SHA-256 before keeping it.")
+                                    .clicked()
+                                {
+                                    actions.push(SetupAction::Fetch);
+                                }
+                            }
+                        }
+                        if let Some(message) = &context.fetch_message {
+                            ui.label(message);
+                        }
+                    });
+                    ui.end_row();
+                }
+                let options = [
+                    (InputScaling::UnitRange, "÷255 (0–1)"),
+                    (InputScaling::Raw, "raw 0–255"),
+                    (InputScaling::Standardize, "standardize"),
+                ];
+                combo_row(ui, "Input scaling", SCALING_TIP, &mut form.input_scaling, &options);
+            });
+        ui.separator();
+        ui.strong("Model");
+        egui::Grid::new("setup-model")
+            .num_columns(2)
+            .min_col_width(LABEL_WIDTH)
+            .spacing([8.0, 4.0])
+            .show(ui, |ui| {
+                let options: Vec<(ModelKind, &str)> =
+                    ModelKind::ALL.iter().map(|k| (*k, k.label())).collect();
+                combo_row(
+                    ui,
+                    "Architecture",
+                    "The network to train; VGG16 and ResNet-18 need a GPU to be quick.",
+                    &mut form.model,
+                    &options,
+                );
+                match form.model {
+                    ModelKind::Mlp => {
+                        text_row(ui, Field::MlpWidths, &mut form.mlp_widths, WIDTHS_TIP, errors);
+                        let options: Vec<(Activation, &str)> =
+                            Activation::ALL.iter().map(|a| (*a, a.name())).collect();
+                        combo_row(
+                            ui,
+                            "Activation",
+                            "The nonlinearity between hidden layers.",
+                            &mut form.activation,
+                            &options,
+                        );
+                        text_row(ui, Field::Dropout, &mut form.dropout, DROPOUT_TIP, errors);
+                    }
+                    ModelKind::Vgg16 => {
+                        let label = ui.label("Batch norm").on_hover_text(
+                            "Adds batch normalization after each convolution (VGG16-BN).",
+                        );
+                        ui.checkbox(&mut form.vgg_batch_norm, "")
+                            .labelled_by(label.id);
+                        ui.end_row();
+                        text_row(
+                            ui,
+                            Field::VggSize,
+                            &mut form.vgg_input_size,
+                            "Resize inputs on the device to this side in pixels (224 as in the paper); empty keeps the data set's size.",
+                            errors,
+                        );
+                    }
+                    ModelKind::Cnn | ModelKind::ResNet18 => error_row(ui, Field::Model, errors),
+                }
+                let options = [
+                    (InitScheme::PytorchDefault, "PyTorch default"),
+                    (InitScheme::GlorotUniform, "Glorot uniform (Keras)"),
+                ];
+                combo_row(ui, "Init", INIT_TIP, &mut form.init, &options);
+            });
+        ui.separator();
+        ui.strong("Optimizer");
+        egui::Grid::new("setup-optimizer")
+            .num_columns(2)
+            .min_col_width(LABEL_WIDTH)
+            .spacing([8.0, 4.0])
+            .show(ui, |ui| {
+                let before = form.optimizer;
+                let options = [
+                    (OptimizerKind::Sgd, "SGD"),
+                    (OptimizerKind::Adam, "Adam"),
+                    (OptimizerKind::AdamW, "AdamW"),
+                ];
+                combo_row(
+                    ui,
+                    "Optimizer",
+                    "The update rule applied to the gradients.",
+                    &mut form.optimizer,
+                    &options,
+                );
+                if before != form.optimizer {
+                    // AdamW's decay is decoupled and defaults to 0.01; the others default to none.
+                    form.weight_decay = if form.optimizer == OptimizerKind::AdamW {
+                        "0.01"
+                    } else {
+                        "0"
+                    }
+                    .to_owned();
+                }
+                text_row(ui, Field::Lr, &mut form.lr, LR_TIP, errors);
+                match form.optimizer {
+                    OptimizerKind::Sgd => {
+                        text_row(ui, Field::Momentum, &mut form.momentum, MOMENTUM_TIP, errors);
+                        let label = ui.label("Nesterov").on_hover_text(NESTEROV_TIP);
+                        ui.checkbox(&mut form.nesterov, "").labelled_by(label.id);
+                        ui.end_row();
+                        error_row(ui, Field::Nesterov, errors);
+                    }
+                    OptimizerKind::Adam | OptimizerKind::AdamW => {
+                        text_row(ui, Field::Beta1, &mut form.beta_1, BETA1_TIP, errors);
+                        text_row(ui, Field::Beta2, &mut form.beta_2, BETA2_TIP, errors);
+                        text_row(ui, Field::Epsilon, &mut form.epsilon, EPS_TIP, errors);
+                    }
+                }
+                text_row(ui, Field::WeightDecay, &mut form.weight_decay, DECAY_TIP, errors);
+                let options = [
+                    (ScheduleKind::Constant, "constant"),
+                    (ScheduleKind::Step, "step decay"),
+                    (ScheduleKind::Cosine, "cosine"),
+                ];
+                combo_row(ui, "LR schedule", SCHEDULE_TIP, &mut form.schedule, &options);
+                match form.schedule {
+                    ScheduleKind::Constant => {}
+                    ScheduleKind::Step => {
+                        text_row(
+                            ui,
+                            Field::StepEvery,
+                            &mut form.step_every_epochs,
+                            "Epochs between two drops of the learning rate.",
+                            errors,
+                        );
+                        text_row(
+                            ui,
+                            Field::StepGamma,
+                            &mut form.step_gamma,
+                            "The learning rate is multiplied by this at each drop.",
+                            errors,
+                        );
+                    }
+                    ScheduleKind::Cosine => {
+                        text_row(
+                            ui,
+                            Field::CosineMin,
+                            &mut form.cosine_min_lr,
+                            "The learning rate at the very end of the run.",
+                            errors,
+                        );
+                    }
+                }
+            });
+        ui.separator();
+        ui.strong("Run");
+        egui::Grid::new("setup-run")
+            .num_columns(2)
+            .min_col_width(LABEL_WIDTH)
+            .spacing([8.0, 4.0])
+            .show(ui, |ui| {
+                text_row(ui, Field::Batch, &mut form.batch_size, BATCH_TIP, errors);
+                text_row(ui, Field::Epochs, &mut form.epochs, EPOCHS_TIP, errors);
+                text_row(ui, Field::Seed, &mut form.seed, SEED_TIP, errors);
+                device_row(ui, form, context.devices);
+                error_row(ui, Field::Device, errors);
+                text_row(ui, Field::Name, &mut form.name, NAME_TIP, errors);
+            });
+    });
+    actions
+}
+
+fn presets_ui(ui: &mut egui::Ui, form: &mut SetupForm) {
+    ui.horizontal(|ui| {
+        let label = ui.label("Preset");
+        egui::ComboBox::from_id_salt("preset")
+            .selected_text("load a reference workload…")
+            .show_ui(ui, |ui| {
+                for name in config::preset_names() {
+                    if ui.selectable_label(false, name).clicked()
+                        && let Ok(draft) = config::preset(name)
+                    {
+                        *form = SetupForm::from_draft(&draft);
+                    }
+                }
+                ui.separator();
+                if ui.selectable_label(false, "defaults").clicked() {
+                    *form = SetupForm::default();
+                }
+            })
+            .response
+            .labelled_by(label.id)
+            .on_hover_text("Fill the form with one of the reference workloads from user reports.");
+    });
+}
+
+fn device_row(ui: &mut egui::Ui, form: &mut SetupForm, devices: Option<&[DeviceInfo]>) {
+    let label = ui.label("Device").on_hover_text(DEVICE_TIP);
+    let Some(devices) = devices else {
+        ui.label("listing devices…");
+        ui.end_row();
+        return;
+    };
+    let describe = |device: &DeviceInfo| {
+        if device.class.is_hardware_gpu() {
+            format!("{} ({})", device.name, device.backend)
+        } else {
+            format!("{} [{}]", device.name, device.class.label())
+        }
+    };
+    let auto = kiln_core::device::auto_choice(devices);
+    let auto_name = devices
+        .iter()
+        .find(|d| d.id == auto.to_string())
+        .map_or_else(|| "CPU".to_owned(), |d| d.name.clone());
+    let auto_text = format!("auto: {auto_name}");
+    let selected = if form.device == "auto" {
+        auto_text.clone()
+    } else {
+        devices
+            .iter()
+            .find(|d| d.id == form.device)
+            .map_or_else(|| form.device.clone(), describe)
+    };
+    egui::ComboBox::from_id_salt("device")
+        .selected_text(selected)
+        .width(220.0)
+        .show_ui(ui, |ui| {
+            ui.selectable_value(&mut form.device, "auto".to_owned(), auto_text);
+            for device in devices {
+                ui.selectable_value(&mut form.device, device.id.clone(), describe(device));
+            }
+        })
+        .response
+        .labelled_by(label.id)
+        .on_hover_text(DEVICE_TIP);
+    ui.end_row();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_survives_the_form() {
+        for name in config::preset_names() {
+            let draft = config::preset(name).expect("preset");
+            let form = SetupForm::from_draft(&draft);
+            let check = form.check();
+            assert!(check.errors.is_empty(), "{name}: {:?}", check.errors);
+            let experiment = check.experiment.expect("valid");
+            assert_eq!(experiment.draft(), &draft, "{name}");
+        }
+    }
+
+    #[test]
+    fn bad_text_is_marked_on_its_field() {
+        let form = SetupForm {
+            lr: "fast".to_owned(),
+            batch_size: "0".to_owned(),
+            ..SetupForm::default()
+        };
+        let check = form.check();
+        assert!(check.experiment.is_none());
+        assert!(check.errors[&Field::Lr].contains("not a number"));
+        assert!(check.errors[&Field::Batch].contains("between 1"));
+        assert!(check.blocking_reason().is_some());
+    }
+
+    #[test]
+    fn a_typo_does_not_hide_an_engine_rule_elsewhere() {
+        let form = SetupForm {
+            lr: "-1".to_owned(),
+            batch_size: "lots".to_owned(),
+            ..SetupForm::default()
+        };
+        let check = form.check();
+        assert!(check.errors.contains_key(&Field::Batch), "{:?}", check.errors);
+        assert!(check.errors[&Field::Lr].contains("positive"), "{:?}", check.errors);
+    }
+
+    #[test]
+    fn tiny_values_read_as_typed() {
+        assert_eq!(number(1e-8), "1e-8");
+        assert_eq!(number(0.001), "0.001");
+        assert_eq!(number(0.0), "0");
+    }
+
+    #[test]
+    fn engine_rules_are_marked_on_their_field() {
+        let form = SetupForm {
+            lr: "50".to_owned(),
+            ..SetupForm::default()
+        };
+        let check = form.check();
+        assert!(
+            check.errors[&Field::Lr].contains("above 10"),
+            "{:?}",
+            check.errors
+        );
+
+        let form = SetupForm {
+            optimizer: OptimizerKind::Sgd,
+            nesterov: true,
+            momentum: "0".to_owned(),
+            ..SetupForm::default()
+        };
+        assert!(form.check().errors.contains_key(&Field::Nesterov));
+    }
+
+    #[test]
+    fn a_folder_data_set_needs_a_folder() {
+        let form = SetupForm {
+            dataset: DatasetKind::Folder,
+            ..SetupForm::default()
+        };
+        let check = form.check();
+        assert!(check.errors.contains_key(&Field::Dataset));
+    }
+}

@@ -1,0 +1,272 @@
+//! The window, headless: each panel as a PNG snapshot, and a real run started with a click.
+//!
+//! Snapshots render through wgpu (lavapipe on machines without a GPU); refresh them with
+//! `UPDATE_SNAPSHOTS=true cargo test --workspace --test gui` after an intended change.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use kiln::gui::{
+    AppOptions, KilnApp, PlotRun, RunsPanel, SetupContext, SetupForm, plots_ui, run_color, runs_ui,
+    setup_ui,
+};
+use kiln_core::device::{DeviceClass, DeviceInfo};
+use kiln_core::export::XAxis;
+use kiln_core::history::{EpochRow, MetricsRow, RunHistory};
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("kiln-gui-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A device list that reads the same on every machine, so snapshots do not depend on core count.
+fn fixed_devices() -> Vec<DeviceInfo> {
+    vec![
+        DeviceInfo {
+            id: "gpu:0".to_owned(),
+            name: "llvmpipe (LLVM 15.0.6, 256 bits)".to_owned(),
+            backend: "Vulkan".to_owned(),
+            class: DeviceClass::Software,
+            driver: "llvmpipe".to_owned(),
+            driver_info: String::new(),
+        },
+        DeviceInfo {
+            id: "cpu".to_owned(),
+            name: "CPU".to_owned(),
+            backend: "flex".to_owned(),
+            class: DeviceClass::Cpu,
+            driver: String::new(),
+            driver_info: String::new(),
+        },
+    ]
+}
+
+/// A made-up run that learns, for plots and the runs list.
+fn fake_history(name: &str, lr: f64, speed: f64) -> RunHistory {
+    let mut metrics = Vec::new();
+    let mut epochs = Vec::new();
+    for epoch in 1..=3 {
+        for k in 1..=8 {
+            let step = (epoch - 1) * 8 + k;
+            let t = step as f64;
+            metrics.push(MetricsRow {
+                wall_secs: t * 0.25,
+                epoch,
+                step: k,
+                global_step: step * 10,
+                samples_seen: step as u64 * 640,
+                train_loss: 2.3 / (1.0 + t * lr * 10.0),
+                train_accuracy: 1.0 - 0.9 / (1.0 + t * lr * 10.0),
+                samples_per_sec: speed * (1.0 + 0.05 * (t * 1.7).sin()),
+                step_ms: 64_000.0 / speed,
+                data_ms: 0.1,
+                compute_ms: 1.0,
+                sync_ms: 0.2,
+                lr,
+            });
+        }
+        let t = (epoch * 8) as f64;
+        epochs.push(EpochRow {
+            epoch,
+            train_loss: 2.3 / (1.0 + t * lr * 10.0),
+            train_accuracy: 1.0 - 0.9 / (1.0 + t * lr * 10.0),
+            test_loss: 2.4 / (1.0 + t * lr * 9.0),
+            test_accuracy: 1.0 - 0.95 / (1.0 + t * lr * 9.0),
+            epoch_secs: 2.0,
+            eval_secs: 0.2,
+            samples_per_sec: speed,
+        });
+    }
+    let draft = kiln_core::config::ExperimentDraft {
+        name: name.to_owned(),
+        lr,
+        ..Default::default()
+    };
+    RunHistory {
+        path: PathBuf::from(format!("runs/20261129-120000-{name}")),
+        name: name.to_owned(),
+        config: Some(draft),
+        metrics,
+        epochs,
+        summary: None,
+        problems: Vec::new(),
+    }
+}
+
+#[test]
+fn setup_panel_snapshot() {
+    let devices = fixed_devices();
+    let mut harness = Harness::builder().with_size([380.0, 900.0]).build_ui_state(
+        |ui, form: &mut SetupForm| {
+            let check = form.check();
+            let context = SetupContext {
+                devices: Some(&devices),
+                ..SetupContext::default()
+            };
+            setup_ui(ui, form, &check, &context);
+        },
+        SetupForm::default(),
+    );
+    harness.run();
+    harness.snapshot("setup_panel");
+}
+
+#[test]
+fn setup_panel_marks_bad_values_where_typed() {
+    let form = SetupForm {
+        lr: "-1".to_owned(),
+        batch_size: "lots".to_owned(),
+        ..SetupForm::default()
+    };
+    let devices = fixed_devices();
+    let mut harness = Harness::builder().with_size([380.0, 900.0]).build_ui_state(
+        |ui, form: &mut SetupForm| {
+            let check = form.check();
+            let context = SetupContext {
+                devices: Some(&devices),
+                ..SetupContext::default()
+            };
+            setup_ui(ui, form, &check, &context);
+        },
+        form,
+    );
+    harness.run();
+    harness.get_by_label_contains("'lots' is not a whole number");
+    harness.snapshot("setup_panel_errors");
+}
+
+#[test]
+fn runs_panel_snapshot() {
+    let mut panel = RunsPanel::with_runs(vec![
+        fake_history("fast", 0.1, 9000.0),
+        fake_history("slow", 0.01, 3000.0),
+    ]);
+    panel.selected.insert(panel.runs[0].path.clone());
+    let mut harness = Harness::builder().with_size([320.0, 420.0]).build_ui_state(
+        |ui, panel: &mut RunsPanel| {
+            runs_ui(ui, panel, None);
+        },
+        panel,
+    );
+    harness.run();
+    harness.snapshot("runs_panel");
+}
+
+#[test]
+fn plots_snapshot_overlays_two_runs() {
+    let runs = [
+        fake_history("lr-0.1", 0.1, 9000.0),
+        fake_history("lr-0.01", 0.01, 3000.0),
+    ];
+    let labels = ["lr 0.1", "lr 0.01"];
+    let mut harness = Harness::builder().with_size([900.0, 620.0]).build_ui(|ui| {
+        let plot_runs: Vec<PlotRun<'_>> = runs
+            .iter()
+            .zip(labels)
+            .enumerate()
+            .map(|(i, (history, label))| PlotRun {
+                history,
+                label,
+                color: run_color(i),
+            })
+            .collect();
+        plots_ui(ui, &plot_runs, XAxis::Steps);
+    });
+    harness.run();
+    harness.snapshot("plots");
+}
+
+fn app_harness(runs_dir: &Path) -> Harness<'static, KilnApp> {
+    let runs_dir = runs_dir.to_owned();
+    Harness::builder()
+        .with_size([1280.0, 800.0])
+        .build_eframe(move |cc| {
+            KilnApp::new(
+                cc,
+                AppOptions {
+                    runs_dir,
+                    devices: Some(fixed_devices()),
+                    restore: false,
+                },
+            )
+        })
+}
+
+#[test]
+fn window_snapshot_before_a_run() {
+    let runs_dir = scratch("window");
+    let mut harness = app_harness(&runs_dir);
+    harness.run();
+    harness.snapshot("window_idle");
+}
+
+#[test]
+fn a_start_click_trains_plots_and_lists_the_run() {
+    let runs_dir = scratch("interaction");
+    let mut harness = app_harness(&runs_dir);
+    harness.state_mut().form = SetupForm {
+        name: "from-the-window".to_owned(),
+        mlp_widths: "32".to_owned(),
+        epochs: "2".to_owned(),
+        batch_size: "128".to_owned(),
+        device: "cpu".to_owned(),
+        ..SetupForm::default()
+    };
+    harness.run();
+    harness.get_by_label_contains("▶ Start").click();
+    harness.run();
+    assert!(harness.state().session.is_some(), "Start made no session");
+
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while harness.state().is_training() {
+        assert!(Instant::now() < deadline, "the run did not finish in time");
+        std::thread::sleep(Duration::from_millis(50));
+        harness.step();
+    }
+    harness.run();
+
+    let app = harness.state();
+    let session = app.session.as_ref().unwrap();
+    assert_eq!(
+        session.state,
+        kiln::gui::SessionState::Finished(kiln_core::train::RunOutcome::Completed),
+        "{:?}",
+        session.warnings
+    );
+    assert!(
+        !session.history.metrics.is_empty(),
+        "the plots have no training points"
+    );
+    assert_eq!(session.history.epochs.len(), 2, "one test point per epoch");
+    let folder = session.history.path.clone();
+    assert!(
+        folder.join("summary.json").is_file(),
+        "{}",
+        folder.display()
+    );
+    assert!(
+        app.runs.runs.iter().any(|r| r.path == folder),
+        "the finished run is not in the list"
+    );
+    // The list reads back from disk what the live plots showed.
+    let listed = app.runs.runs.iter().find(|r| r.path == folder).unwrap();
+    assert_eq!(listed.epochs.len(), 2);
+    assert_eq!(listed.metrics.len(), session.history.metrics.len());
+}
+
+#[test]
+fn start_is_disabled_with_the_reason_shown() {
+    let runs_dir = scratch("disabled");
+    let mut harness = app_harness(&runs_dir);
+    harness.state_mut().form.epochs = "0".to_owned();
+    harness.run();
+    harness.get_by_label_contains("Start is disabled: Epochs");
+    harness.get_by_label_contains("▶ Start").click();
+    harness.run();
+    assert!(harness.state().session.is_none());
+    assert!(std::fs::read_dir(&runs_dir).unwrap().next().is_none());
+}
