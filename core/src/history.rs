@@ -548,39 +548,45 @@ pub fn delete_run(folder: &Path) -> Result<(), HistoryError> {
 }
 
 /// The settings a legend may name, as `(label, value)`, in the order a person reads them.
-fn describe(draft: &ExperimentDraft) -> Vec<(&'static str, String)> {
+/// The settings a legend may name, most often varied first; `None` where a setting does not
+/// apply to a run (momentum of Adam) or is not known (device `auto`), so it never makes two runs
+/// look different.
+fn describe(draft: &ExperimentDraft) -> Vec<(&'static str, Option<String>)> {
     use crate::config::OptimizerSpec;
-    // Momentum only means something for SGD, so it is part of the optimizer's value.
-    let mut optimizer = draft.optimizer.name().to_owned();
-    if let OptimizerSpec::Sgd {
-        momentum, nesterov, ..
-    } = &draft.optimizer
-    {
-        if *momentum != 0.0 {
-            optimizer.push_str(&format!(" momentum {momentum}"));
+    use crate::device::DeviceChoice;
+    let (momentum, nesterov, weight_decay) = match &draft.optimizer {
+        OptimizerSpec::Sgd {
+            momentum,
+            nesterov,
+            weight_decay,
+        } => (
+            Some(momentum.to_string()),
+            nesterov.then(|| "on".to_owned()),
+            weight_decay,
+        ),
+        OptimizerSpec::Adam { weight_decay, .. } | OptimizerSpec::AdamW { weight_decay, .. } => {
+            (None, None, weight_decay)
         }
-        if *nesterov {
-            optimizer.push_str(" nesterov");
-        }
-    }
-    let weight_decay = match &draft.optimizer {
-        OptimizerSpec::Sgd { weight_decay, .. }
-        | OptimizerSpec::Adam { weight_decay, .. }
-        | OptimizerSpec::AdamW { weight_decay, .. } => weight_decay.to_string(),
+    };
+    let device = match draft.device {
+        DeviceChoice::Auto => None,
+        other => Some(other.to_string()),
     };
     vec![
-        ("dataset", draft.dataset.to_string()),
-        ("model", draft.model.to_string()),
-        ("optimizer", optimizer),
-        ("weight decay", weight_decay),
-        ("lr", draft.lr.to_string()),
-        ("schedule", draft.schedule.to_string()),
-        ("batch", draft.batch_size.to_string()),
-        ("epochs", draft.epochs.to_string()),
-        ("seed", draft.seed.to_string()),
-        ("device", draft.device.to_string()),
-        ("scaling", draft.input_scaling.to_string()),
-        ("init", draft.init.to_string()),
+        ("lr", Some(draft.lr.to_string())),
+        ("optimizer", Some(draft.optimizer.name().to_owned())),
+        ("momentum", momentum),
+        ("nesterov", nesterov),
+        ("batch", Some(draft.batch_size.to_string())),
+        ("schedule", Some(draft.schedule.to_string())),
+        ("weight decay", Some(weight_decay.to_string())),
+        ("model", Some(draft.model.to_string())),
+        ("dataset", Some(draft.dataset.to_string())),
+        ("scaling", Some(draft.input_scaling.to_string())),
+        ("init", Some(draft.init.to_string())),
+        ("seed", Some(draft.seed.to_string())),
+        ("epochs", Some(draft.epochs.to_string())),
+        ("device", device),
     ]
 }
 
@@ -590,16 +596,26 @@ pub fn legend_labels(runs: &[&RunHistory]) -> Vec<String> {
     if runs.len() == 1 {
         return vec![runs[0].name.clone()];
     }
-    let described: Vec<Option<Vec<(&'static str, String)>>> = runs
+    let described: Vec<Option<Vec<(&'static str, Option<String>)>>> = runs
         .iter()
         .map(|r| r.config.as_ref().map(describe))
         .collect();
-    let with_config: Vec<&Vec<(&'static str, String)>> = described.iter().flatten().collect();
-    let differing: Vec<usize> = match with_config.first() {
-        Some(first) if with_config.len() > 1 => (0..first.len())
-            .filter(|&i| with_config.iter().any(|d| d[i].1 != first[i].1))
-            .collect(),
-        _ => Vec::new(),
+    let with_config: Vec<&Vec<(&'static str, Option<String>)>> =
+        described.iter().flatten().collect();
+    let field_count = with_config.first().map_or(0, |d| d.len());
+    // A field differs when the runs that have it hold more than one value between them.
+    let differing: Vec<usize> = if with_config.len() > 1 {
+        (0..field_count)
+            .filter(|&i| {
+                let mut values: Vec<&String> =
+                    with_config.iter().filter_map(|d| d[i].1.as_ref()).collect();
+                values.sort();
+                values.dedup();
+                values.len() > 1
+            })
+            .collect()
+    } else {
+        Vec::new()
     };
     // (label, came from settings)
     let mut labels: Vec<(String, bool)> = runs
@@ -609,13 +625,17 @@ pub fn legend_labels(runs: &[&RunHistory]) -> Vec<String> {
             Some(fields) if !differing.is_empty() => {
                 let text = differing
                     .iter()
-                    .map(|&i| {
+                    .filter_map(|&i| {
                         let (key, value) = &fields[i];
-                        format!("{key} {value}")
+                        value.as_ref().map(|value| format!("{key} {value}"))
                     })
                     .collect::<Vec<_>>()
                     .join(", ");
-                (text, true)
+                if text.is_empty() {
+                    (run.name.clone(), false)
+                } else {
+                    (text, true)
+                }
             }
             _ => (run.name.clone(), false),
         })
@@ -951,8 +971,42 @@ mod tests {
         let s = history("s", "4-s", sgd);
         assert_eq!(
             legend_labels(&[&a, &s]),
-            ["optimizer adam", "optimizer sgd momentum 0.9"]
+            ["optimizer adam", "optimizer sgd"]
         );
+
+        // Momentum is named only between SGD runs, where it means something.
+        let mut plain = sgd_draft(0.0);
+        let heavy = sgd_draft(0.9);
+        assert_eq!(
+            legend_labels(&[
+                &history("p", "5-p", plain.clone()),
+                &history("h", "6-h", heavy)
+            ]),
+            ["momentum 0", "momentum 0.9"]
+        );
+
+        // `auto` is not a device: it never makes two runs look different.
+        if let Some(d) = &mut plain {
+            d.device = crate::device::DeviceChoice::Cpu;
+            d.lr = 0.5;
+        }
+        let auto = sgd_draft(0.0);
+        assert_eq!(
+            legend_labels(&[&history("c", "7-c", plain), &history("u", "8-u", auto)]),
+            ["lr 0.5", "lr 0.01"]
+        );
+    }
+
+    fn sgd_draft(momentum: f64) -> Option<ExperimentDraft> {
+        let mut d = draft(0.01, 64);
+        if let Some(d) = &mut d {
+            d.optimizer = crate::config::OptimizerSpec::Sgd {
+                momentum,
+                nesterov: false,
+                weight_decay: 0.0,
+            };
+        }
+        d
     }
 
     #[test]

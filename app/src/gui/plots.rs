@@ -166,7 +166,7 @@ fn chart_ui(
                     plot_ui.line(
                         Line::new(train_name, PlotPoints::from(train))
                             .color(run.color)
-                            .width(1.5),
+                            .width(1.0),
                     );
                     if !test.is_empty() {
                         let name = format!("{} test", run.label);
@@ -174,7 +174,7 @@ fn chart_ui(
                             Line::new(name.clone(), PlotPoints::from(test.clone()))
                                 .color(run.color)
                                 .style(LineStyle::dashed_loose())
-                                .width(1.5),
+                                .width(1.0),
                         );
                         plot_ui.points(
                             Points::new(name, PlotPoints::from(test))

@@ -164,6 +164,12 @@ impl Session {
         match event {
             TrainEvent::Started(info) => {
                 self.state = SessionState::Running;
+                // Compare the live run by the device it really uses, not by `auto`.
+                if let (Some(config), Ok(device)) =
+                    (self.history.config.as_mut(), info.device_id.parse())
+                {
+                    config.device = device;
+                }
                 self.start = Some(info);
             }
             TrainEvent::Progress(progress) => {

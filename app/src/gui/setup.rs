@@ -1158,8 +1158,16 @@ mod tests {
             ..SetupForm::default()
         };
         let check = form.check();
-        assert!(check.errors.contains_key(&Field::Batch), "{:?}", check.errors);
-        assert!(check.errors[&Field::Lr].contains("positive"), "{:?}", check.errors);
+        assert!(
+            check.errors.contains_key(&Field::Batch),
+            "{:?}",
+            check.errors
+        );
+        assert!(
+            check.errors[&Field::Lr].contains("positive"),
+            "{:?}",
+            check.errors
+        );
     }
 
     #[test]
