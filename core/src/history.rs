@@ -548,10 +548,13 @@ pub fn delete_run(folder: &Path) -> Result<(), HistoryError> {
 }
 
 /// The settings a legend may name, as `(label, value)`, in the order a person reads them.
+/// A run's settings as (name, value) pairs, in the order a legend names them.
+type Settings = Vec<(&'static str, Option<String>)>;
+
 /// The settings a legend may name, most often varied first; `None` where a setting does not
 /// apply to a run (momentum of Adam) or is not known (device `auto`), so it never makes two runs
 /// look different.
-fn describe(draft: &ExperimentDraft) -> Vec<(&'static str, Option<String>)> {
+fn describe(draft: &ExperimentDraft) -> Settings {
     use crate::config::OptimizerSpec;
     use crate::device::DeviceChoice;
     let (momentum, nesterov, weight_decay) = match &draft.optimizer {
@@ -596,12 +599,11 @@ pub fn legend_labels(runs: &[&RunHistory]) -> Vec<String> {
     if runs.len() == 1 {
         return vec![runs[0].name.clone()];
     }
-    let described: Vec<Option<Vec<(&'static str, Option<String>)>>> = runs
+    let described: Vec<Option<Settings>> = runs
         .iter()
         .map(|r| r.config.as_ref().map(describe))
         .collect();
-    let with_config: Vec<&Vec<(&'static str, Option<String>)>> =
-        described.iter().flatten().collect();
+    let with_config: Vec<&Settings> = described.iter().flatten().collect();
     let field_count = with_config.first().map_or(0, |d| d.len());
     // A field differs when the runs that have it hold more than one value between them.
     let differing: Vec<usize> = if with_config.len() > 1 {

@@ -33,6 +33,16 @@ pub const PAUSE_SHORTCUT: KeyboardShortcut = KeyboardShortcut::new(Modifiers::CO
 pub const CANCEL_SHORTCUT: KeyboardShortcut =
     KeyboardShortcut::new(Modifiers::COMMAND, Key::Period);
 
+/// Wakes the UI for a message from a worker. A zero-delay request makes egui paint twice; a
+/// short delay paints once and merges a burst (readback, epoch end) into one frame, which halves
+/// what the window costs a run that shares the CPU with it.
+fn wake(ctx: &egui::Context) {
+    ctx.request_repaint_after(WAKE_DELAY);
+}
+
+/// Delay between a worker's message and the frame that shows it.
+const WAKE_DELAY: Duration = Duration::from_millis(30);
+
 /// How long one frame may spend taking events off the channel.
 const DRAIN_BUDGET: Duration = Duration::from_millis(4);
 
@@ -91,6 +101,9 @@ impl KilnApp {
             Remembered::default()
         };
         let ctx = cc.egui_ctx.clone();
+        // A blinking cursor repaints the window several times a second for as long as a field
+        // has focus; on a software renderer that steals CPU from a run on the same cores.
+        ctx.all_styles_mut(|style| style.visuals.text_cursor.blink = false);
         let devices = match options.devices {
             Some(list) => Devices::Ready(list),
             None => list_devices_in_background(ctx.clone()),
@@ -145,12 +158,12 @@ impl KilnApp {
             return;
         };
         let ctx = self.ctx.clone();
-        match Session::start(experiment, self.runs_dir.clone(), move || {
-            ctx.request_repaint()
-        }) {
+        match Session::start(experiment, self.runs_dir.clone(), move || wake(&ctx)) {
             Ok(session) => {
                 self.session = Some(session);
                 self.notice = None;
+                // The form is locked while training; a focused field would only keep repainting.
+                self.ctx.memory_mut(|memory| memory.stop_text_input());
             }
             Err(e) => self.notice = Some(format!("could not start the training thread: {e}")),
         }
@@ -272,7 +285,7 @@ impl KilnApp {
             return;
         };
         let ctx = self.ctx.clone();
-        match FetchJob::start(remote, root, move || ctx.request_repaint()) {
+        match FetchJob::start(remote, root, move || wake(&ctx)) {
             Ok(job) => {
                 self.fetch = Some(job);
                 self.fetch_message = None;
@@ -578,7 +591,7 @@ fn list_devices_in_background(ctx: egui::Context) -> Devices {
         .spawn(move || {
             // Adapter probing can take seconds; the window stays live meanwhile.
             let _ = sender.send(kiln_core::device::list_devices());
-            ctx.request_repaint();
+            wake(&ctx);
         });
     match spawned {
         Ok(_) => Devices::Listing(receiver),
