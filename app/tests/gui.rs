@@ -270,3 +270,69 @@ fn start_is_disabled_with_the_reason_shown() {
     assert!(harness.state().session.is_none());
     assert!(std::fs::read_dir(&runs_dir).unwrap().next().is_none());
 }
+
+/// Steps the window until `done` holds, failing after `secs`.
+fn step_until(harness: &mut Harness<'static, KilnApp>, secs: u64, done: impl Fn(&KilnApp) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while !done(harness.state()) {
+        assert!(Instant::now() < deadline, "timed out");
+        std::thread::sleep(Duration::from_millis(20));
+        harness.step();
+    }
+}
+
+#[test]
+fn pause_holds_the_run_resume_continues_and_cancel_keeps_the_folder() {
+    let runs_dir = scratch("pause");
+    let mut harness = app_harness(&runs_dir);
+    harness.state_mut().form = SetupForm {
+        name: "paused".to_owned(),
+        mlp_widths: "32".to_owned(),
+        epochs: "1000".to_owned(),
+        batch_size: "16".to_owned(),
+        device: "cpu".to_owned(),
+        ..SetupForm::default()
+    };
+    harness.run();
+    harness.get_by_label_contains("▶ Start").click();
+    harness.run();
+    let steps = |app: &KilnApp| {
+        app.session
+            .as_ref()
+            .and_then(|s| s.last_progress.as_ref())
+            .map_or(0, |p| p.global_step)
+    };
+    step_until(&mut harness, 120, |app| steps(app) > 0);
+
+    harness.get_by_label_contains("Pause").click();
+    harness.run();
+    step_until(&mut harness, 30, |app| {
+        app.session.as_ref().is_some_and(|s| s.is_paused())
+    });
+    // Whatever the loop had in flight arrives; after that nothing moves while paused.
+    std::thread::sleep(Duration::from_millis(600));
+    harness.step();
+    let held = steps(harness.state());
+    std::thread::sleep(Duration::from_millis(800));
+    harness.step();
+    assert_eq!(
+        steps(harness.state()),
+        held,
+        "the run advanced while paused"
+    );
+
+    harness.get_by_label_contains("Resume").click();
+    harness.run();
+    step_until(&mut harness, 60, |app| steps(app) > held);
+
+    harness.get_by_label_contains("Cancel").click();
+    harness.run();
+    step_until(&mut harness, 60, |app| !app.is_training());
+    let session = harness.state().session.as_ref().unwrap();
+    assert_eq!(
+        session.state,
+        kiln::gui::SessionState::Finished(kiln_core::train::RunOutcome::Cancelled)
+    );
+    let summary = std::fs::read_to_string(session.history.path.join("summary.json")).unwrap();
+    assert!(summary.contains("\"cancelled\""), "{summary}");
+}

@@ -44,10 +44,11 @@ fn ctrl_c_cancels_and_keeps_a_complete_run_folder() {
         }
         std::thread::sleep(Duration::from_millis(100));
     };
-    let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+    // The shell's own `kill`, so the test needs no procps.
+    let status = Command::new("sh")
+        .args(["-c", &format!("kill -INT {}", child.id())])
         .status()
-        .expect("kill runs");
+        .expect("sh runs");
     assert!(status.success());
     let output = child.wait_with_output().expect("kiln exits");
     let stderr = String::from_utf8_lossy(&output.stderr);
