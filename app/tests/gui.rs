@@ -9,8 +9,7 @@ use std::time::{Duration, Instant};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use kiln::gui::{
-    AppOptions, KilnApp, PlotRun, RunsPanel, SetupContext, SetupForm, plots_ui, run_color, runs_ui,
-    setup_ui,
+    AppOptions, KilnApp, RunsPanel, SetupContext, SetupForm, plot_runs, plots_ui, runs_ui, setup_ui,
 };
 use kiln_core::device::{DeviceClass, DeviceInfo};
 use kiln_core::export::XAxis;
@@ -162,19 +161,10 @@ fn plots_snapshot_overlays_two_runs() {
         fake_history("lr-0.1", 0.1, 9000.0),
         fake_history("lr-0.01", 0.01, 3000.0),
     ];
-    let labels = ["lr 0.1", "lr 0.01"];
+    let labels = ["lr 0.1".to_owned(), "lr 0.01".to_owned()];
+    let histories: Vec<&RunHistory> = runs.iter().collect();
     let mut harness = Harness::builder().with_size([900.0, 620.0]).build_ui(|ui| {
-        let plot_runs: Vec<PlotRun<'_>> = runs
-            .iter()
-            .zip(labels)
-            .enumerate()
-            .map(|(i, (history, label))| PlotRun {
-                history,
-                label,
-                color: run_color(i),
-            })
-            .collect();
-        plots_ui(ui, &plot_runs, XAxis::Steps);
+        plots_ui(ui, &plot_runs(&histories, &labels), XAxis::Steps);
     });
     harness.run();
     harness.snapshot("plots");
@@ -196,6 +186,21 @@ fn app_harness(runs_dir: &Path) -> Harness<'static, KilnApp> {
         })
 }
 
+/// Fills the form with a small MLP on the built-in data on the CPU and clicks Start.
+fn start_small_run(harness: &mut Harness<'static, KilnApp>, name: &str, epochs: u32, batch: u32) {
+    harness.state_mut().form = SetupForm {
+        name: name.to_owned(),
+        mlp_widths: "32".to_owned(),
+        epochs: epochs.to_string(),
+        batch_size: batch.to_string(),
+        device: "cpu".to_owned(),
+        ..SetupForm::default()
+    };
+    harness.run();
+    harness.get_by_label_contains("▶ Start").click();
+    harness.run();
+}
+
 #[test]
 fn window_snapshot_before_a_run() {
     let runs_dir = scratch("window");
@@ -208,17 +213,7 @@ fn window_snapshot_before_a_run() {
 fn a_start_click_trains_plots_and_lists_the_run() {
     let runs_dir = scratch("interaction");
     let mut harness = app_harness(&runs_dir);
-    harness.state_mut().form = SetupForm {
-        name: "from-the-window".to_owned(),
-        mlp_widths: "32".to_owned(),
-        epochs: "2".to_owned(),
-        batch_size: "128".to_owned(),
-        device: "cpu".to_owned(),
-        ..SetupForm::default()
-    };
-    harness.run();
-    harness.get_by_label_contains("▶ Start").click();
-    harness.run();
+    start_small_run(&mut harness, "from-the-window", 2, 128);
     assert!(harness.state().session.is_some(), "Start made no session");
 
     let deadline = Instant::now() + Duration::from_secs(300);
@@ -285,17 +280,7 @@ fn step_until(harness: &mut Harness<'static, KilnApp>, secs: u64, done: impl Fn(
 fn pause_holds_the_run_resume_continues_and_cancel_keeps_the_folder() {
     let runs_dir = scratch("pause");
     let mut harness = app_harness(&runs_dir);
-    harness.state_mut().form = SetupForm {
-        name: "paused".to_owned(),
-        mlp_widths: "32".to_owned(),
-        epochs: "1000".to_owned(),
-        batch_size: "16".to_owned(),
-        device: "cpu".to_owned(),
-        ..SetupForm::default()
-    };
-    harness.run();
-    harness.get_by_label_contains("▶ Start").click();
-    harness.run();
+    start_small_run(&mut harness, "paused", 1000, 16);
     let steps = |app: &KilnApp| {
         app.session
             .as_ref()

@@ -18,7 +18,7 @@ use kiln_core::export::{self, PlotOptions, XAxis};
 use kiln_core::history::{self, RunHistory};
 use serde::{Deserialize, Serialize};
 
-pub use plots::{PlotRun, plots_ui, run_color};
+pub use plots::{PlotRun, plot_runs, plots_ui, run_color};
 pub use runs::{ExportKind, RunsAction, RunsPanel, runs_ui};
 pub use session::{Session, SessionState};
 pub use setup::{DatasetKind, FormCheck, SetupAction, SetupContext, SetupForm, setup_ui};
@@ -498,16 +498,7 @@ impl KilnApp {
         ui.separator();
         let histories = self.plotted();
         let labels = history::legend_labels(&histories);
-        let plot_runs: Vec<PlotRun<'_>> = histories
-            .iter()
-            .zip(&labels)
-            .enumerate()
-            .map(|(i, (history, label))| PlotRun {
-                history,
-                label,
-                color: run_color(i),
-            })
-            .collect();
+        let plot_runs = plots::plot_runs(&histories, &labels);
         if plot_runs.is_empty() {
             ui.label("Press Start to train, or tick past runs on the right to compare them.");
         }

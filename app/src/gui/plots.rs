@@ -33,6 +33,20 @@ pub struct PlotRun<'a> {
     pub color: Color32,
 }
 
+/// Pairs each run with its legend label and the colour of its place in the list.
+pub fn plot_runs<'a>(histories: &[&'a RunHistory], labels: &'a [String]) -> Vec<PlotRun<'a>> {
+    histories
+        .iter()
+        .zip(labels)
+        .enumerate()
+        .map(|(i, (history, label))| PlotRun {
+            history,
+            label,
+            color: run_color(i),
+        })
+        .collect()
+}
+
 fn metrics_x(row: &MetricsRow, x_axis: XAxis) -> f64 {
     match x_axis {
         XAxis::Steps => row.global_step as f64,
