@@ -1,4 +1,5 @@
-//! Ctrl-C in `kiln train`: the run stops at a step boundary and its folder is complete.
+//! Interrupting `kiln train`: Ctrl-C stops at a step boundary with a complete folder; `kill -9`
+//! leaves every file written so far readable.
 
 #![cfg(unix)]
 
@@ -59,5 +60,59 @@ fn ctrl_c_cancels_and_keeps_a_complete_run_folder() {
     let summary: serde_json::Value = serde_json::from_str(&summary).unwrap();
     assert_eq!(summary["outcome"], "cancelled");
     assert!(summary["steps"].as_u64().unwrap() > 0);
+    let _ = std::fs::remove_dir_all(&runs);
+}
+
+#[test]
+fn kill_9_mid_epoch_leaves_a_readable_folder() {
+    let runs = std::env::temp_dir().join(format!("kiln-kill9-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&runs);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .args([
+            "train", "--device", "cpu", "--model", "mlp:16", "--epochs", "10000",
+        ])
+        .args(["--batch", "16", "--runs-dir"])
+        .arg(&runs)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the kiln binary runs");
+
+    // Kill it once an epoch has ended and the next one is under way, so both files have rows.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let folder = loop {
+        assert!(
+            Instant::now() < deadline,
+            "no epoch ended within two minutes"
+        );
+        if let Some(folder) = run_folder(&runs)
+            && std::fs::read_to_string(folder.join("epochs.csv"))
+                .is_ok_and(|text| text.lines().count() > 1)
+        {
+            break folder;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    child.kill().expect("SIGKILL is delivered");
+    let _ = child.wait();
+
+    // Everything written so far reads back: the config reruns, every row parses.
+    let run = kiln_core::history::RunHistory::load(&folder).expect("the folder loads");
+    assert!(run.problems.is_empty(), "{:?}", run.problems);
+    assert!(run.config.is_some());
+    assert!(!run.epochs.is_empty());
+    assert!(!run.metrics.is_empty());
+    assert!(run.summary.is_none(), "no summary: the run never finished");
+    let config = std::fs::read_to_string(folder.join("config.toml")).unwrap();
+    kiln_core::config::ExperimentDraft::from_toml(&config, "config.toml")
+        .expect("config.toml parses")
+        .validate()
+        .expect("config.toml is a valid experiment");
+    // No temporary file is left looking like a result.
+    for entry in std::fs::read_dir(&folder).unwrap() {
+        let name = entry.unwrap().file_name();
+        assert!(!name.to_string_lossy().ends_with(".tmp"), "{name:?}");
+    }
     let _ = std::fs::remove_dir_all(&runs);
 }
