@@ -92,6 +92,40 @@ impl FromStr for InputScaling {
     }
 }
 
+/// What the cross-entropy is computed from: one of the defaults that make "the same model" end at
+/// different accuracies in different frameworks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LossInput {
+    /// Log-softmax of the logits, exact for any logit, as PyTorch's `CrossEntropyLoss`.
+    #[default]
+    Logits,
+    /// A softmax output and the log of its probabilities clipped to [1e-7, 1 − 1e-7], as Keras's
+    /// `categorical_crossentropy` after a softmax layer: a clipped probability passes no gradient.
+    Probabilities,
+}
+
+impl fmt::Display for LossInput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Logits => "logits",
+            Self::Probabilities => "probabilities",
+        })
+    }
+}
+
+impl FromStr for LossInput {
+    type Err = ConfigError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text {
+            "logits" => Ok(Self::Logits),
+            "probabilities" => Ok(Self::Probabilities),
+            other => Err(invalid("loss", other, "expected logits or probabilities")),
+        }
+    }
+}
+
 /// The optimizer and its own settings; the learning rate lives in [`ExperimentDraft::lr`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
@@ -406,6 +440,8 @@ pub struct ExperimentDraft {
     pub init: InitScheme,
     /// How pixel bytes are scaled for the network.
     pub input_scaling: InputScaling,
+    /// Whether the loss is taken on logits or on clipped softmax probabilities.
+    pub loss: LossInput,
     /// Optimizer and its settings.
     pub optimizer: OptimizerSpec,
     /// Base learning rate.
@@ -437,6 +473,7 @@ impl Default for ExperimentDraft {
             },
             init: InitScheme::default(),
             input_scaling: InputScaling::UnitRange,
+            loss: LossInput::Logits,
             optimizer: OptimizerSpec::from_name("adam").unwrap_or(OptimizerSpec::Adam {
                 beta_1: default_beta_1(),
                 beta_2: default_beta_2(),
@@ -601,6 +638,30 @@ const PRESETS: &[Preset] = &[
     Preset {
         name: "mnist-tiny-fullbatch",
         toml: include_str!("../../assets/presets/mnist-tiny-fullbatch.toml"),
+    },
+    Preset {
+        name: "fashion-mlp-pytorch",
+        toml: include_str!("../../assets/presets/fashion-mlp-pytorch.toml"),
+    },
+    Preset {
+        name: "fashion-mlp-keras",
+        toml: include_str!("../../assets/presets/fashion-mlp-keras.toml"),
+    },
+    Preset {
+        name: "cifar-vgg16-pytorch",
+        toml: include_str!("../../assets/presets/cifar-vgg16-pytorch.toml"),
+    },
+    Preset {
+        name: "cifar-vgg16-keras",
+        toml: include_str!("../../assets/presets/cifar-vgg16-keras.toml"),
+    },
+    Preset {
+        name: "mnist-tiny-fullbatch-pytorch",
+        toml: include_str!("../../assets/presets/mnist-tiny-fullbatch-pytorch.toml"),
+    },
+    Preset {
+        name: "mnist-tiny-fullbatch-keras",
+        toml: include_str!("../../assets/presets/mnist-tiny-fullbatch-keras.toml"),
     },
 ];
 

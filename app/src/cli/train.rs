@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::Context;
 use clap::Args;
-use kiln_core::config::{self, ExperimentDraft, InputScaling, OptimizerSpec, Schedule};
+use kiln_core::config::{self, ExperimentDraft, InputScaling, LossInput, OptimizerSpec, Schedule};
 use kiln_core::data::DatasetSpec;
 use kiln_core::device::DeviceChoice;
 use kiln_core::model::{InitScheme, ModelSpec};
@@ -69,6 +69,9 @@ pub struct TrainArgs {
     /// pytorch-default or glorot-uniform.
     #[arg(long)]
     init: Option<InitScheme>,
+    /// logits (PyTorch's CrossEntropyLoss) or probabilities (Keras: softmax, clipped at 1e-7).
+    #[arg(long)]
+    loss: Option<LossInput>,
     /// Where run folders go.
     #[arg(long, value_name = "DIR", default_value = "runs")]
     runs_dir: PathBuf,
@@ -143,6 +146,9 @@ impl TrainArgs {
         }
         if let Some(v) = self.init {
             draft.init = v;
+        }
+        if let Some(v) = self.loss {
+            draft.loss = v;
         }
         if let Some(v) = self.name {
             draft.name = v;

@@ -10,7 +10,7 @@ use kiln_core::device::{DeviceChoice, DeviceInfo};
 use kiln_core::model::{Activation, InitScheme, ModelSpec};
 use serde::{Deserialize, Serialize};
 
-use kiln_core::config::InputScaling;
+use kiln_core::config::{InputScaling, LossInput};
 
 /// Which data set the form points at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -207,6 +207,8 @@ pub struct SetupForm {
     pub init: InitScheme,
     /// Pixel scaling.
     pub input_scaling: InputScaling,
+    /// Whether the loss is taken on logits or clipped probabilities.
+    pub loss: LossInput,
     /// Optimizer choice.
     pub optimizer: OptimizerKind,
     /// Learning rate.
@@ -288,6 +290,7 @@ impl SetupForm {
             vgg_input_size: String::new(),
             init: draft.init,
             input_scaling: draft.input_scaling,
+            loss: draft.loss,
             optimizer: OptimizerKind::Adam,
             lr: number(draft.lr),
             momentum: "0".to_owned(),
@@ -391,6 +394,7 @@ impl SetupForm {
             data_dir: self.data_dir.clone(),
             init: self.init,
             input_scaling: self.input_scaling,
+            loss: self.loss,
             readback_interval_ms: self.readback_interval_ms,
             ..ExperimentDraft::default()
         };
@@ -716,6 +720,7 @@ const DROPOUT_TIP: &str =
 const SCALING_TIP: &str = "How pixel bytes become inputs: /255 like PyTorch's ToTensor, raw 0–255 like the Keras report, or standardized.";
 const INIT_TIP: &str =
     "How weights start: PyTorch's default uniform, or Keras's Glorot-uniform with zero biases.";
+const LOSS_TIP: &str = "Cross-entropy from the logits, or from softmax probabilities clipped at 1e-7 as Keras does, which stops learning from confidently wrong images.";
 const DEVICE_TIP: &str =
     "Where to train: auto picks a hardware GPU, else the CPU; software GPUs are slow.";
 const SCHEDULE_TIP: &str = "How the learning rate changes over the run.";
@@ -954,6 +959,11 @@ pub fn setup_ui(
                     (InitScheme::GlorotUniform, "Glorot uniform (Keras)"),
                 ];
                 combo_row(ui, "Init", INIT_TIP, &mut form.init, &options);
+                let options = [
+                    (LossInput::Logits, "on logits (PyTorch)"),
+                    (LossInput::Probabilities, "on probabilities (Keras)"),
+                ];
+                combo_row(ui, "Loss", LOSS_TIP, &mut form.loss, &options);
             });
         ui.separator();
         ui.strong("Optimizer");

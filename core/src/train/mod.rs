@@ -16,14 +16,14 @@ pub use events::{
 use std::time::{Duration, Instant};
 
 use burn::module::Module;
-use burn::nn::loss::CrossEntropyLossConfig;
+use burn::nn::loss::{CrossEntropyLoss, CrossEntropyLossConfig};
 use burn::optim::decay::WeightDecayConfig;
 use burn::optim::momentum::MomentumConfig;
 use burn::optim::{AdamConfig, AdamWConfig, GradientsParams, ModuleOptimizer, SgdConfig};
 use burn::tensor::{Device, Int, Tensor, TensorData, Transaction};
 use kiln_shaders::{DeviceSplit, PixelTransform};
 
-use crate::config::{Experiment, InputScaling, OptimizerSpec};
+use crate::config::{Experiment, InputScaling, LossInput, OptimizerSpec};
 use crate::data::ImageDataset;
 use crate::model::Classifier;
 
@@ -226,11 +226,36 @@ impl DeviceTotals {
     }
 }
 
+/// Keras's clipping bound for probabilities (`backend.epsilon()`).
+const PROBABILITY_EPSILON: f32 = 1e-7;
+
+/// Mean cross-entropy of a batch, taken on the logits or on clipped softmax probabilities.
+fn batch_loss(
+    loss_fn: &CrossEntropyLoss,
+    input: LossInput,
+    logits: Tensor<2>,
+    labels: Tensor<1, Int>,
+) -> Tensor<1> {
+    match input {
+        LossInput::Logits => loss_fn.forward(logits, labels),
+        LossInput::Probabilities => {
+            let batch = labels.dims()[0];
+            burn::tensor::activation::softmax(logits, 1)
+                .clamp(PROBABILITY_EPSILON, 1.0 - PROBABILITY_EPSILON)
+                .log()
+                .gather(1, labels.reshape([batch, 1]))
+                .mean()
+                .neg()
+        }
+    }
+}
+
 fn evaluate(
     model: &Classifier,
     split: &DeviceSplit,
     shape: [usize; 3],
     batch_size: usize,
+    loss_input: LossInput,
     device: &Device,
 ) -> Result<(f64, f64), TrainError> {
     let model = model.valid();
@@ -242,7 +267,7 @@ fn evaluate(
         let (images, labels) = split.range(start, end);
         let images = images.reshape([end - start, shape[0], shape[1], shape[2]]);
         let logits = model.forward(images);
-        let loss = loss_fn.forward(logits.clone(), labels.clone());
+        let loss = batch_loss(&loss_fn, loss_input, logits.clone(), labels.clone());
         totals.add(logits, labels, loss);
         start = end;
     }
@@ -381,7 +406,7 @@ pub fn train(
                 .schedule
                 .lr_at(experiment.lr, epoch, summary.steps, total_steps);
             let logits = model.forward(images);
-            let loss = loss_fn.forward(logits.clone(), labels_ad);
+            let loss = batch_loss(&loss_fn, experiment.loss, logits.clone(), labels_ad);
             totals.add(
                 logits.detach().without_autodiff(),
                 labels,
@@ -505,7 +530,14 @@ pub fn train(
         }
 
         let eval_started = Instant::now();
-        let (test_loss, test_accuracy) = evaluate(&model, &test_split, shape, eval_batch, device)?;
+        let (test_loss, test_accuracy) = evaluate(
+            &model,
+            &test_split,
+            shape,
+            eval_batch,
+            experiment.loss,
+            device,
+        )?;
         let eval_secs = eval_started.elapsed().as_secs_f64();
         summary.epochs_completed = epoch + 1;
         summary.final_train_loss = Some(train_loss);
@@ -587,6 +619,72 @@ mod tests {
             train: halves(200),
             test: halves(50),
         }
+    }
+
+    #[test]
+    fn probability_loss_matches_logit_loss_until_it_clips() {
+        let device = Device::flex();
+        let loss_fn = CrossEntropyLossConfig::new().init(&device);
+        let labels = || Tensor::<1, Int>::from_data(TensorData::new(vec![0i32, 2], [2]), &device);
+        let read = |t: Tensor<1>| t.into_data().try_to_vec::<f32>().unwrap()[0];
+        // Moderate logits: both forms are the same cross-entropy.
+        let moderate = || {
+            Tensor::<2>::from_data(
+                TensorData::new(vec![1.0f32, 0.5, -0.5, 0.2, 0.1, 2.0], [2, 3]),
+                &device,
+            )
+        };
+        let from_logits = read(batch_loss(
+            &loss_fn,
+            LossInput::Logits,
+            moderate(),
+            labels(),
+        ));
+        let from_probs = read(batch_loss(
+            &loss_fn,
+            LossInput::Probabilities,
+            moderate(),
+            labels(),
+        ));
+        assert!(
+            (from_logits - from_probs).abs() < 1e-5,
+            "{from_logits} vs {from_probs}"
+        );
+        // A confidently wrong answer: the logit loss grows without bound, Keras's clipped
+        // probabilities cap it at -ln(1e-7) ≈ 16.1.
+        let wrong = || {
+            Tensor::<2>::from_data(
+                TensorData::new(vec![-50.0f32, 50.0, 0.0, 0.0, 50.0, -50.0], [2, 3]),
+                &device,
+            )
+        };
+        let from_logits = read(batch_loss(&loss_fn, LossInput::Logits, wrong(), labels()));
+        let from_probs = read(batch_loss(
+            &loss_fn,
+            LossInput::Probabilities,
+            wrong(),
+            labels(),
+        ));
+        assert!(from_logits > 90.0, "{from_logits}");
+        assert!((from_probs - 16.118).abs() < 0.01, "{from_probs}");
+    }
+
+    #[test]
+    fn the_loop_learns_with_the_probability_loss() {
+        let mut experiment = tiny_experiment(3).draft().clone();
+        experiment.loss = LossInput::Probabilities;
+        let experiment = experiment.validate().unwrap();
+        let control = Control::new();
+        let summary = train(
+            &experiment,
+            &tiny_dataset(),
+            &cpu(),
+            Preparation::default(),
+            &control,
+            &mut |_| {},
+        )
+        .unwrap();
+        assert!(summary.final_test_accuracy.unwrap() > 0.9, "{summary:?}");
     }
 
     fn tiny_experiment(epochs: usize) -> Experiment {
