@@ -323,3 +323,18 @@ fn export_writes_csv_png_and_svg_of_a_run() {
     assert!(stderr(&missing).contains("nope"), "{}", stderr(&missing));
     assert!(!stderr(&missing).contains("panicked"));
 }
+
+#[test]
+fn no_display_explains_how_to_train_headless() {
+    let output = Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .env_remove("WAYLAND_SOCKET")
+        .output()
+        .expect("the kiln binary runs");
+    assert!(!output.status.success());
+    let stderr = stderr(&output);
+    assert!(stderr.contains("window could not open"), "{stderr}");
+    assert!(stderr.contains("kiln train"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

@@ -697,5 +697,9 @@ pub fn run(runs_dir: PathBuf) -> anyhow::Result<()> {
             )))
         }),
     )
-    .map_err(|e| anyhow::anyhow!("the window could not open: {e}"))
+    .map_err(|e| {
+        anyhow::anyhow!(
+            "the window could not open ({e}); without a display, `kiln train` trains headless and `kiln --help` lists the rest"
+        )
+    })
 }
