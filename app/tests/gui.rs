@@ -321,3 +321,24 @@ fn pause_holds_the_run_resume_continues_and_cancel_keeps_the_folder() {
     let summary = std::fs::read_to_string(session.history.path.join("summary.json")).unwrap();
     assert!(summary.contains("\"cancelled\""), "{summary}");
 }
+
+#[test]
+fn start_waits_for_a_named_data_set_that_is_not_here() {
+    let runs_dir = scratch("no-data");
+    let empty = scratch("no-data-dir");
+    let mnist = kiln_core::data::fetch::RemoteDataset::Mnist;
+    if kiln_core::data::locate(mnist, Some(&empty)).is_ok() {
+        eprintln!("MNIST is installed on this machine; the missing-data case cannot be shown");
+        return;
+    }
+    let mut harness = app_harness(&runs_dir);
+    harness.state_mut().form.dataset = kiln::gui::DatasetKind::Mnist;
+    harness.state_mut().form.data_dir = Some(empty);
+    harness.run();
+    harness.get_by_label_contains("Start is disabled: Data set: not found");
+    harness.get_by_role_and_label(egui::accesskit::Role::Button, "Fetch");
+    harness.get_by_label_contains("▶ Start").click();
+    harness.run();
+    assert!(harness.state().session.is_none());
+    assert!(std::fs::read_dir(&runs_dir).unwrap().next().is_none());
+}

@@ -153,8 +153,11 @@ impl KilnApp {
             return;
         }
         let check = self.form.check();
+        if let Some(reason) = self.start_blocker(&check) {
+            self.notice = Some(reason);
+            return;
+        }
         let Some(experiment) = check.experiment else {
-            self.notice = check.blocking_reason();
             return;
         };
         let ctx = self.ctx.clone();
@@ -167,6 +170,16 @@ impl KilnApp {
             }
             Err(e) => self.notice = Some(format!("could not start the training thread: {e}")),
         }
+    }
+
+    /// Why Start cannot run now: a field of the form, or a named data set not on this computer.
+    fn start_blocker(&mut self, check: &FormCheck) -> Option<String> {
+        check
+            .blocking_reason()
+            .or_else(|| match self.data_location() {
+                Some(Err(reason)) => Some(format!("Data set: {reason}")),
+                _ => None,
+            })
     }
 
     /// Pauses a running run or resumes a paused one.
@@ -406,7 +419,7 @@ impl KilnApp {
         let ctx = ui.ctx().clone();
         ui.horizontal(|ui| {
             let training = self.is_training();
-            let blocked = check.blocking_reason();
+            let blocked = self.start_blocker(check);
             let start = ui
                 .add_enabled(
                     !training && blocked.is_none(),
