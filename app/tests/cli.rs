@@ -340,3 +340,52 @@ fn no_display_explains_how_to_train_headless() {
     assert!(stderr.contains("kiln train"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+#[test]
+fn compare_prints_what_differs_and_the_figures_side_by_side() {
+    let runs = scratch("compare");
+    let runs_arg = runs.to_str().unwrap();
+    for lr in ["0.01", "0.001"] {
+        let output = kiln(&[
+            "train",
+            "--device",
+            "cpu",
+            "--model",
+            "mlp:16",
+            "--epochs",
+            "1",
+            "--lr",
+            lr,
+            "--name",
+            &format!("lr{lr}"),
+            "--runs-dir",
+            runs_arg,
+        ]);
+        assert!(output.status.success(), "{}", stderr(&output));
+    }
+    let mut folders: Vec<String> = std::fs::read_dir(&runs)
+        .unwrap()
+        .map(|e| e.unwrap().path().to_string_lossy().into_owned())
+        .collect();
+    folders.sort();
+    let mut args = vec!["compare"];
+    args.extend(folders.iter().map(String::as_str));
+    let output = kiln(&args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let table = String::from_utf8_lossy(&output.stdout);
+    let lr_row = table
+        .lines()
+        .find(|l| l.starts_with("lr "))
+        .expect("an lr row");
+    assert!(
+        lr_row.contains("0.01") && lr_row.contains("0.001"),
+        "{table}"
+    );
+    assert!(table.contains("final test accuracy (%)"), "{table}");
+    assert!(table.contains("steady samples/s"), "{table}");
+    // Settings that are the same are not listed.
+    assert!(!table.lines().any(|l| l.starts_with("batch ")), "{table}");
+
+    let output = kiln(&["compare", &folders[0]]);
+    assert!(!output.status.success(), "one run is not a comparison");
+}

@@ -549,15 +549,15 @@ pub fn delete_run(folder: &Path) -> Result<(), HistoryError> {
 
 /// The settings a legend may name, as `(label, value)`, in the order a person reads them.
 /// A run's settings as (name, value) pairs, in the order a legend names them.
-type Settings = Vec<(&'static str, Option<String>)>;
+pub(crate) type Settings = Vec<(&'static str, Option<String>)>;
 
 /// The settings a legend may name, most often varied first; `None` where a setting does not
 /// apply to a run (momentum of Adam) or is not known (device `auto`), so it never makes two runs
 /// look different.
-fn describe(draft: &ExperimentDraft) -> Settings {
+pub(crate) fn describe(draft: &ExperimentDraft) -> Settings {
     use crate::config::OptimizerSpec;
     use crate::device::DeviceChoice;
-    let (momentum, nesterov, weight_decay) = match &draft.optimizer {
+    let (momentum, nesterov, epsilon, weight_decay) = match &draft.optimizer {
         OptimizerSpec::Sgd {
             momentum,
             nesterov,
@@ -565,11 +565,19 @@ fn describe(draft: &ExperimentDraft) -> Settings {
         } => (
             Some(momentum.to_string()),
             nesterov.then(|| "on".to_owned()),
+            None,
             weight_decay,
         ),
-        OptimizerSpec::Adam { weight_decay, .. } | OptimizerSpec::AdamW { weight_decay, .. } => {
-            (None, None, weight_decay)
+        OptimizerSpec::Adam {
+            epsilon,
+            weight_decay,
+            ..
         }
+        | OptimizerSpec::AdamW {
+            epsilon,
+            weight_decay,
+            ..
+        } => (None, None, Some(epsilon.to_string()), weight_decay),
     };
     let device = match draft.device {
         DeviceChoice::Auto => None,
@@ -587,6 +595,8 @@ fn describe(draft: &ExperimentDraft) -> Settings {
         ("dataset", Some(draft.dataset.to_string())),
         ("scaling", Some(draft.input_scaling.to_string())),
         ("init", Some(draft.init.to_string())),
+        ("loss", Some(draft.loss.to_string())),
+        ("epsilon", epsilon),
         ("seed", Some(draft.seed.to_string())),
         ("epochs", Some(draft.epochs.to_string())),
         ("device", device),

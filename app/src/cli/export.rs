@@ -41,25 +41,29 @@ fn parse_size(text: &str) -> Result<(u32, u32), String> {
     Ok((w, h))
 }
 
-/// Runs `kiln export`: reads every run first, so a wrong path writes nothing.
-pub fn run(args: &ExportArgs) -> anyhow::Result<()> {
-    if args.csv.is_none() && args.png.is_none() && args.svg.is_none() {
-        anyhow::bail!("nothing to export; add --csv FILE, --png FILE or --svg FILE");
-    }
-    let mut runs = Vec::with_capacity(args.runs.len());
-    for path in &args.runs {
+/// Reads every run folder named, warning about rows that were skipped; fails on the first
+/// folder that is not a run, before anything is written.
+pub(super) fn load_runs(paths: &[PathBuf]) -> anyhow::Result<Vec<RunHistory>> {
+    let mut runs = Vec::with_capacity(paths.len());
+    for path in paths {
         let run = RunHistory::load(path)?;
         for problem in &run.problems {
             eprintln!("warning: {problem}");
         }
         if run.metrics.is_empty() && run.epochs.is_empty() {
-            eprintln!(
-                "warning: {} has no rows yet; its plots say \"no data\"",
-                path.display()
-            );
+            eprintln!("warning: {} has no rows yet", path.display());
         }
         runs.push(run);
     }
+    Ok(runs)
+}
+
+/// Runs `kiln export`: reads every run first, so a wrong path writes nothing.
+pub fn run(args: &ExportArgs) -> anyhow::Result<()> {
+    if args.csv.is_none() && args.png.is_none() && args.svg.is_none() {
+        anyhow::bail!("nothing to export; add --csv FILE, --png FILE or --svg FILE");
+    }
+    let runs = load_runs(&args.runs)?;
     let refs: Vec<&RunHistory> = runs.iter().collect();
     let options = PlotOptions {
         x_axis: args.x_axis,

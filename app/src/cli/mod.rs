@@ -1,5 +1,6 @@
 //! The command line: raw arguments parsed once into validated settings, then handed to the engine.
 
+mod compare;
 mod data;
 mod devices;
 mod export;
@@ -34,6 +35,8 @@ enum Command {
     Presets,
     /// Write run folders as a CSV and plot images (PNG, SVG); several runs are overlaid.
     Export(export::ExportArgs),
+    /// Compare runs: settings that differ, final figures and speed side by side, seed spread.
+    Compare(compare::CompareArgs),
 }
 
 /// Runs the command line; errors are printed once, here, as one sentence.
@@ -45,6 +48,7 @@ pub fn main() -> ExitCode {
         Some(Command::Devices(args)) => devices::run(&args),
         Some(Command::Data(args)) => data::run(args),
         Some(Command::Export(args)) => export::run(&args),
+        Some(Command::Compare(args)) => compare::run(&args),
         Some(Command::Presets) => {
             print_presets();
             Ok(())
