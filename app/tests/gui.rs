@@ -342,3 +342,21 @@ fn start_waits_for_a_named_data_set_that_is_not_here() {
     assert!(harness.state().session.is_none());
     assert!(std::fs::read_dir(&runs_dir).unwrap().next().is_none());
 }
+
+#[test]
+fn compare_table_snapshot() {
+    let fast = fake_history("lr-0.1", 0.1, 9000.0);
+    let mut slow = fake_history("lr-0.01", 0.01, 3000.0);
+    let mut summary = kiln_core::train::RunSummary::new("CPU", 100, 0.1, 0.0);
+    summary.steady_samples_per_sec = 3000.0;
+    summary.warmup_secs = 0.4;
+    summary.final_test_accuracy = slow.epochs.last().map(|e| e.test_accuracy);
+    slow.summary = Some(summary);
+    let comparison = kiln_core::compare::compare(&[&fast, &slow]);
+    let mut harness = Harness::builder()
+        .with_size([640.0, 260.0])
+        .build_ui(|ui| kiln::gui::compare_ui(ui, &comparison));
+    harness.run();
+    harness.get_by_label_contains("(+");
+    harness.snapshot("compare_table");
+}

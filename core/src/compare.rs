@@ -16,6 +16,19 @@ pub struct Figure {
     pub decimals: usize,
 }
 
+impl Figure {
+    /// The value of run `index` as shown in a table, with its difference to the first run.
+    pub fn cell(&self, index: usize) -> String {
+        let prec = self.decimals;
+        let reference = self.values.first().copied().flatten();
+        match (self.values.get(index).copied().flatten(), reference) {
+            (None, _) => "-".to_owned(),
+            (Some(v), Some(r)) if index > 0 => format!("{v:.prec$} ({:+.prec$})", v - r),
+            (Some(v), _) => format!("{v:.prec$}"),
+        }
+    }
+}
+
 /// Runs that differ only in their seed: the spread of their final test accuracy.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SeedGroup {
@@ -195,16 +208,7 @@ impl Comparison {
         }
         for figure in &self.figures {
             let mut row = vec![figure.name.to_owned()];
-            let reference = figure.values.first().copied().flatten();
-            for (i, value) in figure.values.iter().enumerate() {
-                row.push(match (value, reference) {
-                    (None, _) => "-".to_owned(),
-                    (Some(v), Some(r)) if i > 0 => {
-                        format!("{v:.prec$} ({:+.prec$})", v - r, prec = figure.decimals)
-                    }
-                    (Some(v), _) => format!("{v:.prec$}", prec = figure.decimals),
-                });
-            }
+            row.extend((0..figure.values.len()).map(|i| figure.cell(i)));
             rows.push(row);
         }
         let columns = rows.iter().map(Vec::len).max().unwrap_or(0);

@@ -12,6 +12,7 @@ use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
 
 use egui::{Key, KeyboardShortcut, Modifiers};
+use kiln_core::compare::{Comparison, compare};
 use kiln_core::data::{self, DataError};
 use kiln_core::device::DeviceInfo;
 use kiln_core::export::{self, PlotOptions, XAxis};
@@ -19,6 +20,7 @@ use kiln_core::history::{self, RunHistory};
 use serde::{Deserialize, Serialize};
 
 pub use plots::{PlotRun, plot_runs, plots_ui, run_color};
+
 pub use runs::{ExportKind, RunsAction, RunsPanel, runs_ui};
 pub use session::{Session, SessionState};
 pub use setup::{DatasetKind, FormCheck, SetupAction, SetupContext, SetupForm, setup_ui};
@@ -511,11 +513,63 @@ impl KilnApp {
         ui.separator();
         let histories = self.plotted();
         let labels = history::legend_labels(&histories);
+        if histories.len() >= 2 {
+            egui::CollapsingHeader::new("Compare runs")
+                .id_salt("compare")
+                .show(ui, |ui| compare_ui(ui, &compare(&histories)));
+        }
         let plot_runs = plots::plot_runs(&histories, &labels);
         if plot_runs.is_empty() {
             ui.label("Press Start to train, or tick past runs on the right to compare them.");
         }
         plots_ui(ui, &plot_runs, self.x_axis);
+    }
+}
+
+/// The runs side by side: settings that differ, then final figures and speed with their
+/// difference to the first run, then the spread over seeds.
+pub fn compare_ui(ui: &mut egui::Ui, comparison: &Comparison) {
+    egui::ScrollArea::horizontal()
+        .id_salt("compare-scroll")
+        .show(ui, |ui| {
+            egui::Grid::new("compare-grid")
+                .striped(true)
+                .spacing([16.0, 2.0])
+                .show(ui, |ui| {
+                    ui.label("");
+                    for (i, label) in comparison.labels.iter().enumerate() {
+                        ui.colored_label(run_color(i), label)
+                            .on_hover_text(&comparison.folders[i]);
+                    }
+                    ui.end_row();
+                    for (name, values) in &comparison.settings {
+                        ui.label(*name);
+                        for value in values {
+                            ui.label(value);
+                        }
+                        ui.end_row();
+                    }
+                    for figure in &comparison.figures {
+                        ui.label(figure.name);
+                        for i in 0..figure.values.len() {
+                            ui.label(figure.cell(i));
+                        }
+                        ui.end_row();
+                    }
+                });
+        });
+    for group in &comparison.seed_groups {
+        let names: Vec<&str> = group
+            .runs
+            .iter()
+            .map(|&i| comparison.labels[i].as_str())
+            .collect();
+        ui.label(format!(
+            "Seeds only differ between {}: final test accuracy {:.2} ± {:.2} % (mean ± std).",
+            names.join(", "),
+            group.mean_accuracy_pct,
+            group.std_accuracy_pct
+        ));
     }
 }
 
