@@ -389,3 +389,58 @@ fn compare_prints_what_differs_and_the_figures_side_by_side() {
     let output = kiln(&["compare", &folders[0]]);
     assert!(!output.status.success(), "one run is not a comparison");
 }
+
+#[test]
+fn the_confusion_matrix_matches_the_exported_predictions() {
+    let runs = scratch("confusion");
+    let output = kiln(&[
+        "train",
+        "--device",
+        "cpu",
+        "--model",
+        "mlp:16",
+        "--epochs",
+        "1",
+        "--runs-dir",
+        runs.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("per-class test accuracy:"),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    let run = only_run_folder(&runs);
+    // Count (true, predicted) pairs from predictions.csv on our own...
+    let predictions = std::fs::read_to_string(run.join("predictions.csv")).unwrap();
+    let mut lines = predictions.lines();
+    assert_eq!(lines.next(), Some("index,label,predicted,confidence"));
+    let mut counts = vec![vec![0u64; 10]; 10];
+    let mut rows = 0;
+    for line in lines {
+        let fields: Vec<&str> = line.split(',').collect();
+        let truth: usize = fields[1].parse().unwrap();
+        let guess: usize = fields[2].parse().unwrap();
+        let confidence: f64 = fields[3].parse().unwrap();
+        assert!((0.0..=1.0).contains(&confidence));
+        counts[truth][guess] += 1;
+        rows += 1;
+    }
+    assert_eq!(rows, 2000, "one row per test image");
+    // ...and they must be exactly the confusion matrix the run wrote.
+    let confusion = std::fs::read_to_string(run.join("confusion.csv")).unwrap();
+    let table: Vec<Vec<u64>> = confusion
+        .lines()
+        .skip(1)
+        .map(|line| {
+            line.rsplit(',')
+                .take(10)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .map(|v| v.parse().unwrap())
+                .collect()
+        })
+        .collect();
+    assert_eq!(table, counts);
+}

@@ -198,7 +198,8 @@ fn start_small_run(harness: &mut Harness<'static, KilnApp>, name: &str, epochs: 
     };
     harness.run();
     harness.get_by_label_contains("▶ Start").click();
-    harness.run();
+    // A run wakes the window as it goes, so the UI never settles: step, do not `run`.
+    harness.run_steps(2);
 }
 
 #[test]
@@ -290,14 +291,27 @@ fn pause_holds_the_run_resume_continues_and_cancel_keeps_the_folder() {
     step_until(&mut harness, 120, |app| steps(app) > 0);
 
     harness.get_by_label_contains("Pause").click();
-    harness.run();
+    harness.run_steps(2);
     step_until(&mut harness, 30, |app| {
         app.session.as_ref().is_some_and(|s| s.is_paused())
     });
-    // Whatever the loop had in flight arrives; after that nothing moves while paused.
-    std::thread::sleep(Duration::from_millis(600));
-    harness.step();
-    let held = steps(harness.state());
+    // The step in flight when Pause was pressed may still report; wait until nothing arrives
+    // for a while (a loaded machine can take long), then nothing may move while paused.
+    let settle_deadline = Instant::now() + Duration::from_secs(30);
+    let mut held = steps(harness.state());
+    loop {
+        std::thread::sleep(Duration::from_millis(500));
+        harness.step();
+        let now = steps(harness.state());
+        if now == held {
+            break;
+        }
+        assert!(
+            Instant::now() < settle_deadline,
+            "the run never settled after Pause"
+        );
+        held = now;
+    }
     std::thread::sleep(Duration::from_millis(800));
     harness.step();
     assert_eq!(
@@ -307,11 +321,11 @@ fn pause_holds_the_run_resume_continues_and_cancel_keeps_the_folder() {
     );
 
     harness.get_by_label_contains("Resume").click();
-    harness.run();
+    harness.run_steps(2);
     step_until(&mut harness, 60, |app| steps(app) > held);
 
     harness.get_by_label_contains("Cancel").click();
-    harness.run();
+    harness.run_steps(2);
     step_until(&mut harness, 60, |app| !app.is_training());
     let session = harness.state().session.as_ref().unwrap();
     assert_eq!(
@@ -359,4 +373,30 @@ fn compare_table_snapshot() {
     harness.run();
     harness.get_by_label_contains("(+");
     harness.snapshot("compare_table");
+}
+
+#[test]
+fn per_class_results_snapshot() {
+    let class_names: Vec<String> = ["circle", "square", "cross"].map(String::from).to_vec();
+    let labels = vec![0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2];
+    let predicted = vec![0, 0, 0, 1, 1, 1, 1, 1, 2, 2, 0, 2];
+    let confidence = vec![0.9, 0.8, 0.7, 0.95, 0.9, 0.6, 0.7, 0.8, 0.9, 0.9, 0.55, 0.9];
+    let predictions = kiln_core::train::TestPredictions {
+        class_names,
+        labels,
+        predicted,
+        confidence,
+    };
+    let mut harness = Harness::builder()
+        .with_size([640.0, 200.0])
+        .build_ui(|ui| kiln::gui::confusion_ui(ui, &predictions));
+    harness.run();
+    harness.get_by_label_contains("circle taken for square (95.0 %)");
+    assert_eq!(
+        harness.get_all_by_label("75.0 %").count(),
+        2,
+        "circle and cross"
+    );
+    harness.get_by_label("100.0 %");
+    harness.snapshot("per_class_results");
 }

@@ -18,11 +18,14 @@ use crate::config::{ConfigError, Experiment};
 use crate::data::{self, DataError, ImageDataset};
 use crate::device::{self, DeviceError};
 use crate::train::{
-    self, Control, Preparation, RunOutcome, RunSummary, TrainDevice, TrainError, TrainEvent,
+    self, Control, Preparation, RunOutcome, RunSummary, TestPredictions, TrainDevice, TrainError,
+    TrainEvent,
 };
 
 /// Header of `metrics.csv`; README.md documents each column.
 pub const METRICS_HEADER: &str = "wall_secs,epoch,step,global_step,samples_seen,train_loss,train_accuracy,samples_per_sec,step_ms,data_ms,compute_ms,sync_ms,lr";
+/// Header of `predictions.csv`; README.md documents each column.
+pub const PREDICTIONS_HEADER: &str = "index,label,predicted,confidence";
 /// Header of `epochs.csv`; README.md documents each column.
 pub const EPOCHS_HEADER: &str =
     "epoch,train_loss,train_accuracy,test_loss,test_accuracy,epoch_secs,eval_secs,samples_per_sec";
@@ -190,9 +193,49 @@ impl RunFolder {
                 .and_then(|()| self.epochs.flush())
                 .map_err(io_error(&path))
             }
+            TrainEvent::Predictions(predictions) => self.write_predictions(predictions),
             TrainEvent::Finished(summary) => self.write_summary(summary),
             TrainEvent::Started(_) | TrainEvent::Warning(_) | TrainEvent::Failed(_) => Ok(()),
         }
+    }
+
+    /// Writes `predictions.csv` (one row per test image) and `confusion.csv` (rows: true class,
+    /// columns: predicted class), each atomically.
+    pub fn write_predictions(&self, predictions: &TestPredictions) -> Result<(), RunError> {
+        let mut rows = String::from(PREDICTIONS_HEADER);
+        rows.push('\n');
+        for (index, ((truth, guess), confidence)) in predictions
+            .labels
+            .iter()
+            .zip(&predictions.predicted)
+            .zip(&predictions.confidence)
+            .enumerate()
+        {
+            rows.push_str(&format!("{index},{truth},{guess},{confidence:.6}\n"));
+        }
+        let path = self.path.join("predictions.csv");
+        write_atomically(&path, rows.as_bytes()).map_err(io_error(&path))?;
+
+        let quote = |name: &str| format!("\"{}\"", name.replace('"', "\"\""));
+        let mut table = String::from("true \\ predicted");
+        for name in &predictions.class_names {
+            table.push(',');
+            table.push_str(&quote(name));
+        }
+        table.push('\n');
+        for (class, row) in predictions.confusion().iter().enumerate() {
+            let name = predictions
+                .class_names
+                .get(class)
+                .map_or("", String::as_str);
+            table.push_str(&quote(name));
+            for count in row {
+                table.push_str(&format!(",{count}"));
+            }
+            table.push('\n');
+        }
+        let path = self.path.join("confusion.csv");
+        write_atomically(&path, table.as_bytes()).map_err(io_error(&path))
     }
 
     /// Writes `summary.json` atomically.

@@ -85,6 +85,18 @@ impl Reporter {
                 e.eval_secs
             )),
             TrainEvent::Warning(w) => self.line(&format!("warning: {w}")),
+            TrainEvent::Predictions(p) => {
+                let classes: Vec<String> = p
+                    .class_names
+                    .iter()
+                    .zip(p.per_class_accuracy())
+                    .map(|(name, accuracy)| match accuracy {
+                        Some(a) => format!("{name} {:.1} %", a * 100.0),
+                        None => format!("{name} -"),
+                    })
+                    .collect();
+                self.line(&format!("per-class test accuracy: {}", classes.join(", ")));
+            }
             TrainEvent::Finished(s) => {
                 let outcome = match s.outcome {
                     RunOutcome::Completed => "done",

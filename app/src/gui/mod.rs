@@ -17,6 +17,7 @@ use kiln_core::data::{self, DataError};
 use kiln_core::device::DeviceInfo;
 use kiln_core::export::{self, PlotOptions, XAxis};
 use kiln_core::history::{self, RunHistory};
+use kiln_core::train::TestPredictions;
 use serde::{Deserialize, Serialize};
 
 pub use plots::{PlotRun, plot_runs, plots_ui, run_color};
@@ -513,6 +514,11 @@ impl KilnApp {
         ui.separator();
         let histories = self.plotted();
         let labels = history::legend_labels(&histories);
+        if let Some(predictions) = self.session.as_ref().and_then(|s| s.predictions.as_ref()) {
+            egui::CollapsingHeader::new("Per-class results")
+                .id_salt("per-class")
+                .show(ui, |ui| confusion_ui(ui, predictions));
+        }
         if histories.len() >= 2 {
             egui::CollapsingHeader::new("Compare runs")
                 .id_salt("compare")
@@ -571,6 +577,80 @@ pub fn compare_ui(ui: &mut egui::Ui, comparison: &Comparison) {
             group.std_accuracy_pct
         ));
     }
+}
+
+/// The confusion matrix as a heat map (each cell shaded by its share of the true class), the
+/// accuracy of each class, and the test images the model got wrong with the most confidence.
+pub fn confusion_ui(ui: &mut egui::Ui, predictions: &TestPredictions) {
+    let confusion = predictions.confusion();
+    let accuracy = predictions.per_class_accuracy();
+    let short = |name: &str| name.chars().take(9).collect::<String>();
+    let base = ui.visuals().selection.bg_fill;
+    ui.horizontal_top(|ui| {
+        egui::Grid::new("confusion")
+            .spacing([2.0, 2.0])
+            .show(ui, |ui| {
+                ui.label("true \\ predicted");
+                for name in &predictions.class_names {
+                    ui.label(short(name)).on_hover_text(name);
+                }
+                ui.label("accuracy");
+                ui.end_row();
+                for (class, row) in confusion.iter().enumerate() {
+                    let name = predictions
+                        .class_names
+                        .get(class)
+                        .map_or("", String::as_str);
+                    ui.label(short(name)).on_hover_text(name);
+                    let total = row.iter().sum::<u64>().max(1) as f32;
+                    for (guess, count) in row.iter().enumerate() {
+                        let share = *count as f32 / total;
+                        let fill = base.gamma_multiply(share.sqrt());
+                        let (rect, response) =
+                            ui.allocate_exact_size(egui::vec2(58.0, 20.0), egui::Sense::hover());
+                        ui.painter().rect_filled(rect, 2.0, fill);
+                        ui.painter().text(
+                            rect.center(),
+                            egui::Align2::CENTER_CENTER,
+                            count.to_string(),
+                            egui::FontId::monospace(12.0),
+                            ui.visuals().text_color(),
+                        );
+                        let guess_name = predictions
+                            .class_names
+                            .get(guess)
+                            .map_or("", String::as_str);
+                        response.on_hover_text(format!(
+                            "{count} {name} images predicted as {guess_name} ({:.1} % of {name})",
+                            share * 100.0
+                        ));
+                    }
+                    ui.label(match accuracy.get(class).copied().flatten() {
+                        Some(a) => format!("{:.1} %", a * 100.0),
+                        None => "-".to_owned(),
+                    });
+                    ui.end_row();
+                }
+            });
+        ui.separator();
+        ui.vertical(|ui| {
+            ui.strong("Most confidently wrong");
+            for index in predictions.confidently_wrong(12) {
+                let name = |label: u8| {
+                    predictions
+                        .class_names
+                        .get(usize::from(label))
+                        .map_or("?", String::as_str)
+                };
+                ui.label(format!(
+                    "#{index}: {} taken for {} ({:.1} %)",
+                    name(predictions.labels[index]),
+                    name(predictions.predicted[index]),
+                    predictions.confidence[index] * 100.0
+                ));
+            }
+        });
+    });
 }
 
 /// The status line: what the run is doing, how fast, and how long it has left.

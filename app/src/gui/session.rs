@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 use kiln_core::config::Experiment;
 use kiln_core::history::{EpochRow, MetricsRow, RunHistory};
 use kiln_core::run::{self, Stage};
-use kiln_core::train::{Control, ControlState, Progress, RunOutcome, StartInfo, TrainEvent};
+use kiln_core::train::{
+    Control, ControlState, Progress, RunOutcome, StartInfo, TestPredictions, TrainEvent,
+};
 
 /// What the training thread sends to the UI.
 #[derive(Debug)]
@@ -60,6 +62,8 @@ pub struct Session {
     pub last_progress: Option<Progress>,
     /// Warnings so far, as sentences.
     pub warnings: Vec<String>,
+    /// Every test image's prediction, once a run has completed.
+    pub predictions: Option<TestPredictions>,
     /// Where the run stands.
     pub state: SessionState,
     /// Seconds to the first finished step, once known.
@@ -96,6 +100,7 @@ impl Session {
             start: None,
             last_progress: None,
             warnings: Vec::new(),
+            predictions: None,
             state: SessionState::Preparing("loading data…".to_owned()),
             warmup_secs: None,
             epochs,
@@ -181,6 +186,7 @@ impl Session {
             }
             TrainEvent::EpochEnd(summary) => self.history.epochs.push(EpochRow::from(&summary)),
             TrainEvent::Warning(warning) => self.warnings.push(warning.to_string()),
+            TrainEvent::Predictions(predictions) => self.predictions = Some(predictions),
             TrainEvent::Finished(summary) => {
                 self.warmup_secs = Some(summary.warmup_secs);
                 self.state = SessionState::Finished(summary.outcome);

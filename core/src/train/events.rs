@@ -210,6 +210,58 @@ impl RunSummary {
     }
 }
 
+/// The trained model's answer for every test image, after the last epoch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TestPredictions {
+    /// Class names; a label is an index into it.
+    pub class_names: Vec<String>,
+    /// True label of each test image, in the split's order.
+    pub labels: Vec<u8>,
+    /// Predicted label of each test image.
+    pub predicted: Vec<u8>,
+    /// Softmax probability the model gave its prediction.
+    pub confidence: Vec<f32>,
+}
+
+impl TestPredictions {
+    /// Image counts indexed `[true label][predicted label]`.
+    pub fn confusion(&self) -> Vec<Vec<u64>> {
+        let classes = self.class_names.len();
+        let mut counts = vec![vec![0u64; classes]; classes];
+        for (&truth, &guess) in self.labels.iter().zip(&self.predicted) {
+            if let Some(cell) = counts
+                .get_mut(usize::from(truth))
+                .and_then(|row| row.get_mut(usize::from(guess)))
+            {
+                *cell += 1;
+            }
+        }
+        counts
+    }
+
+    /// Fraction of each class's test images classified correctly; none for an empty class.
+    pub fn per_class_accuracy(&self) -> Vec<Option<f64>> {
+        self.confusion()
+            .iter()
+            .enumerate()
+            .map(|(class, row)| {
+                let total: u64 = row.iter().sum();
+                (total > 0).then(|| row[class] as f64 / total as f64)
+            })
+            .collect()
+    }
+
+    /// Indexes of the `count` wrong predictions the model was surest of, surest first.
+    pub fn confidently_wrong(&self, count: usize) -> Vec<usize> {
+        let mut wrong: Vec<usize> = (0..self.labels.len())
+            .filter(|&i| self.labels[i] != self.predicted[i])
+            .collect();
+        wrong.sort_by(|&a, &b| self.confidence[b].total_cmp(&self.confidence[a]));
+        wrong.truncate(count);
+        wrong
+    }
+}
+
 /// Everything the loop tells its listeners, in order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum TrainEvent {
@@ -219,6 +271,8 @@ pub enum TrainEvent {
     Progress(Progress),
     /// An epoch ended and was evaluated.
     EpochEnd(EpochSummary),
+    /// Every test image's prediction after the last epoch of a completed run.
+    Predictions(TestPredictions),
     /// Something looks wrong; see [`TrainWarning`].
     Warning(TrainWarning),
     /// The run ended (completed, cancelled or diverged).

@@ -10,7 +10,8 @@ mod events;
 
 pub use control::{Control, ControlState};
 pub use events::{
-    EpochSummary, Progress, RunOutcome, RunSummary, StartInfo, TrainEvent, TrainWarning,
+    EpochSummary, Progress, RunOutcome, RunSummary, StartInfo, TestPredictions, TrainEvent,
+    TrainWarning,
 };
 
 use std::time::{Duration, Instant};
@@ -578,8 +579,56 @@ pub fn train(
     } else {
         train_secs_total
     };
+    if summary.outcome == RunOutcome::Completed && test_split.len > 0 {
+        let (predicted, confidence) = predict(&model, &test_split, shape, eval_batch)?;
+        on_event(TrainEvent::Predictions(TestPredictions {
+            class_names: data.class_names.clone(),
+            labels: data.test.labels.clone(),
+            predicted,
+            confidence,
+        }));
+    }
     on_event(TrainEvent::Finished(summary.clone()));
     Ok(summary)
+}
+
+/// Every image's predicted class and its probability, read back in one transaction at the end.
+fn predict(
+    model: &Classifier,
+    split: &DeviceSplit,
+    shape: [usize; 3],
+    batch_size: usize,
+) -> Result<(Vec<u8>, Vec<f32>), TrainError> {
+    let model = model.valid();
+    let mut predicted = Vec::new();
+    let mut confidence = Vec::new();
+    let mut start = 0;
+    while start < split.len {
+        let end = (start + batch_size).min(split.len);
+        let (images, _) = split.range(start, end);
+        let images = images.reshape([end - start, shape[0], shape[1], shape[2]]);
+        let probabilities = burn::tensor::activation::softmax(model.forward(images), 1);
+        confidence.push(probabilities.clone().max_dim(1).reshape([end - start]));
+        predicted.push(probabilities.argmax(1).reshape([end - start]));
+        start = end;
+    }
+    let data = Transaction::default()
+        .register(Tensor::cat(predicted, 0))
+        .register(Tensor::cat(confidence, 0))
+        .try_execute()
+        .map_err(|e| TrainError::Readback(format!("{e:?}")))?;
+    match (data.first(), data.get(1)) {
+        (Some(predicted), Some(confidence)) => Ok((
+            predicted
+                .iter::<i64>()
+                .map(|p| u8::try_from(p).unwrap_or(u8::MAX))
+                .collect(),
+            confidence.iter::<f32>().collect(),
+        )),
+        _ => Err(TrainError::Readback(
+            "the prediction readback returned no value".to_owned(),
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -667,6 +716,43 @@ mod tests {
         ));
         assert!(from_logits > 90.0, "{from_logits}");
         assert!((from_probs - 16.118).abs() < 0.01, "{from_probs}");
+    }
+
+    #[test]
+    fn predictions_agree_with_the_final_test_accuracy() {
+        let control = Control::new();
+        let mut predictions = None;
+        let summary = train(
+            &tiny_experiment(2),
+            &tiny_dataset(),
+            &cpu(),
+            Preparation::default(),
+            &control,
+            &mut |event| {
+                if let TrainEvent::Predictions(p) = event {
+                    predictions = Some(p);
+                }
+            },
+        )
+        .unwrap();
+        let predictions = predictions.expect("a completed run reports its predictions");
+        assert_eq!(predictions.predicted.len(), 50);
+        assert_eq!(predictions.labels, tiny_dataset().test.labels);
+        let confusion = predictions.confusion();
+        let total: u64 = confusion.iter().flatten().sum();
+        let correct: u64 = (0..2).map(|c| confusion[c][c]).sum();
+        assert_eq!(total, 50);
+        let accuracy = summary.final_test_accuracy.unwrap();
+        assert!(
+            (correct as f64 / 50.0 - accuracy).abs() < 1e-9,
+            "{correct} vs {accuracy}"
+        );
+        assert!(
+            predictions
+                .confidence
+                .iter()
+                .all(|c| (0.5..=1.0).contains(c))
+        );
     }
 
     #[test]
