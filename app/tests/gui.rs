@@ -381,17 +381,33 @@ fn per_class_results_snapshot() {
     let labels = vec![0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2];
     let predicted = vec![0, 0, 0, 1, 1, 1, 1, 1, 2, 2, 0, 2];
     let confidence = vec![0.9, 0.8, 0.7, 0.95, 0.9, 0.6, 0.7, 0.8, 0.9, 0.9, 0.55, 0.9];
+    // A 4×4 "image" per wrong answer: a bright diagonal on black.
+    let diagonal: Vec<u8> = (0..16).map(|i| if i % 5 == 0 { 255 } else { 0 }).collect();
+    let gallery = [3, 10]
+        .map(|index| kiln_core::train::GalleryImage {
+            index,
+            shape: [1, 4, 4],
+            pixels: diagonal.clone(),
+        })
+        .to_vec();
     let predictions = kiln_core::train::TestPredictions {
         class_names,
         labels,
         predicted,
         confidence,
+        gallery,
     };
     let mut harness = Harness::builder()
-        .with_size([640.0, 200.0])
+        .with_size([760.0, 220.0])
         .build_ui(|ui| kiln::gui::confusion_ui(ui, &predictions));
     harness.run();
-    harness.get_by_label_contains("circle taken for square (95.0 %)");
+    // The caption under the image (its tooltip names it too).
+    assert!(
+        harness
+            .query_all_by_label_contains("circle taken for square (95.0 %)")
+            .next()
+            .is_some()
+    );
     assert_eq!(
         harness.get_all_by_label("75.0 %").count(),
         2,

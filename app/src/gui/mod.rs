@@ -635,22 +635,62 @@ pub fn confusion_ui(ui: &mut egui::Ui, predictions: &TestPredictions) {
         ui.separator();
         ui.vertical(|ui| {
             ui.strong("Most confidently wrong");
-            for index in predictions.confidently_wrong(12) {
-                let name = |label: u8| {
-                    predictions
-                        .class_names
-                        .get(usize::from(label))
-                        .map_or("?", String::as_str)
-                };
-                ui.label(format!(
-                    "#{index}: {} taken for {} ({:.1} %)",
-                    name(predictions.labels[index]),
-                    name(predictions.predicted[index]),
-                    predictions.confidence[index] * 100.0
-                ));
-            }
+            let name = |label: u8| {
+                predictions
+                    .class_names
+                    .get(usize::from(label))
+                    .map_or("?", String::as_str)
+            };
+            egui::Grid::new("gallery")
+                .spacing([6.0, 4.0])
+                .show(ui, |ui| {
+                    for (n, image) in predictions.gallery.iter().enumerate() {
+                        let index = image.index;
+                        let caption = format!(
+                            "#{index}: {} taken for {} ({:.1} %)",
+                            name(predictions.labels[index]),
+                            name(predictions.predicted[index]),
+                            predictions.confidence[index] * 100.0
+                        );
+                        ui.vertical(|ui| {
+                            let texture =
+                                gallery_texture(ui.ctx(), image, predictions.confidence[index]);
+                            ui.add(
+                                egui::Image::new(&texture)
+                                    .fit_to_exact_size(egui::vec2(56.0, 56.0)),
+                            )
+                            .on_hover_text(&caption);
+                            ui.small(caption);
+                        });
+                        if n % 4 == 3 {
+                            ui.end_row();
+                        }
+                    }
+                });
         });
     });
+}
+
+/// The texture of a gallery image, made once and kept in egui's memory; the key includes the
+/// confidence so the images of a new run never show an old run's texture.
+fn gallery_texture(
+    ctx: &egui::Context,
+    image: &kiln_core::train::GalleryImage,
+    confidence: f32,
+) -> egui::TextureHandle {
+    let id = egui::Id::unique(("gallery", image.index, confidence.to_bits()));
+    if let Some(texture) = ctx.data(|d| d.get_temp::<egui::TextureHandle>(id)) {
+        return texture;
+    }
+    let [_, height, width] = image.shape;
+    let pixels = egui::ColorImage::from_rgba_unmultiplied([width, height], &image.to_rgba());
+    let texture = ctx.load_texture(
+        format!("gallery-{}", image.index),
+        pixels,
+        egui::TextureOptions::NEAREST,
+    );
+    ctx.data_mut(|d| d.insert_temp(id, texture.clone()));
+    texture
 }
 
 /// The status line: what the run is doing, how fast, and how long it has left.

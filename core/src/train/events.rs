@@ -221,6 +221,38 @@ pub struct TestPredictions {
     pub predicted: Vec<u8>,
     /// Softmax probability the model gave its prediction.
     pub confidence: Vec<f32>,
+    /// The most confidently wrong test images, surest first, for a gallery.
+    pub gallery: Vec<GalleryImage>,
+}
+
+/// A test image with its pixels, so a front end can show it without the data set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GalleryImage {
+    /// Position in the test split.
+    pub index: usize,
+    /// Channels (1 or 3), height and width.
+    pub shape: [usize; 3],
+    /// Bytes in planar C×H×W order, as in the data set.
+    pub pixels: Vec<u8>,
+}
+
+impl GalleryImage {
+    /// The image as interleaved RGBA bytes, row by row, for a texture.
+    pub fn to_rgba(&self) -> Vec<u8> {
+        let [channels, height, width] = self.shape;
+        let plane = height * width;
+        let mut rgba = Vec::with_capacity(plane * 4);
+        for i in 0..plane {
+            let value = |c: usize| self.pixels.get(c * plane + i).copied().unwrap_or(0);
+            let (r, g, b) = if channels >= 3 {
+                (value(0), value(1), value(2))
+            } else {
+                (value(0), value(0), value(0))
+            };
+            rgba.extend_from_slice(&[r, g, b, 255]);
+        }
+        rgba
+    }
 }
 
 impl TestPredictions {

@@ -10,8 +10,8 @@ mod events;
 
 pub use control::{Control, ControlState};
 pub use events::{
-    EpochSummary, Progress, RunOutcome, RunSummary, StartInfo, TestPredictions, TrainEvent,
-    TrainWarning,
+    EpochSummary, GalleryImage, Progress, RunOutcome, RunSummary, StartInfo, TestPredictions,
+    TrainEvent, TrainWarning,
 };
 
 use std::time::{Duration, Instant};
@@ -226,6 +226,9 @@ impl DeviceTotals {
         }
     }
 }
+
+/// How many of the most confidently wrong test images a completed run hands out with pixels.
+const GALLERY_SIZE: usize = 12;
 
 /// Keras's clipping bound for probabilities (`backend.epsilon()`).
 const PROBABILITY_EPSILON: f32 = 1e-7;
@@ -581,12 +584,28 @@ pub fn train(
     };
     if summary.outcome == RunOutcome::Completed && test_split.len > 0 {
         let (predicted, confidence) = predict(&model, &test_split, shape, eval_batch)?;
-        on_event(TrainEvent::Predictions(TestPredictions {
+        let mut predictions = TestPredictions {
             class_names: data.class_names.clone(),
             labels: data.test.labels.clone(),
             predicted,
             confidence,
-        }));
+            gallery: Vec::new(),
+        };
+        predictions.gallery = predictions
+            .confidently_wrong(GALLERY_SIZE)
+            .into_iter()
+            .map(|index| GalleryImage {
+                index,
+                shape,
+                pixels: data
+                    .test
+                    .images
+                    .get(index * values_per_image..(index + 1) * values_per_image)
+                    .unwrap_or_default()
+                    .to_vec(),
+            })
+            .collect();
+        on_event(TrainEvent::Predictions(predictions));
     }
     on_event(TrainEvent::Finished(summary.clone()));
     Ok(summary)
@@ -753,6 +772,19 @@ mod tests {
                 .iter()
                 .all(|c| (0.5..=1.0).contains(c))
         );
+        // The gallery is the wrong answers, surest first, each with its own pixels.
+        let wrong = predictions.confidently_wrong(GALLERY_SIZE);
+        let shown: Vec<usize> = predictions.gallery.iter().map(|g| g.index).collect();
+        assert_eq!(shown, wrong);
+        let test = tiny_dataset().test;
+        for image in &predictions.gallery {
+            assert_eq!(image.shape, [1, 4, 4]);
+            assert_eq!(
+                image.pixels,
+                test.images[image.index * 16..(image.index + 1) * 16]
+            );
+            assert_ne!(test.labels[image.index], predictions.predicted[image.index]);
+        }
     }
 
     #[test]
