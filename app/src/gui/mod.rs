@@ -483,15 +483,21 @@ impl KilnApp {
                 wall = true;
             }
             self.x_axis = if wall { XAxis::WallSecs } else { XAxis::Steps };
-            if let Some(reason) = blocked
-                && !training
-            {
-                ui.colored_label(
-                    ui.visuals().error_fg_color,
-                    format!("Start is disabled: {reason}"),
-                );
-            }
         });
+        // On its own wrapped line: a long reason in the button row would widen the panel.
+        if let Some(reason) = self.start_blocker(check)
+            && !self.is_training()
+        {
+            ui.add(
+                egui::Label::new(
+                    egui::RichText::new(format!("Start is disabled: {reason}"))
+                        .color(ui.visuals().error_fg_color),
+                )
+                .wrap(),
+            );
+        } else if let Some(notice) = &self.notice {
+            ui.add(egui::Label::new(notice.as_str()).wrap());
+        }
         if let Some(session) = &self.session {
             for warning in &session.warnings {
                 ui.colored_label(ui.visuals().warn_fg_color, format!("⚠ {warning}"));
@@ -502,9 +508,6 @@ impl KilnApp {
                     format!("The run failed: {reason}"),
                 );
             }
-        }
-        if let Some(notice) = &self.notice {
-            ui.label(notice);
         }
     }
 
@@ -517,7 +520,13 @@ impl KilnApp {
         if let Some(predictions) = self.session.as_ref().and_then(|s| s.predictions.as_ref()) {
             egui::CollapsingHeader::new("Per-class results")
                 .id_salt("per-class")
-                .show(ui, |ui| confusion_ui(ui, predictions));
+                .show(ui, |ui| {
+                    // Ten classes do not fit beside the plots; scroll rather than push them out.
+                    egui::ScrollArea::both()
+                        .id_salt("per-class-scroll")
+                        .max_height(ui.available_height() * 0.5)
+                        .show(ui, |ui| confusion_ui(ui, predictions));
+                });
         }
         if histories.len() >= 2 {
             egui::CollapsingHeader::new("Compare runs")
@@ -586,7 +595,7 @@ pub fn confusion_ui(ui: &mut egui::Ui, predictions: &TestPredictions) {
     let accuracy = predictions.per_class_accuracy();
     let short = |name: &str| name.chars().take(9).collect::<String>();
     let base = ui.visuals().selection.bg_fill;
-    ui.horizontal_top(|ui| {
+    ui.vertical(|ui| {
         egui::Grid::new("confusion")
             .spacing([2.0, 2.0])
             .show(ui, |ui| {
@@ -632,7 +641,7 @@ pub fn confusion_ui(ui: &mut egui::Ui, predictions: &TestPredictions) {
                     ui.end_row();
                 }
             });
-        ui.separator();
+        ui.add_space(6.0);
         ui.vertical(|ui| {
             ui.strong("Most confidently wrong");
             let name = |label: u8| {
@@ -653,6 +662,7 @@ pub fn confusion_ui(ui: &mut egui::Ui, predictions: &TestPredictions) {
                             predictions.confidence[index] * 100.0
                         );
                         ui.vertical(|ui| {
+                            ui.set_max_width(96.0);
                             let texture =
                                 gallery_texture(ui.ctx(), image, predictions.confidence[index]);
                             ui.add(
@@ -660,7 +670,7 @@ pub fn confusion_ui(ui: &mut egui::Ui, predictions: &TestPredictions) {
                                     .fit_to_exact_size(egui::vec2(56.0, 56.0)),
                             )
                             .on_hover_text(&caption);
-                            ui.small(caption);
+                            ui.add(egui::Label::new(egui::RichText::new(caption).small()).wrap());
                         });
                         if n % 4 == 3 {
                             ui.end_row();
