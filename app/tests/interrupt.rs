@@ -15,36 +15,44 @@ fn run_folder(runs: &Path) -> Option<std::path::PathBuf> {
         .next()
 }
 
-#[test]
-fn ctrl_c_cancels_and_keeps_a_complete_run_folder() {
-    let runs = std::env::temp_dir().join(format!("kiln-interrupt-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&runs);
-    let child = Command::new(env!("CARGO_BIN_EXE_kiln"))
+/// Starts a run long enough to be interrupted, writing its folder under `runs`.
+fn spawn_long_run(runs: &Path, stderr: Stdio) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_kiln"))
         .args([
             "train", "--device", "cpu", "--model", "mlp:16", "--epochs", "10000",
         ])
         .args(["--batch", "32", "--runs-dir"])
-        .arg(&runs)
+        .arg(runs)
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
+        .stderr(stderr)
         .spawn()
-        .expect("the kiln binary runs");
+        .expect("the kiln binary runs")
+}
 
-    // Wait until training has really started: the first metrics row is on disk.
+/// Waits until `file` of the run folder has a row below its header, and returns the folder.
+fn wait_for_a_row(runs: &Path, file: &str) -> std::path::PathBuf {
     let deadline = Instant::now() + Duration::from_secs(120);
-    let folder = loop {
+    loop {
         assert!(
             Instant::now() < deadline,
-            "no metrics row within two minutes"
+            "no row in {file} within two minutes"
         );
-        if let Some(folder) = run_folder(&runs)
-            && std::fs::read_to_string(folder.join("metrics.csv"))
-                .is_ok_and(|text| text.lines().count() > 1)
+        if let Some(folder) = run_folder(runs)
+            && std::fs::read_to_string(folder.join(file)).is_ok_and(|text| text.lines().count() > 1)
         {
-            break folder;
+            return folder;
         }
-        std::thread::sleep(Duration::from_millis(100));
-    };
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn ctrl_c_cancels_and_keeps_a_complete_run_folder() {
+    let runs = std::env::temp_dir().join(format!("kiln-interrupt-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&runs);
+    let child = spawn_long_run(&runs, Stdio::piped());
+    // Wait until training has really started: the first metrics row is on disk.
+    let folder = wait_for_a_row(&runs, "metrics.csv");
     // The shell's own `kill`, so the test needs no procps.
     let status = Command::new("sh")
         .args(["-c", &format!("kill -INT {}", child.id())])
@@ -67,32 +75,9 @@ fn ctrl_c_cancels_and_keeps_a_complete_run_folder() {
 fn kill_9_mid_epoch_leaves_a_readable_folder() {
     let runs = std::env::temp_dir().join(format!("kiln-kill9-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&runs);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kiln"))
-        .args([
-            "train", "--device", "cpu", "--model", "mlp:16", "--epochs", "10000",
-        ])
-        .args(["--batch", "16", "--runs-dir"])
-        .arg(&runs)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the kiln binary runs");
-
+    let mut child = spawn_long_run(&runs, Stdio::null());
     // Kill it once an epoch has ended and the next one is under way, so both files have rows.
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let folder = loop {
-        assert!(
-            Instant::now() < deadline,
-            "no epoch ended within two minutes"
-        );
-        if let Some(folder) = run_folder(&runs)
-            && std::fs::read_to_string(folder.join("epochs.csv"))
-                .is_ok_and(|text| text.lines().count() > 1)
-        {
-            break folder;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let folder = wait_for_a_row(&runs, "epochs.csv");
     std::thread::sleep(Duration::from_millis(300));
     child.kill().expect("SIGKILL is delivered");
     let _ = child.wait();
