@@ -164,7 +164,7 @@ fn plots_snapshot_overlays_two_runs() {
     let labels = ["lr 0.1".to_owned(), "lr 0.01".to_owned()];
     let histories: Vec<&RunHistory> = runs.iter().collect();
     let mut harness = Harness::builder().with_size([900.0, 620.0]).build_ui(|ui| {
-        plots_ui(ui, &plot_runs(&histories, &labels), XAxis::Steps);
+        plots_ui(ui, &plot_runs(&histories, &labels), &[], XAxis::Steps);
     });
     harness.run();
     harness.snapshot("plots");
@@ -415,4 +415,33 @@ fn per_class_results_snapshot() {
     );
     harness.get_by_label("100.0 %");
     harness.snapshot("per_class_results");
+}
+
+#[test]
+fn seed_band_snapshot() {
+    let seeded = |seed: u64, offset: f64| {
+        let mut run = fake_history(&format!("seed-{seed}"), 0.02, 5000.0);
+        if let Some(config) = run.config.as_mut() {
+            config.seed = seed;
+        }
+        for epoch in &mut run.epochs {
+            epoch.test_accuracy += offset;
+            epoch.test_loss -= offset;
+        }
+        run
+    };
+    let runs = [seeded(1, -0.03), seeded(2, 0.0), seeded(3, 0.04)];
+    let histories: Vec<&RunHistory> = runs.iter().collect();
+    let comparison = kiln_core::compare::compare(&histories);
+    assert_eq!(comparison.seed_groups.len(), 1, "three runs that differ only in seed");
+    let labels = kiln_core::history::legend_labels(&histories);
+    let bands = [kiln::gui::SeedBand {
+        runs: histories.clone(),
+        color: kiln::gui::run_color(0),
+    }];
+    let mut harness = Harness::builder().with_size([900.0, 620.0]).build_ui(|ui| {
+        plots_ui(ui, &plot_runs(&histories, &labels), &bands, XAxis::Steps);
+    });
+    harness.run();
+    harness.snapshot("plots_seed_band");
 }

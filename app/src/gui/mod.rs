@@ -20,7 +20,7 @@ use kiln_core::history::{self, RunHistory};
 use kiln_core::train::TestPredictions;
 use serde::{Deserialize, Serialize};
 
-pub use plots::{PlotRun, plot_runs, plots_ui, run_color};
+pub use plots::{PlotRun, SeedBand, plot_runs, plots_ui, run_color};
 
 pub use runs::{ExportKind, RunsAction, RunsPanel, runs_ui};
 pub use session::{Session, SessionState};
@@ -528,16 +528,26 @@ impl KilnApp {
                         .show(ui, |ui| confusion_ui(ui, predictions));
                 });
         }
+        let mut bands = Vec::new();
         if histories.len() >= 2 {
+            let comparison = compare(&histories);
             egui::CollapsingHeader::new("Compare runs")
                 .id_salt("compare")
-                .show(ui, |ui| compare_ui(ui, &compare(&histories)));
+                .show(ui, |ui| compare_ui(ui, &comparison));
+            bands = comparison
+                .seed_groups
+                .iter()
+                .map(|group| SeedBand {
+                    runs: group.runs.iter().map(|&i| histories[i]).collect(),
+                    color: run_color(group.runs[0]),
+                })
+                .collect();
         }
         let plot_runs = plots::plot_runs(&histories, &labels);
         if plot_runs.is_empty() {
             ui.label("Press Start to train, or tick past runs on the right to compare them.");
         }
-        plots_ui(ui, &plot_runs, self.x_axis);
+        plots_ui(ui, &plot_runs, &bands, self.x_axis);
     }
 }
 

@@ -1,7 +1,7 @@
 //! Live and past runs on the same four plots: loss, accuracy, throughput and step time.
 
 use egui::Color32;
-use egui_plot::{Legend, Line, LineStyle, MarkerShape, Plot, PlotPoints, Points};
+use egui_plot::{FilledArea, Legend, Line, LineStyle, MarkerShape, Plot, PlotPoints, Points};
 use kiln_core::export::XAxis;
 use kiln_core::history::{EpochRow, MetricsRow, RunHistory};
 
@@ -31,6 +31,45 @@ pub struct PlotRun<'a> {
     pub label: &'a str,
     /// Line colour.
     pub color: Color32,
+}
+
+/// Runs that differ only in their seed, drawn as one band: mean ± std of their test curves, so a
+/// gap between settings can be told from seed noise.
+#[derive(Debug, Clone)]
+pub struct SeedBand<'a> {
+    /// The runs of the group.
+    pub runs: Vec<&'a RunHistory>,
+    /// The band's colour (that of the group's first run).
+    pub color: Color32,
+}
+
+/// Per epoch that every run of the band has: x (mean over the runs), mean − std and mean + std.
+fn band_points(
+    band: &SeedBand<'_>,
+    x_axis: XAxis,
+    value: impl Fn(&EpochRow) -> f64,
+) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let (mut xs, mut low, mut high) = (Vec::new(), Vec::new(), Vec::new());
+    let epochs = band.runs.iter().map(|r| r.epochs.len()).min().unwrap_or(0);
+    for e in 0..epochs {
+        let positions: Vec<f64> = band
+            .runs
+            .iter()
+            .filter_map(|r| epoch_x(r, &r.epochs[e], x_axis))
+            .collect();
+        let values: Vec<f64> = band.runs.iter().map(|r| value(&r.epochs[e])).collect();
+        if positions.len() != band.runs.len() || values.iter().any(|v| !v.is_finite()) {
+            continue;
+        }
+        let n = values.len() as f64;
+        let mean = values.iter().sum::<f64>() / n;
+        let std =
+            (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0)).sqrt();
+        xs.push(positions.iter().sum::<f64>() / n);
+        low.push(mean - std);
+        high.push(mean + std);
+    }
+    (xs, low, high)
 }
 
 /// Pairs each run with its legend label and the colour of its place in the list.
@@ -113,7 +152,7 @@ impl Chart {
 
 /// The four plots in a 2×2 grid filling the space given; x axes are linked so zooming one
 /// zooms all.
-pub fn plots_ui(ui: &mut egui::Ui, runs: &[PlotRun<'_>], x_axis: XAxis) {
+pub fn plots_ui(ui: &mut egui::Ui, runs: &[PlotRun<'_>], bands: &[SeedBand<'_>], x_axis: XAxis) {
     let spacing = 8.0;
     let available = ui.available_size();
     let width = ((available.x - spacing) / 2.0).max(120.0);
@@ -122,11 +161,11 @@ pub fn plots_ui(ui: &mut egui::Ui, runs: &[PlotRun<'_>], x_axis: XAxis) {
         .num_columns(2)
         .spacing([spacing, spacing])
         .show(ui, |ui| {
-            chart_ui(ui, Chart::Loss, runs, x_axis, width, height);
-            chart_ui(ui, Chart::Accuracy, runs, x_axis, width, height);
+            chart_ui(ui, Chart::Loss, runs, bands, x_axis, [width, height]);
+            chart_ui(ui, Chart::Accuracy, runs, bands, x_axis, [width, height]);
             ui.end_row();
-            chart_ui(ui, Chart::Throughput, runs, x_axis, width, height);
-            chart_ui(ui, Chart::StepTime, runs, x_axis, width, height);
+            chart_ui(ui, Chart::Throughput, runs, bands, x_axis, [width, height]);
+            chart_ui(ui, Chart::StepTime, runs, bands, x_axis, [width, height]);
             ui.end_row();
         });
 }
@@ -135,9 +174,9 @@ fn chart_ui(
     ui: &mut egui::Ui,
     chart: Chart,
     runs: &[PlotRun<'_>],
+    bands: &[SeedBand<'_>],
     x_axis: XAxis,
-    width: f32,
-    height: f32,
+    [width, height]: [f32; 2],
 ) {
     ui.vertical(|ui| {
         ui.strong(chart.title());
@@ -154,6 +193,20 @@ fn chart_ui(
             .link_axis(link, [true, false])
             .link_cursor(link, [true, false])
             .show(ui, |plot_ui| {
+                for band in bands {
+                    let (xs, low, high) = match chart {
+                        Chart::Loss => band_points(band, x_axis, |r| r.test_loss),
+                        Chart::Accuracy => band_points(band, x_axis, |r| r.test_accuracy * 100.0),
+                        Chart::Throughput | Chart::StepTime => continue,
+                    };
+                    if xs.len() >= 2 {
+                        let name = format!("test mean ± std over {} seeds", band.runs.len());
+                        plot_ui.add(
+                            FilledArea::new(name, &xs, &low, &high)
+                                .fill_color(band.color.gamma_multiply(0.25)),
+                        );
+                    }
+                }
                 for run in runs {
                     let history = run.history;
                     let (train, test): (Vec<[f64; 2]>, Vec<[f64; 2]>) = match chart {
@@ -223,6 +276,35 @@ mod tests {
             sync_ms: 0.1,
             lr: 0.01,
         }
+    }
+
+    #[test]
+    fn a_seed_band_is_mean_and_sample_std_per_epoch() {
+        let run = |accuracy: f64| RunHistory {
+            metrics: vec![row(1, 10, 1.0, 1.0), row(2, 20, 2.0, 1.0)],
+            epochs: (1..=2)
+                .map(|epoch| EpochRow {
+                    epoch,
+                    train_loss: 1.0,
+                    train_accuracy: 0.5,
+                    test_loss: 1.0,
+                    test_accuracy: accuracy,
+                    epoch_secs: 1.0,
+                    eval_secs: 0.1,
+                    samples_per_sec: 100.0,
+                })
+                .collect(),
+            ..RunHistory::default()
+        };
+        let (a, b) = (run(0.80), run(0.90));
+        let band = SeedBand {
+            runs: vec![&a, &b],
+            color: run_color(0),
+        };
+        let (xs, low, high) = band_points(&band, XAxis::Steps, |r| r.test_accuracy * 100.0);
+        assert_eq!(xs, vec![10.0, 20.0]);
+        let std = 50f64.sqrt();
+        assert!((low[0] - (85.0 - std)).abs() < 1e-9 && (high[0] - (85.0 + std)).abs() < 1e-9);
     }
 
     #[test]
