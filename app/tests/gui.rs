@@ -433,7 +433,11 @@ fn seed_band_snapshot() {
     let runs = [seeded(1, -0.03), seeded(2, 0.0), seeded(3, 0.04)];
     let histories: Vec<&RunHistory> = runs.iter().collect();
     let comparison = kiln_core::compare::compare(&histories);
-    assert_eq!(comparison.seed_groups.len(), 1, "three runs that differ only in seed");
+    assert_eq!(
+        comparison.seed_groups.len(),
+        1,
+        "three runs that differ only in seed"
+    );
     let labels = kiln_core::history::legend_labels(&histories);
     let bands = [kiln::gui::SeedBand {
         runs: histories.clone(),
@@ -444,4 +448,51 @@ fn seed_band_snapshot() {
     });
     harness.run();
     harness.snapshot("plots_seed_band");
+}
+
+#[test]
+fn a_finished_run_can_classify_an_opened_image() {
+    let runs_dir = scratch("try");
+    let mut harness = app_harness(&runs_dir);
+    start_small_run(&mut harness, "try", 1, 128);
+    step_until(&mut harness, 300, |app| !app.is_training());
+    harness.run();
+    let folder = harness.state().session.as_ref().unwrap().history.path.clone();
+    assert!(folder.join("model.bpk").is_file(), "a completed run keeps its model");
+
+    // The runs list offers the model; clicking opens the window.
+    harness.get_by_label_contains("Try…").click();
+    harness.run();
+    assert!(harness.state().try_model.is_some());
+
+    // An image of another size and colour: it is resized and made grayscale as training saw.
+    let image_path = scratch("try-image").join("cross.png");
+    let image = image::RgbImage::from_fn(64, 48, |x, y| {
+        if x.abs_diff(y) < 4 || (63 - x).abs_diff(y) < 4 {
+            image::Rgb([250, 240, 230])
+        } else {
+            image::Rgb([10, 20, 30])
+        }
+    });
+    image.save(&image_path).unwrap();
+    let try_model = harness.state_mut().try_model.as_mut().unwrap();
+    try_model.try_file(&image_path);
+    let result = try_model.result.as_ref().unwrap();
+    let (_, ranked) = result.outcome.as_ref().expect("the image is classified");
+    assert_eq!(ranked.len(), 5);
+    assert!(ranked.windows(2).all(|w| w[0].1 >= w[1].1), "most likely first");
+    let total: f32 = ranked.iter().map(|(_, p)| p).sum();
+    assert!(total > 0.0 && total <= 1.0 + 1e-5);
+    let best = format!("{}:", ranked[0].0);
+    harness.run();
+    harness.get_by_label_contains(&best);
+
+    // A file that is not an image gets a sentence, not a panic.
+    let bad = scratch("try-bad").join("not-an-image.png");
+    std::fs::write(&bad, b"not a png").unwrap();
+    let try_model = harness.state_mut().try_model.as_mut().unwrap();
+    try_model.try_file(&bad);
+    let outcome = &try_model.result.as_ref().unwrap().outcome;
+    assert!(outcome.as_ref().is_err_and(|e| e.contains("could not read")));
+    harness.run();
 }

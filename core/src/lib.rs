@@ -8,5 +8,6 @@ pub mod device;
 pub mod export;
 pub mod history;
 pub mod model;
+pub mod predict;
 pub mod run;
 pub mod train;

@@ -311,7 +311,10 @@ pub fn execute(
         experiment,
         &data,
         &target,
-        Preparation { load_secs },
+        Preparation {
+            load_secs,
+            model_folder: Some(folder.path().to_owned()),
+        },
         control,
         &mut |event| {
             if record_error.is_none()

@@ -6,6 +6,7 @@ mod plots;
 mod runs;
 mod session;
 mod setup;
+mod try_model;
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver};
@@ -27,6 +28,7 @@ pub use session::{Session, SessionState};
 pub use setup::{DatasetKind, FormCheck, SetupAction, SetupContext, SetupForm, setup_ui};
 
 use fetch::FetchJob;
+pub use try_model::{TryModel, try_model_ui};
 
 /// Starts a run (shown in the Start button's tooltip).
 pub const START_SHORTCUT: KeyboardShortcut = KeyboardShortcut::new(Modifiers::COMMAND, Key::Enter);
@@ -91,6 +93,8 @@ pub struct KilnApp {
     fetch_message: Option<String>,
     /// The last message for the person (export written, rename failed…).
     pub notice: Option<String>,
+    /// The "Try the model" window, when open.
+    pub try_model: Option<TryModel>,
 }
 
 impl KilnApp {
@@ -127,6 +131,7 @@ impl KilnApp {
             fetch: None,
             fetch_message: None,
             notice: None,
+            try_model: None,
         };
         app.refresh_runs();
         app
@@ -331,6 +336,7 @@ impl KilnApp {
                 }
                 self.refresh_runs();
             }
+            RunsAction::TryModel(path) => self.try_model = Some(TryModel::open(&path)),
             RunsAction::UseSettings(path) => {
                 match self
                     .runs
@@ -854,6 +860,16 @@ impl eframe::App for KilnApp {
                 runs_actions = runs_ui(ui, &mut self.runs, active.as_deref());
             });
         egui::CentralPanel::default().show(ui, |ui| self.central_ui(ui, &check));
+        if let Some(try_model) = &mut self.try_model {
+            let mut open = true;
+            egui::Window::new("Try the model")
+                .open(&mut open)
+                .default_width(360.0)
+                .show(ui.ctx(), |ui| try_model_ui(ui, try_model));
+            if !open {
+                self.try_model = None;
+            }
+        }
         for action in setup_actions {
             self.handle_setup_action(action);
         }

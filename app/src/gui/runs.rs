@@ -23,6 +23,8 @@ pub enum RunsAction {
     Delete(PathBuf),
     /// Fill the setup form with a run's config.
     UseSettings(PathBuf),
+    /// Open the run's trained model to classify images.
+    TryModel(PathBuf),
     /// Export the overlaid runs.
     Export(ExportKind),
 }
@@ -279,6 +281,15 @@ fn run_row_ui(
             .clicked()
         {
             actions.push(RunsAction::UseSettings(run.path.clone()));
+        }
+        let has_model = run.path.join(kiln_core::predict::MODEL_FILE).is_file();
+        if ui
+            .add_enabled(has_model, egui::Button::new("Try…").small())
+            .on_hover_text("Classify your own images with this run's trained model.")
+            .on_disabled_hover_text("Only runs that completed keep their trained model.")
+            .clicked()
+        {
+            actions.push(RunsAction::TryModel(run.path.clone()));
         }
         let editable = !is_active;
         if ui

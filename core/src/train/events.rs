@@ -92,6 +92,11 @@ pub enum TrainWarning {
         /// The running loss at that point.
         loss: f64,
     },
+    /// The trained model could not be saved with the run; the run itself is complete.
+    ModelNotSaved {
+        /// What went wrong.
+        reason: String,
+    },
     /// Test accuracy stayed at chance level for a whole epoch.
     StuckAtChance {
         /// Epoch where it was seen.
@@ -113,6 +118,10 @@ impl std::fmt::Display for TrainWarning {
                 f,
                 "the loss ({loss:.3} in epoch {}) is far above that of guessing; the learning rate may be too high or the inputs unscaled.",
                 epoch + 1
+            ),
+            Self::ModelNotSaved { reason } => write!(
+                f,
+                "the trained model was not saved ({reason}); the run's figures are complete"
             ),
             Self::StuckAtChance { epoch, accuracy } => write!(
                 f,

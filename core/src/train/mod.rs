@@ -52,11 +52,13 @@ pub struct TrainDevice {
     pub name: String,
 }
 
-/// Timings measured outside the loop that the summary reports.
-#[derive(Debug, Clone, Copy, Default)]
+/// What the caller did before the loop and where the loop may keep what it makes.
+#[derive(Debug, Clone, Default)]
 pub struct Preparation {
     /// Seconds spent reading or generating the data set.
     pub load_secs: f64,
+    /// Folder where a completed run saves its trained model (`model.bpk`, `model.json`).
+    pub model_folder: Option<std::path::PathBuf>,
 }
 
 /// The per-channel map from bytes to network input that `scaling` asks for on this data.
@@ -606,6 +608,18 @@ pub fn train(
             })
             .collect();
         on_event(TrainEvent::Predictions(predictions));
+        if let Some(folder) = &preparation.model_folder {
+            let card = crate::predict::ModelCard {
+                shape,
+                class_names: data.class_names.clone(),
+                offset: transform.offset.clone(),
+                scale: transform.scale.clone(),
+            };
+            // A model that cannot be written costs the person the model, not the run.
+            if let Err(reason) = crate::predict::save_model(&model, &card, folder) {
+                on_event(TrainEvent::Warning(TrainWarning::ModelNotSaved { reason }));
+            }
+        }
     }
     on_event(TrainEvent::Finished(summary.clone()));
     Ok(summary)
@@ -785,6 +799,49 @@ mod tests {
             );
             assert_ne!(test.labels[image.index], predictions.predicted[image.index]);
         }
+    }
+
+    #[test]
+    fn a_completed_run_keeps_a_model_that_predicts_as_it_did() {
+        let folder = crate::data::test_dir("saved-model");
+        let experiment = tiny_experiment(2);
+        std::fs::write(folder.join("config.toml"), experiment.to_toml()).unwrap();
+        let control = Control::new();
+        let mut predictions = None;
+        train(
+            &experiment,
+            &tiny_dataset(),
+            &cpu(),
+            Preparation {
+                load_secs: 0.0,
+                model_folder: Some(folder.clone()),
+            },
+            &control,
+            &mut |event| {
+                if let TrainEvent::Predictions(p) = event {
+                    predictions = Some(p);
+                }
+            },
+        )
+        .unwrap();
+        let predictions = predictions.unwrap();
+        assert!(!folder.join("partial-model.bpk").exists());
+        let predictor = crate::predict::Predictor::load(&folder).expect("the model loads back");
+        let test = tiny_dataset().test;
+        for index in [0, 1, 7] {
+            let ranked = predictor.classify_pixels(&test.images[index * 16..(index + 1) * 16]);
+            let expected = &predictions.class_names[usize::from(predictions.predicted[index])];
+            assert_eq!(&ranked[0].0, expected, "image {index}");
+            assert!((ranked[0].1 - predictions.confidence[index]).abs() < 1e-4);
+            let total: f32 = ranked.iter().map(|(_, p)| p).sum();
+            assert!((total - 1.0).abs() < 1e-4);
+        }
+        // A folder without a model says so instead of failing obscurely.
+        let empty = crate::data::test_dir("no-model");
+        assert!(matches!(
+            crate::predict::Predictor::load(&empty),
+            Err(crate::predict::PredictError::NoModel(_))
+        ));
     }
 
     #[test]

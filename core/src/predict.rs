@@ -1,0 +1,211 @@
+//! A trained model kept with its run, and used again: `model.bpk` holds the weights (Burn's
+//! burnpack), `model.json` what is needed to feed it an image the way training did.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use burn::module::Module;
+use burn::tensor::{Device, Tensor, TensorData};
+use kiln_shaders::PixelTransform;
+use serde::{Deserialize, Serialize};
+
+use crate::config::ExperimentDraft;
+use crate::data::ImageShape;
+use crate::model::Classifier;
+
+/// File name of the weights in a run folder.
+pub const MODEL_FILE: &str = "model.bpk";
+/// File name of the model's card in a run folder.
+pub const CARD_FILE: &str = "model.json";
+
+/// What a saved model needs besides its weights to classify a new image as training did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelCard {
+    /// Channels, height and width of the images it was trained on.
+    pub shape: [usize; 3],
+    /// Class names; the model's output `i` is `class_names[i]`.
+    pub class_names: Vec<String>,
+    /// Per-channel value subtracted from a pixel byte before scaling.
+    pub offset: Vec<f32>,
+    /// Per-channel factor applied after the subtraction.
+    pub scale: Vec<f32>,
+}
+
+/// Why a saved model could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum PredictError {
+    /// The run folder has no saved model.
+    #[error("{0} has no trained model; only runs that completed keep one")]
+    NoModel(PathBuf),
+    /// A file could not be read.
+    #[error("could not read {path}: {reason}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The weights do not fit the model the config describes.
+    #[error("the model in {path} does not match its config.toml: {reason}")]
+    Mismatch {
+        /// The weights file.
+        path: PathBuf,
+        /// What the loader said.
+        reason: String,
+    },
+    /// The image could not be decoded.
+    #[error("could not read the image {path}: {reason}")]
+    Image {
+        /// The image file.
+        path: PathBuf,
+        /// What the decoder said.
+        reason: String,
+    },
+}
+
+/// Saves `model` and its card into `folder`, each through a temporary name and a rename, so a
+/// crash never leaves a half-written model that looks complete.
+pub(crate) fn save_model(
+    model: &Classifier,
+    card: &ModelCard,
+    folder: &Path,
+) -> Result<(), String> {
+    let weights = folder.join(MODEL_FILE);
+    let partial = folder.join(format!("partial-{MODEL_FILE}"));
+    model
+        .for_eval()
+        .save_file(&partial)
+        .map_err(|e| format!("could not write {}: {e:?}", partial.display()))?;
+    fs::rename(&partial, &weights)
+        .map_err(|e| format!("could not write {}: {e}", weights.display()))?;
+    let card_path = folder.join(CARD_FILE);
+    let text = serde_json::to_string_pretty(card).map_err(|e| e.to_string())?;
+    crate::run::write_atomically(&card_path, text.as_bytes())
+        .map_err(|e| format!("could not write {}: {e}", card_path.display()))
+}
+
+/// A trained model loaded from its run folder, ready to classify images.
+#[derive(Debug)]
+pub struct Predictor {
+    model: Classifier,
+    card: ModelCard,
+    device: Device,
+}
+
+impl Predictor {
+    /// Loads the model a completed run saved, on the CPU.
+    pub fn load(run_folder: &Path) -> Result<Self, PredictError> {
+        let weights = run_folder.join(MODEL_FILE);
+        if !weights.is_file() {
+            return Err(PredictError::NoModel(run_folder.to_owned()));
+        }
+        let read = |name: &str| {
+            let path = run_folder.join(name);
+            fs::read_to_string(&path).map_err(|e| PredictError::Read {
+                path: path.clone(),
+                reason: e.to_string(),
+            })
+        };
+        let card: ModelCard =
+            serde_json::from_str(&read(CARD_FILE)?).map_err(|e| PredictError::Read {
+                path: run_folder.join(CARD_FILE),
+                reason: e.to_string(),
+            })?;
+        let config =
+            ExperimentDraft::from_toml(&read("config.toml")?, "config.toml").map_err(|e| {
+                PredictError::Read {
+                    path: run_folder.join("config.toml"),
+                    reason: e.to_string(),
+                }
+            })?;
+        let [channels, height, width] = card.shape;
+        let shape = ImageShape {
+            channels,
+            height,
+            width,
+        };
+        let device = Device::flex();
+        let mismatch = |reason: String| PredictError::Mismatch {
+            path: weights.clone(),
+            reason,
+        };
+        let model = config
+            .model
+            .init(shape, card.class_names.len(), config.init, &device)
+            .map_err(|e| mismatch(e.to_string()))?
+            .try_load_file(&weights)
+            .map_err(|e| mismatch(format!("{e:?}")))?;
+        Ok(Self {
+            model,
+            card,
+            device,
+        })
+    }
+
+    /// The card the model was saved with.
+    pub fn card(&self) -> &ModelCard {
+        &self.card
+    }
+
+    /// Class names with their probabilities for planar C×H×W bytes of the model's shape, most
+    /// likely first.
+    pub fn classify_pixels(&self, pixels: &[u8]) -> Vec<(String, f32)> {
+        let [channels, height, width] = self.card.shape;
+        let transform = PixelTransform {
+            offset: self.card.offset.clone(),
+            scale: self.card.scale.clone(),
+        };
+        let values = transform.apply_reference(pixels, height * width);
+        let input = Tensor::<4>::from_data(
+            TensorData::new(values, [1, channels, height, width]),
+            &self.device,
+        );
+        let probabilities = burn::tensor::activation::softmax(self.model.forward(input), 1);
+        let probabilities: Vec<f32> = probabilities.into_data().iter::<f32>().collect();
+        let mut ranked: Vec<(String, f32)> = self
+            .card
+            .class_names
+            .iter()
+            .cloned()
+            .zip(probabilities)
+            .collect();
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+        ranked
+    }
+
+    /// The five most likely classes for an image file of any size, converted as training saw
+    /// images: resized to the model's size, grayscale or RGB to match.
+    pub fn classify_file(&self, path: &Path) -> Result<Vec<(String, f32)>, PredictError> {
+        let image = image::open(path).map_err(|e| PredictError::Image {
+            path: path.to_owned(),
+            reason: e.to_string(),
+        })?;
+        let mut ranked = self.classify_pixels(&self.pixels_of(&image));
+        ranked.truncate(5);
+        Ok(ranked)
+    }
+
+    /// Planar C×H×W bytes of `image` at the model's size.
+    pub fn pixels_of(&self, image: &image::DynamicImage) -> Vec<u8> {
+        let [channels, height, width] = self.card.shape;
+        let resized = image.resize_exact(
+            u32::try_from(width).unwrap_or(u32::MAX),
+            u32::try_from(height).unwrap_or(u32::MAX),
+            image::imageops::FilterType::Triangle,
+        );
+        let plane = height * width;
+        let mut pixels = vec![0u8; channels * plane];
+        if channels == 1 {
+            for (i, p) in resized.to_luma8().pixels().enumerate().take(plane) {
+                pixels[i] = p.0[0];
+            }
+        } else {
+            for (i, p) in resized.to_rgb8().pixels().enumerate().take(plane) {
+                for c in 0..channels.min(3) {
+                    pixels[c * plane + i] = p.0[c];
+                }
+            }
+        }
+        pixels
+    }
+}
