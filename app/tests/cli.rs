@@ -443,4 +443,10 @@ fn the_confusion_matrix_matches_the_exported_predictions() {
         })
         .collect();
     assert_eq!(table, counts);
+    // Reading the run back gives the same matrix, with the data set's class names.
+    let loaded = kiln_core::history::load_predictions(&run)
+        .unwrap()
+        .expect("a completed run has predictions");
+    assert_eq!(loaded.confusion(), counts);
+    assert_eq!(loaded.class_names.len(), 10);
 }

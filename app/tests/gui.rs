@@ -457,8 +457,18 @@ fn a_finished_run_can_classify_an_opened_image() {
     start_small_run(&mut harness, "try", 1, 128);
     step_until(&mut harness, 300, |app| !app.is_training());
     harness.run();
-    let folder = harness.state().session.as_ref().unwrap().history.path.clone();
-    assert!(folder.join("model.bpk").is_file(), "a completed run keeps its model");
+    let folder = harness
+        .state()
+        .session
+        .as_ref()
+        .unwrap()
+        .history
+        .path
+        .clone();
+    assert!(
+        folder.join("model.bpk").is_file(),
+        "a completed run keeps its model"
+    );
 
     // The runs list offers the model; clicking opens the window.
     harness.get_by_label_contains("Try…").click();
@@ -480,7 +490,10 @@ fn a_finished_run_can_classify_an_opened_image() {
     let result = try_model.result.as_ref().unwrap();
     let (_, ranked) = result.outcome.as_ref().expect("the image is classified");
     assert_eq!(ranked.len(), 5);
-    assert!(ranked.windows(2).all(|w| w[0].1 >= w[1].1), "most likely first");
+    assert!(
+        ranked.windows(2).all(|w| w[0].1 >= w[1].1),
+        "most likely first"
+    );
     let total: f32 = ranked.iter().map(|(_, p)| p).sum();
     assert!(total > 0.0 && total <= 1.0 + 1e-5);
     let best = format!("{}:", ranked[0].0);
@@ -493,6 +506,24 @@ fn a_finished_run_can_classify_an_opened_image() {
     let try_model = harness.state_mut().try_model.as_mut().unwrap();
     try_model.try_file(&bad);
     let outcome = &try_model.result.as_ref().unwrap().outcome;
-    assert!(outcome.as_ref().is_err_and(|e| e.contains("could not read")));
+    assert!(
+        outcome
+            .as_ref()
+            .is_err_and(|e| e.contains("could not read"))
+    );
     harness.run();
+
+    // Later, in a new window, ticking that run shows its per-class results from disk.
+    drop(harness);
+    let mut harness = app_harness(&runs_dir);
+    harness.run();
+    assert!(
+        harness
+            .query_by_label_contains("Per-class results")
+            .is_none()
+    );
+    let folder_name = folder.file_name().unwrap().to_string_lossy().into_owned();
+    harness.get_by_label_contains(&folder_name).click();
+    harness.run();
+    harness.get_by_label_contains("Per-class results");
 }

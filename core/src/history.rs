@@ -422,6 +422,74 @@ fn parse_epoch_row(v: &[&str]) -> Result<EpochRow, String> {
     })
 }
 
+/// The per-image predictions a completed run wrote (`predictions.csv`), with the class names
+/// from its `confusion.csv`; `None` when the run has none (it did not complete). Past runs keep
+/// no pixels, so the gallery is empty.
+pub fn load_predictions(
+    folder: &Path,
+) -> Result<Option<crate::train::TestPredictions>, HistoryError> {
+    let read = |name: &str| {
+        let path = folder.join(name);
+        match fs::read_to_string(&path) {
+            Ok(text) => Ok(Some(text)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(HistoryError::Io {
+                action: "read",
+                path,
+                source,
+            }),
+        }
+    };
+    let (Some(rows), Some(confusion)) = (read("predictions.csv")?, read("confusion.csv")?) else {
+        return Ok(None);
+    };
+    let bad = |what: String| HistoryError::Io {
+        action: "read",
+        path: folder.join("predictions.csv"),
+        source: io::Error::new(io::ErrorKind::InvalidData, what),
+    };
+    let class_names: Vec<String> = confusion
+        .lines()
+        .next()
+        .unwrap_or("")
+        .split(',')
+        .skip(1)
+        .map(|name| name.trim().trim_matches('"').replace("\"\"", "\""))
+        .collect();
+    let mut predictions = crate::train::TestPredictions {
+        class_names,
+        labels: Vec::new(),
+        predicted: Vec::new(),
+        confidence: Vec::new(),
+        gallery: Vec::new(),
+    };
+    for (number, line) in rows.lines().enumerate().skip(1) {
+        let fields: Vec<&str> = line.split(',').collect();
+        let parsed = match fields.as_slice() {
+            [_, label, predicted, confidence] => (
+                label.parse::<u8>(),
+                predicted.parse::<u8>(),
+                confidence.parse::<f32>(),
+            ),
+            _ => return Err(bad(format!("line {} does not have 4 fields", number + 1))),
+        };
+        match parsed {
+            (Ok(label), Ok(predicted), Ok(confidence)) => {
+                predictions.labels.push(label);
+                predictions.predicted.push(predicted);
+                predictions.confidence.push(confidence);
+            }
+            _ => {
+                return Err(bad(format!(
+                    "line {} is not label,predicted,confidence",
+                    number + 1
+                )));
+            }
+        }
+    }
+    Ok(Some(predictions))
+}
+
 /// Run folders under `runs_dir` (direct children holding config.toml or metrics.csv), newest
 /// first. A missing runs_dir is an empty list, not an error.
 pub fn list_runs(runs_dir: &Path) -> Result<Vec<PathBuf>, HistoryError> {

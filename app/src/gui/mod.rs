@@ -95,6 +95,8 @@ pub struct KilnApp {
     pub notice: Option<String>,
     /// The "Try the model" window, when open.
     pub try_model: Option<TryModel>,
+    /// The one ticked past run's predictions, read once: its folder and what it holds.
+    past_predictions: Option<(PathBuf, Option<TestPredictions>)>,
 }
 
 impl KilnApp {
@@ -132,6 +134,7 @@ impl KilnApp {
             fetch_message: None,
             notice: None,
             try_model: None,
+            past_predictions: None,
         };
         app.refresh_runs();
         app
@@ -517,13 +520,49 @@ impl KilnApp {
         }
     }
 
+    /// With no finished run in this window and exactly one past run ticked, reads that run's
+    /// predictions once, so its per-class results can be shown.
+    fn refresh_past_predictions(&mut self) {
+        let live = self
+            .session
+            .as_ref()
+            .is_some_and(|s| s.predictions.is_some());
+        let wanted = match self.runs.selected.iter().collect::<Vec<_>>().as_slice() {
+            [one] if !live => Some((*one).clone()),
+            _ => None,
+        };
+        match wanted {
+            None => self.past_predictions = None,
+            Some(path) => {
+                if self
+                    .past_predictions
+                    .as_ref()
+                    .is_some_and(|(p, _)| *p == path)
+                {
+                    return;
+                }
+                let loaded = history::load_predictions(&path).unwrap_or_else(|e| {
+                    self.notice = Some(e.to_string());
+                    None
+                });
+                self.past_predictions = Some((path, loaded));
+            }
+        }
+    }
+
     fn central_ui(&mut self, ui: &mut egui::Ui, check: &FormCheck) {
         ui.heading("Training");
         self.controls_ui(ui, check);
         ui.separator();
+        self.refresh_past_predictions();
         let histories = self.plotted();
         let labels = history::legend_labels(&histories);
-        if let Some(predictions) = self.session.as_ref().and_then(|s| s.predictions.as_ref()) {
+        let predictions = self
+            .session
+            .as_ref()
+            .and_then(|s| s.predictions.as_ref())
+            .or_else(|| self.past_predictions.as_ref().and_then(|(_, p)| p.as_ref()));
+        if let Some(predictions) = predictions {
             egui::CollapsingHeader::new("Per-class results")
                 .id_salt("per-class")
                 .show(ui, |ui| {
