@@ -194,6 +194,47 @@ fn seed_groups(runs: &[&RunHistory], described: &[Option<Settings>]) -> Vec<Seed
         .collect()
 }
 
+/// Per epoch that every run has: x (mean over the runs of the epoch's last readback, in steps or
+/// wall seconds), mean − std and mean + std of `value` (sample std). The band drawn for runs
+/// that differ only in their seed.
+pub fn seed_band(
+    runs: &[&RunHistory],
+    x_axis: crate::export::XAxis,
+    value: impl Fn(&crate::history::EpochRow) -> f64,
+) -> Vec<(f64, f64, f64)> {
+    use crate::export::XAxis;
+    let epoch_x = |run: &RunHistory, epoch: usize| {
+        run.metrics
+            .iter()
+            .rev()
+            .find(|m| m.epoch == epoch)
+            .map(|m| match x_axis {
+                XAxis::Steps => m.global_step as f64,
+                XAxis::WallSecs => m.wall_secs,
+            })
+    };
+    let epochs = runs.iter().map(|r| r.epochs.len()).min().unwrap_or(0);
+    let mut band = Vec::new();
+    if runs.len() < 2 {
+        return band;
+    }
+    for e in 0..epochs {
+        let positions: Vec<f64> = runs
+            .iter()
+            .filter_map(|r| epoch_x(r, r.epochs[e].epoch))
+            .collect();
+        let values: Vec<f64> = runs.iter().map(|r| value(&r.epochs[e])).collect();
+        if positions.len() != runs.len() || values.iter().any(|v| !v.is_finite()) {
+            continue;
+        }
+        let n = values.len() as f64;
+        let mean = values.iter().sum::<f64>() / n;
+        let std = (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+        band.push((positions.iter().sum::<f64>() / n, mean - std, mean + std));
+    }
+    band
+}
+
 impl Comparison {
     /// The comparison as an aligned text table, differences against the first run in brackets.
     pub fn to_text(&self) -> String {

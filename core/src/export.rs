@@ -283,6 +283,8 @@ struct ChartSpec {
     y_fixed: Option<(f64, f64)>,
     legend_at: SeriesLabelPosition,
     lines: Vec<RunLines>,
+    /// Seed bands: a colour and per-epoch (x, mean − std, mean + std).
+    bands: Vec<(RGBColor, Vec<(f64, f64, f64)>)>,
 }
 
 impl ChartSpec {
@@ -312,6 +314,7 @@ fn build_charts(runs: &[&RunHistory], labels: &[String], x_axis: XAxis) -> Vec<C
             y_fixed: None,
             legend_at: SeriesLabelPosition::UpperRight,
             lines: Vec::new(),
+            bands: Vec::new(),
         },
         ChartSpec {
             caption: "Accuracy (%)",
@@ -320,6 +323,7 @@ fn build_charts(runs: &[&RunHistory], labels: &[String], x_axis: XAxis) -> Vec<C
             y_fixed: Some((0.0, 100.0)),
             legend_at: SeriesLabelPosition::LowerRight,
             lines: Vec::new(),
+            bands: Vec::new(),
         },
         ChartSpec {
             caption: "Throughput (samples/s)",
@@ -328,6 +332,7 @@ fn build_charts(runs: &[&RunHistory], labels: &[String], x_axis: XAxis) -> Vec<C
             y_fixed: None,
             legend_at: SeriesLabelPosition::LowerRight,
             lines: Vec::new(),
+            bands: Vec::new(),
         },
         ChartSpec {
             caption: "Step time (ms)",
@@ -336,6 +341,7 @@ fn build_charts(runs: &[&RunHistory], labels: &[String], x_axis: XAxis) -> Vec<C
             y_fixed: None,
             legend_at: SeriesLabelPosition::UpperRight,
             lines: Vec::new(),
+            bands: Vec::new(),
         },
     ];
     for (index, (run, label)) in runs.iter().zip(labels).enumerate() {
@@ -369,6 +375,19 @@ fn build_charts(runs: &[&RunHistory], labels: &[String], x_axis: XAxis) -> Vec<C
                 test,
             });
         }
+    }
+    // Runs that differ only in their seed also get a band of test mean ± std.
+    for group in crate::compare::compare(runs).seed_groups {
+        let members: Vec<&RunHistory> = group.runs.iter().map(|&i| runs[i]).collect();
+        let color = run_color(group.runs[0]);
+        charts[0].bands.push((
+            color,
+            crate::compare::seed_band(&members, x_axis, |e| e.test_loss),
+        ));
+        charts[1].bands.push((
+            color,
+            crate::compare::seed_band(&members, x_axis, |e| e.test_accuracy * 100.0),
+        ));
     }
     charts
 }
@@ -497,10 +516,16 @@ fn draw_chart<DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
+    let band_points: Vec<(f64, f64)> = spec
+        .bands
+        .iter()
+        .flat_map(|(_, band)| band.iter().flat_map(|&(x, lo, hi)| [(x, lo), (x, hi)]))
+        .collect();
     let all_points = || {
         spec.lines
             .iter()
             .flat_map(|l| l.train.iter().chain(&l.test))
+            .chain(&band_points)
             .copied()
     };
     let has_data = spec.has_data();
@@ -552,6 +577,18 @@ where
         return Ok(());
     }
 
+    for (color, band) in &spec.bands {
+        // One quad per pair of epochs: each is convex, which a whole band need not be.
+        chart
+            .draw_series(band.windows(2).map(|pair| {
+                let [(xa, la, ha), (xb, lb, hb)] = [pair[0], pair[1]];
+                Polygon::new(
+                    vec![(xa, la), (xb, lb), (xb, hb), (xa, ha)],
+                    color.mix(0.2).filled(),
+                )
+            }))
+            .map_err(draw_error)?;
+    }
     let line = sizes.line;
     let dash = sizes.dash;
     for lines in &spec.lines {
@@ -743,6 +780,28 @@ mod tests {
             height_px: 500,
             ..PlotOptions::default()
         }
+    }
+
+    #[test]
+    fn runs_differing_only_in_seed_get_a_band() {
+        let seeded = |seed: u64, shift: f64| {
+            let mut history = run(&format!("s{seed}"), 0.01, 3);
+            if let Some(config) = history.config.as_mut() {
+                config.seed = seed;
+            }
+            for epoch in &mut history.epochs {
+                epoch.test_accuracy += shift;
+            }
+            history
+        };
+        let (a, b) = (seeded(1, 0.0), seeded(2, 0.05));
+        let svg = render_svg(&[&a, &b], &small()).unwrap();
+        // Two quads (3 epochs) in each of the loss and accuracy charts.
+        assert_eq!(svg.matches("<polygon").count(), 4, "{svg}");
+        // Different settings: no band.
+        let c = run("c", 0.1, 3);
+        let svg = render_svg(&[&a, &c], &small()).unwrap();
+        assert_eq!(svg.matches("<polygon").count(), 0);
     }
 
     #[test]

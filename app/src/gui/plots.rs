@@ -2,6 +2,7 @@
 
 use egui::Color32;
 use egui_plot::{FilledArea, Legend, Line, LineStyle, MarkerShape, Plot, PlotPoints, Points};
+use kiln_core::compare::seed_band;
 use kiln_core::export::XAxis;
 use kiln_core::history::{EpochRow, MetricsRow, RunHistory};
 
@@ -41,35 +42,6 @@ pub struct SeedBand<'a> {
     pub runs: Vec<&'a RunHistory>,
     /// The band's colour (that of the group's first run).
     pub color: Color32,
-}
-
-/// Per epoch that every run of the band has: x (mean over the runs), mean − std and mean + std.
-fn band_points(
-    band: &SeedBand<'_>,
-    x_axis: XAxis,
-    value: impl Fn(&EpochRow) -> f64,
-) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
-    let (mut xs, mut low, mut high) = (Vec::new(), Vec::new(), Vec::new());
-    let epochs = band.runs.iter().map(|r| r.epochs.len()).min().unwrap_or(0);
-    for e in 0..epochs {
-        let positions: Vec<f64> = band
-            .runs
-            .iter()
-            .filter_map(|r| epoch_x(r, &r.epochs[e], x_axis))
-            .collect();
-        let values: Vec<f64> = band.runs.iter().map(|r| value(&r.epochs[e])).collect();
-        if positions.len() != band.runs.len() || values.iter().any(|v| !v.is_finite()) {
-            continue;
-        }
-        let n = values.len() as f64;
-        let mean = values.iter().sum::<f64>() / n;
-        let std =
-            (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0)).sqrt();
-        xs.push(positions.iter().sum::<f64>() / n);
-        low.push(mean - std);
-        high.push(mean + std);
-    }
-    (xs, low, high)
 }
 
 /// Pairs each run with its legend label and the colour of its place in the list.
@@ -194,11 +166,16 @@ fn chart_ui(
             .link_cursor(link, [true, false])
             .show(ui, |plot_ui| {
                 for band in bands {
-                    let (xs, low, high) = match chart {
-                        Chart::Loss => band_points(band, x_axis, |r| r.test_loss),
-                        Chart::Accuracy => band_points(band, x_axis, |r| r.test_accuracy * 100.0),
+                    let points = match chart {
+                        Chart::Loss => seed_band(&band.runs, x_axis, |r| r.test_loss),
+                        Chart::Accuracy => {
+                            seed_band(&band.runs, x_axis, |r| r.test_accuracy * 100.0)
+                        }
                         Chart::Throughput | Chart::StepTime => continue,
                     };
+                    let xs: Vec<f64> = points.iter().map(|p| p.0).collect();
+                    let low: Vec<f64> = points.iter().map(|p| p.1).collect();
+                    let high: Vec<f64> = points.iter().map(|p| p.2).collect();
                     if xs.len() >= 2 {
                         let name = format!("test mean ± std over {} seeds", band.runs.len());
                         plot_ui.add(
@@ -297,14 +274,14 @@ mod tests {
             ..RunHistory::default()
         };
         let (a, b) = (run(0.80), run(0.90));
-        let band = SeedBand {
-            runs: vec![&a, &b],
-            color: run_color(0),
-        };
-        let (xs, low, high) = band_points(&band, XAxis::Steps, |r| r.test_accuracy * 100.0);
-        assert_eq!(xs, vec![10.0, 20.0]);
+        let band = seed_band(&[&a, &b], XAxis::Steps, |r| r.test_accuracy * 100.0);
+        assert_eq!(
+            band.iter().map(|p| p.0).collect::<Vec<_>>(),
+            vec![10.0, 20.0]
+        );
         let std = 50f64.sqrt();
-        assert!((low[0] - (85.0 - std)).abs() < 1e-9 && (high[0] - (85.0 + std)).abs() < 1e-9);
+        let (_, low, high) = band[0];
+        assert!((low - (85.0 - std)).abs() < 1e-9 && (high - (85.0 + std)).abs() < 1e-9);
     }
 
     #[test]
