@@ -194,6 +194,9 @@ fn seed_groups(runs: &[&RunHistory], described: &[Option<Settings>]) -> Vec<Seed
         .collect()
 }
 
+/// Per-epoch (x, mean − std, mean + std) of a seed band.
+pub type Band = Vec<(f64, f64, f64)>;
+
 /// Per epoch that every run has: x (mean over the runs of the epoch's last readback, in steps or
 /// wall seconds), mean − std and mean + std of `value` (sample std). The band drawn for runs
 /// that differ only in their seed.
@@ -201,7 +204,7 @@ pub fn seed_band(
     runs: &[&RunHistory],
     x_axis: crate::export::XAxis,
     value: impl Fn(&crate::history::EpochRow) -> f64,
-) -> Vec<(f64, f64, f64)> {
+) -> Band {
     use crate::export::XAxis;
     let epoch_x = |run: &RunHistory, epoch: usize| {
         run.metrics

@@ -284,7 +284,7 @@ struct ChartSpec {
     legend_at: SeriesLabelPosition,
     lines: Vec<RunLines>,
     /// Seed bands: a colour and per-epoch (x, mean − std, mean + std).
-    bands: Vec<(RGBColor, Vec<(f64, f64, f64)>)>,
+    bands: Vec<(RGBColor, crate::compare::Band)>,
 }
 
 impl ChartSpec {
