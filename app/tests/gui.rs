@@ -450,6 +450,20 @@ fn seed_band_snapshot() {
     harness.snapshot("plots_seed_band");
 }
 
+/// A file dropped on the window, as the windowing layer hands it to egui.
+#[derive(Debug)]
+struct DroppedPath(PathBuf);
+
+impl egui::DroppedFile for DroppedPath {
+    fn path(&self) -> &Path {
+        &self.0
+    }
+
+    fn bytes(&self) -> Result<Vec<u8>, String> {
+        std::fs::read(&self.0).map_err(|e| e.to_string())
+    }
+}
+
 #[test]
 fn a_finished_run_can_classify_an_opened_image() {
     let runs_dir = scratch("try");
@@ -485,7 +499,18 @@ fn a_finished_run_can_classify_an_opened_image() {
         }
     });
     image.save(&image_path).unwrap();
+    // Dropped on the window, as a person would.
+    harness
+        .input_mut()
+        .dropped_files
+        .push(std::sync::Arc::new(DroppedPath(image_path.clone())));
+    harness.step();
     let try_model = harness.state_mut().try_model.as_mut().unwrap();
+    assert_eq!(
+        try_model.result.as_ref().map(|r| r.path.clone()),
+        Some(image_path.clone()),
+        "the dropped image was classified"
+    );
     try_model.try_file(&image_path);
     let result = try_model.result.as_ref().unwrap();
     let (_, ranked) = result.outcome.as_ref().expect("the image is classified");
