@@ -341,26 +341,29 @@ fn no_display_explains_how_to_train_headless() {
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
+/// One quick epoch of a small MLP on the built-in data on the CPU, into `runs`.
+fn train_tiny(runs: &Path, extra: &[&str]) -> Output {
+    let runs = runs.to_str().expect("a UTF-8 temporary path");
+    let mut args = vec![
+        "train",
+        "--device",
+        "cpu",
+        "--model",
+        "mlp:16",
+        "--epochs",
+        "1",
+        "--runs-dir",
+        runs,
+    ];
+    args.extend_from_slice(extra);
+    kiln(&args)
+}
+
 #[test]
 fn compare_prints_what_differs_and_the_figures_side_by_side() {
     let runs = scratch("compare");
-    let runs_arg = runs.to_str().unwrap();
     for lr in ["0.01", "0.001"] {
-        let output = kiln(&[
-            "train",
-            "--device",
-            "cpu",
-            "--model",
-            "mlp:16",
-            "--epochs",
-            "1",
-            "--lr",
-            lr,
-            "--name",
-            &format!("lr{lr}"),
-            "--runs-dir",
-            runs_arg,
-        ]);
+        let output = train_tiny(&runs, &["--lr", lr, "--name", &format!("lr{lr}")]);
         assert!(output.status.success(), "{}", stderr(&output));
     }
     let mut folders: Vec<String> = std::fs::read_dir(&runs)
@@ -393,17 +396,7 @@ fn compare_prints_what_differs_and_the_figures_side_by_side() {
 #[test]
 fn the_confusion_matrix_matches_the_exported_predictions() {
     let runs = scratch("confusion");
-    let output = kiln(&[
-        "train",
-        "--device",
-        "cpu",
-        "--model",
-        "mlp:16",
-        "--epochs",
-        "1",
-        "--runs-dir",
-        runs.to_str().unwrap(),
-    ]);
+    let output = train_tiny(&runs, &[]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(
         String::from_utf8_lossy(&output.stdout).contains("per-class test accuracy:"),
