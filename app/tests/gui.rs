@@ -96,11 +96,11 @@ fn fake_history(name: &str, lr: f64, speed: f64) -> RunHistory {
     }
 }
 
-#[test]
-fn setup_panel_snapshot() {
+/// The setup panel alone, showing `form`, with the fixed device list.
+fn setup_harness(form: SetupForm) -> Harness<'static, SetupForm> {
     let devices = fixed_devices();
-    let mut harness = Harness::builder().with_size([380.0, 900.0]).build_ui_state(
-        |ui, form: &mut SetupForm| {
+    Harness::builder().with_size([380.0, 900.0]).build_ui_state(
+        move |ui, form: &mut SetupForm| {
             let check = form.check();
             let context = SetupContext {
                 devices: Some(&devices),
@@ -108,8 +108,13 @@ fn setup_panel_snapshot() {
             };
             setup_ui(ui, form, &check, &context);
         },
-        SetupForm::default(),
-    );
+        form,
+    )
+}
+
+#[test]
+fn setup_panel_snapshot() {
+    let mut harness = setup_harness(SetupForm::default());
     harness.run();
     harness.snapshot("setup_panel");
 }
@@ -121,18 +126,7 @@ fn setup_panel_marks_bad_values_where_typed() {
         batch_size: "lots".to_owned(),
         ..SetupForm::default()
     };
-    let devices = fixed_devices();
-    let mut harness = Harness::builder().with_size([380.0, 900.0]).build_ui_state(
-        |ui, form: &mut SetupForm| {
-            let check = form.check();
-            let context = SetupContext {
-                devices: Some(&devices),
-                ..SetupContext::default()
-            };
-            setup_ui(ui, form, &check, &context);
-        },
-        form,
-    );
+    let mut harness = setup_harness(form);
     harness.run();
     harness.get_by_label_contains("'lots' is not a whole number");
     harness.snapshot("setup_panel_errors");

@@ -53,14 +53,6 @@ pub enum PredictError {
         /// What the loader said.
         reason: String,
     },
-    /// The image could not be decoded.
-    #[error("could not read the image {path}: {reason}")]
-    Image {
-        /// The image file.
-        path: PathBuf,
-        /// What the decoder said.
-        reason: String,
-    },
 }
 
 /// Saves `model` and its card into `folder`, each through a temporary name and a rename, so a
@@ -173,19 +165,8 @@ impl Predictor {
         ranked
     }
 
-    /// The five most likely classes for an image file of any size, converted as training saw
-    /// images: resized to the model's size, grayscale or RGB to match.
-    pub fn classify_file(&self, path: &Path) -> Result<Vec<(String, f32)>, PredictError> {
-        let image = image::open(path).map_err(|e| PredictError::Image {
-            path: path.to_owned(),
-            reason: e.to_string(),
-        })?;
-        let mut ranked = self.classify_pixels(&self.pixels_of(&image));
-        ranked.truncate(5);
-        Ok(ranked)
-    }
-
-    /// Planar C×H×W bytes of `image` at the model's size.
+    /// Planar C×H×W bytes of `image` at the model's size, converted as training saw images:
+    /// resized, grayscale or RGB to match.
     pub fn pixels_of(&self, image: &image::DynamicImage) -> Vec<u8> {
         let [channels, height, width] = self.card.shape;
         let resized = image.resize_exact(

@@ -429,9 +429,9 @@ impl KilnApp {
 
     fn controls_ui(&mut self, ui: &mut egui::Ui, check: &FormCheck) {
         let ctx = ui.ctx().clone();
+        let training = self.is_training();
+        let blocked = self.start_blocker(check);
         ui.horizontal(|ui| {
-            let training = self.is_training();
-            let blocked = self.start_blocker(check);
             let start = ui
                 .add_enabled(
                     !training && blocked.is_none(),
@@ -494,9 +494,7 @@ impl KilnApp {
             self.x_axis = if wall { XAxis::WallSecs } else { XAxis::Steps };
         });
         // On its own wrapped line: a long reason in the button row would widen the panel.
-        if let Some(reason) = self.start_blocker(check)
-            && !self.is_training()
-        {
+        if let Some(reason) = blocked.filter(|_| !training) {
             ui.add(
                 egui::Label::new(
                     egui::RichText::new(format!("Start is disabled: {reason}"))

@@ -60,6 +60,8 @@ pub struct RunsPanel {
     pub selected: BTreeSet<PathBuf>,
     /// Folders that could not be read, with the reason.
     pub unreadable: Vec<(PathBuf, String)>,
+    /// Folders that hold a trained model, looked up once per refresh rather than per frame.
+    with_model: BTreeSet<PathBuf>,
     renaming: Option<(PathBuf, String)>,
     confirm_delete: Option<PathBuf>,
 }
@@ -84,6 +86,12 @@ impl RunsPanel {
                 Err(e) => self.unreadable.push((folder, e.to_string())),
             }
         }
+        self.with_model = self
+            .runs
+            .iter()
+            .filter(|r| r.path.join(kiln_core::predict::MODEL_FILE).is_file())
+            .map(|r| r.path.clone())
+            .collect();
         let present: BTreeSet<PathBuf> = self.runs.iter().map(|r| r.path.clone()).collect();
         self.selected.retain(|p| present.contains(p));
         Ok(())
@@ -170,15 +178,20 @@ pub fn runs_ui(ui: &mut egui::Ui, panel: &mut RunsPanel, active: Option<&Path>) 
                 selected,
                 renaming,
                 confirm_delete,
+                with_model,
                 ..
             } = panel;
             for run in runs.iter() {
                 let is_active = active == Some(run.path.as_path());
                 ui.push_id(&run.path, |ui| {
+                    let status = RowStatus {
+                        active: is_active,
+                        has_model: with_model.contains(&run.path),
+                    };
                     run_row_ui(
                         ui,
                         run,
-                        is_active,
+                        status,
                         selected,
                         renaming,
                         confirm_delete,
@@ -197,10 +210,17 @@ pub fn runs_ui(ui: &mut egui::Ui, panel: &mut RunsPanel, active: Option<&Path>) 
     actions
 }
 
+/// What a row shows besides the run: whether it is being written, and has a model to try.
+#[derive(Debug, Clone, Copy)]
+struct RowStatus {
+    active: bool,
+    has_model: bool,
+}
+
 fn run_row_ui(
     ui: &mut egui::Ui,
     run: &RunHistory,
-    is_active: bool,
+    status: RowStatus,
     selected: &mut BTreeSet<PathBuf>,
     renaming: &mut Option<(PathBuf, String)>,
     confirm_delete: &mut Option<PathBuf>,
@@ -229,7 +249,7 @@ fn run_row_ui(
             config.batch_size
         ));
     }
-    ui.small(if is_active {
+    ui.small(if status.active {
         "running now".to_owned()
     } else {
         outcome_text(run)
@@ -282,16 +302,15 @@ fn run_row_ui(
         {
             actions.push(RunsAction::UseSettings(run.path.clone()));
         }
-        let has_model = run.path.join(kiln_core::predict::MODEL_FILE).is_file();
         if ui
-            .add_enabled(has_model, egui::Button::new("Try…").small())
+            .add_enabled(status.has_model, egui::Button::new("Try…").small())
             .on_hover_text("Classify your own images with this run's trained model.")
             .on_disabled_hover_text("Only runs that completed keep their trained model.")
             .clicked()
         {
             actions.push(RunsAction::TryModel(run.path.clone()));
         }
-        let editable = !is_active;
+        let editable = !status.active;
         if ui
             .add_enabled(editable, egui::Button::new("Rename…").small())
             .on_hover_text("Give the run a new name; its folder is renamed too.")

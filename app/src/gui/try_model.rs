@@ -64,18 +64,8 @@ impl TryModel {
 
 /// The model's input as an image for the screen.
 fn seen_image(predictor: &Predictor, pixels: &[u8]) -> egui::ColorImage {
-    let [channels, height, width] = predictor.card().shape;
-    let plane = height * width;
-    let mut rgba = Vec::with_capacity(plane * 4);
-    for i in 0..plane {
-        let value = |c: usize| pixels.get(c * plane + i).copied().unwrap_or(0);
-        let (r, g, b) = if channels >= 3 {
-            (value(0), value(1), value(2))
-        } else {
-            (value(0), value(0), value(0))
-        };
-        rgba.extend_from_slice(&[r, g, b, 255]);
-    }
+    let [_, height, width] = predictor.card().shape;
+    let rgba = kiln_core::train::planar_to_rgba(predictor.card().shape, pixels);
     egui::ColorImage::from_rgba_unmultiplied([width, height], &rgba)
 }
 

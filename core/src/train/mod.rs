@@ -11,7 +11,7 @@ mod events;
 pub use control::{Control, ControlState};
 pub use events::{
     EpochSummary, GalleryImage, Progress, RunOutcome, RunSummary, StartInfo, TestPredictions,
-    TrainEvent, TrainWarning,
+    TrainEvent, TrainWarning, planar_to_rgba,
 };
 
 use std::time::{Duration, Instant};
