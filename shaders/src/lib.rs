@@ -1,9 +1,23 @@
 //! Kiln's input pipeline on the device: the step from pixel bytes to a batch the model eats.
 //!
 //! The data set is uploaded once; every step gathers its batch by index on the device, so the
-//! host never touches a pixel while training. This crate holds that pipeline as Burn tensor ops,
-//! which run on every backend (the CPU's `flex` and wgpu alike), plus plain-Rust references that
-//! the tests compare it against.
+//! host never touches a pixel while training. Two ways exist:
+//!
+//! - [`ByteSplit`] keeps the raw bytes on the device and builds each batch from them: gather by
+//!   index, random crop with zero padding, horizontal flip, bilinear resize and the per-channel
+//!   affine map, in NCHW order. On a CubeCL device (wgpu) one fused kernel does all of it; on
+//!   the CPU's `flex` Burn tensor ops do the same.
+//! - [`DeviceSplit`] uploads pre-scaled f32 rows and gathers them with `select`.
+//!
+//! [`reference`] holds the plain-Rust host loops that define both; the tests compare every path
+//! against them.
+
+mod batch;
+mod kernel;
+mod ops;
+pub mod reference;
+
+pub use batch::{BatchError, BatchOptions, ByteSplit, ImageShape, SampleChoice};
 
 use burn::tensor::{Int, Tensor, TensorData};
 

@@ -1,0 +1,376 @@
+//! A split kept on the device as its raw bytes, and batches built from it on the device: gather
+//! by index, crop, flip, bilinear resize and the affine map in one pass.
+
+use burn::backend::DispatchDevice;
+use burn::tensor::{DType, Device, Int, Tensor, TensorCreationOptions, TensorData};
+
+use crate::PixelTransform;
+
+/// Channels, height and width of every image in a split (stored planar, C×H×W, row-major).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImageShape {
+    /// Colour planes per image.
+    pub channels: usize,
+    /// Rows per plane.
+    pub height: usize,
+    /// Columns per plane.
+    pub width: usize,
+}
+
+impl ImageShape {
+    /// A shape from its three sizes.
+    pub fn new(channels: usize, height: usize, width: usize) -> Self {
+        Self {
+            channels,
+            height,
+            width,
+        }
+    }
+
+    /// Pixels per plane (H×W).
+    pub fn plane(&self) -> usize {
+        self.height * self.width
+    }
+
+    /// Bytes per image (C×H×W).
+    pub fn values(&self) -> usize {
+        self.channels * self.plane()
+    }
+}
+
+/// One sample's random choices: where its crop window starts in the padded image, and whether
+/// it is mirrored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SampleChoice {
+    /// First row of the window in the padded image, in `0..=2·padding`.
+    pub dy: u32,
+    /// First column of the window in the padded image, in `0..=2·padding`.
+    pub dx: u32,
+    /// Whether the window is mirrored left to right.
+    pub flip: bool,
+}
+
+/// How a batch is built from the bytes of a split.
+///
+/// Order of operations, per sample: pad the image by `crop_padding` zero bytes on every side and
+/// take an H×W window at a random offset (torchvision's `RandomCrop(size, padding)` with fill 0,
+/// applied to the bytes); mirror it left to right with probability ½ when `flip` is set
+/// (`RandomHorizontalFlip`); resize it to `output_size` bilinearly (PyTorch's
+/// `F.interpolate(mode="bilinear", align_corners=False)`); map each value `b` to
+/// `(b - offset[c]) * scale[c]`. Because the bilinear weights sum to one, resizing the bytes and
+/// then mapping equals mapping and then resizing, up to f32 rounding.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BatchOptions {
+    /// The per-channel affine map applied last.
+    pub transform: PixelTransform,
+    /// `(height, width)` of the batch; `None` keeps the images' own size.
+    pub output_size: Option<(usize, usize)>,
+    /// Zero bytes added on every side before the random crop; 0 turns cropping off.
+    pub crop_padding: usize,
+    /// Mirror each sample left to right with probability ½.
+    pub flip: bool,
+    /// Drives the random choices. Pass a different value every step (see [`BatchOptions::step_seed`]):
+    /// the same seed gives the same choices, so a run is reproducible.
+    pub seed: u64,
+}
+
+impl BatchOptions {
+    /// The plain gather: the map only, the images' own size, no crop, no flip.
+    pub fn new(transform: PixelTransform) -> Self {
+        Self {
+            transform,
+            output_size: None,
+            crop_padding: 0,
+            flip: false,
+            seed: 0,
+        }
+    }
+
+    /// A seed for step `step` of a run seeded with `run_seed`, so that every step draws anew.
+    pub fn step_seed(run_seed: u64, step: u64) -> u64 {
+        splitmix64(run_seed ^ splitmix64(step))
+    }
+
+    /// `(height, width)` of the batch built from images of `shape`.
+    pub fn output_size(&self, shape: ImageShape) -> (usize, usize) {
+        self.output_size.unwrap_or((shape.height, shape.width))
+    }
+
+    /// Whether the batch is a plain gather and map (no crop, no flip, no resize).
+    pub fn is_plain(&self, shape: ImageShape) -> bool {
+        self.crop_padding == 0
+            && !self.flip
+            && self.output_size(shape) == (shape.height, shape.width)
+    }
+
+    /// The random choices of the sample at `position` in the batch.
+    ///
+    /// Drawn on the host from `(seed, position)` by a counter-based hash, so the kernel, the
+    /// tensor-op path and the reference all see the very same choices without replaying a
+    /// random stream.
+    pub fn choice(&self, position: usize) -> SampleChoice {
+        let span = 2 * self.crop_padding as u64 + 1;
+        let z = splitmix64(
+            self.seed
+                .wrapping_add((position as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+        );
+        SampleChoice {
+            dy: (z % span) as u32,
+            dx: ((z >> 24) % span) as u32,
+            flip: self.flip && (z >> 63) == 1,
+        }
+    }
+
+    /// Checks the options against the images they will be applied to.
+    pub fn validate(&self, shape: ImageShape) -> Result<(), BatchError> {
+        if self.transform.offset.len() != shape.channels
+            || self.transform.scale.len() != shape.channels
+        {
+            return Err(BatchError::ChannelMismatch {
+                transform: self.transform.scale.len(),
+                images: shape.channels,
+            });
+        }
+        let (height, width) = self.output_size(shape);
+        if height == 0 || width == 0 || height > MAX_SIDE || width > MAX_SIDE {
+            return Err(BatchError::OutputSize { height, width });
+        }
+        if self.crop_padding > MAX_SIDE {
+            return Err(BatchError::Padding(self.crop_padding));
+        }
+        Ok(())
+    }
+}
+
+/// Largest output side and crop padding: keeps every kernel coordinate well inside 32 bits.
+const MAX_SIDE: usize = 1 << 14;
+
+/// SplitMix64's finaliser: a cheap, well-mixed hash of a 64-bit counter.
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// What can be wrong with a split or a batch request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BatchError {
+    /// The image bytes are not one whole image per label.
+    #[error("the split has {bytes} image bytes for {labels} labels of {per_image} bytes each")]
+    Length {
+        /// Image bytes given.
+        bytes: usize,
+        /// Labels given.
+        labels: usize,
+        /// Bytes per image.
+        per_image: usize,
+    },
+    /// An image has no pixels.
+    #[error("images must have at least one channel, row and column")]
+    EmptyImage,
+    /// The split is past what the device kernel can address (4 GiB of bytes).
+    #[error("the split has {0} bytes; at most 4 GiB fit on the device")]
+    TooLarge(usize),
+    /// The affine map covers another number of channels than the images have.
+    #[error("the pixel transform has {transform} channels but the images have {images}")]
+    ChannelMismatch {
+        /// Channels of the map.
+        transform: usize,
+        /// Channels of the images.
+        images: usize,
+    },
+    /// The requested batch size in pixels is empty or too large.
+    #[error("a batch of {height}×{width} pixels is not possible; use 1 to 16384 on each side")]
+    OutputSize {
+        /// Requested height.
+        height: usize,
+        /// Requested width.
+        width: usize,
+    },
+    /// The crop padding is too large.
+    #[error("a crop padding of {0} pixels is too large; use at most 16384")]
+    Padding(usize),
+    /// A contiguous batch reaches past the end of the split.
+    #[error("rows {start}..{end} are not inside a split of {len}")]
+    Range {
+        /// First row asked for.
+        start: usize,
+        /// One past the last row asked for.
+        end: usize,
+        /// Rows in the split.
+        len: usize,
+    },
+}
+
+/// The bytes as they live on the device: what the batch builder of that backend reads best.
+#[derive(Debug, Clone)]
+enum Pixels {
+    /// A CubeCL device (wgpu): four bytes per `u32` word, little-endian, images back to back.
+    /// WGSL has no 8-bit type, so the kernel unpacks the words itself.
+    Packed(Tensor<1, Int>),
+    /// Any other backend (the CPU's `flex`): one `u8` row per image, for Burn's tensor ops.
+    Rows(Tensor<2, Int>),
+}
+
+/// A split resident on the device as its raw bytes (a quarter of the f32 size), labels as `[N]`.
+///
+/// Batches are built on the device by [`ByteSplit::batch`] and [`ByteSplit::range`]: on a CubeCL
+/// device by one fused kernel, elsewhere by Burn tensor ops with the same result.
+#[derive(Debug, Clone)]
+pub struct ByteSplit {
+    pixels: Pixels,
+    labels: Tensor<1, Int>,
+    len: usize,
+    shape: ImageShape,
+    device: Device,
+}
+
+impl ByteSplit {
+    /// Uploads the bytes once, as they are: the map, crop, flip and resize happen per batch.
+    ///
+    /// `images` holds `labels.len()` planar images of `shape`. An autodiff `device` is accepted;
+    /// the split lives on the device it wraps and batches come back with autodiff enabled.
+    pub fn upload(
+        images: &[u8],
+        labels: &[u8],
+        shape: ImageShape,
+        device: &Device,
+    ) -> Result<Self, BatchError> {
+        let per_image = shape.values();
+        if per_image == 0 {
+            return Err(BatchError::EmptyImage);
+        }
+        if images.len() != labels.len() * per_image {
+            return Err(BatchError::Length {
+                bytes: images.len(),
+                labels: labels.len(),
+                per_image,
+            });
+        }
+        if images.len() > u32::MAX as usize {
+            return Err(BatchError::TooLarge(images.len()));
+        }
+        let len = labels.len();
+        let inner = device.clone().inner();
+        let pixels = if is_cube(&inner) {
+            let words: Vec<u32> = images
+                .chunks(4)
+                .map(|chunk| {
+                    let mut word = [0u8; 4];
+                    word[..chunk.len()].copy_from_slice(chunk);
+                    u32::from_le_bytes(word)
+                })
+                .collect();
+            let count = words.len();
+            let options = TensorCreationOptions::new(inner.clone()).with_dtype(DType::U32);
+            Pixels::Packed(Tensor::from_data(TensorData::new(words, [count]), options))
+        } else {
+            let options = TensorCreationOptions::new(inner.clone()).with_dtype(DType::U8);
+            Pixels::Rows(Tensor::from_data(
+                TensorData::new(images.to_vec(), [len, per_image]),
+                options,
+            ))
+        };
+        let labels: Vec<i32> = labels.iter().map(|&l| i32::from(l)).collect();
+        let labels = Tensor::<1, Int>::from_data(TensorData::new(labels, [len]), &inner);
+        Ok(Self {
+            pixels,
+            labels,
+            len,
+            shape,
+            device: device.clone(),
+        })
+    }
+
+    /// Number of images.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the split holds no image.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Shape of every image.
+    pub fn shape(&self) -> ImageShape {
+        self.shape
+    }
+
+    /// The batch of the images named by `indices` (on the device, each `< len`), built per
+    /// `options`: `[B, C, H, W]` floats and `[B]` labels.
+    ///
+    /// The random choices of the sample at position `i` are `options.choice(i)`.
+    pub fn batch(
+        &self,
+        indices: Tensor<1, Int>,
+        options: &BatchOptions,
+    ) -> Result<(Tensor<4>, Tensor<1, Int>), BatchError> {
+        options.validate(self.shape)?;
+        let indices = indices.inner();
+        let count = indices.dims()[0];
+        let (out_h, out_w) = options.output_size(self.shape);
+        let images = if count == 0 {
+            Tensor::<4>::empty(
+                [0, self.shape.channels, out_h, out_w],
+                &self.device.clone().inner(),
+            )
+        } else {
+            let choices: Vec<SampleChoice> = (0..count).map(|i| options.choice(i)).collect();
+            match &self.pixels {
+                Pixels::Packed(words) => crate::kernel::batch(
+                    words.clone(),
+                    indices.clone(),
+                    self.len,
+                    self.shape,
+                    options,
+                    &choices,
+                ),
+                Pixels::Rows(rows) => {
+                    crate::ops::batch(rows.clone(), indices.clone(), self.shape, options, &choices)
+                }
+            }
+        };
+        let labels = self.labels.clone().select(0, indices);
+        Ok(self.onto_device(images, labels))
+    }
+
+    /// The contiguous images `start..end`, for evaluation in order, built per `options`.
+    pub fn range(
+        &self,
+        start: usize,
+        end: usize,
+        options: &BatchOptions,
+    ) -> Result<(Tensor<4>, Tensor<1, Int>), BatchError> {
+        if start > end || end > self.len {
+            return Err(BatchError::Range {
+                start,
+                end,
+                len: self.len,
+            });
+        }
+        // Made on the device: no upload for an evaluation step.
+        let indices =
+            Tensor::<1, Int>::arange(start as i64..end as i64, &self.device.clone().inner());
+        self.batch(indices, options)
+    }
+
+    /// Gives the batch the autodiff setting of the device the split was uploaded for.
+    fn onto_device(
+        &self,
+        images: Tensor<4>,
+        labels: Tensor<1, Int>,
+    ) -> (Tensor<4>, Tensor<1, Int>) {
+        if self.device.is_autodiff() {
+            (images.autodiff(), labels.autodiff())
+        } else {
+            (images, labels)
+        }
+    }
+}
+
+/// Whether `device` (without autodiff) runs on a CubeCL runtime, where the fused kernel runs.
+fn is_cube(device: &Device) -> bool {
+    matches!(device.as_dispatch(), DispatchDevice::Cube(_))
+}

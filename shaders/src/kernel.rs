@@ -1,0 +1,284 @@
+//! The fused batch kernel for CubeCL devices (wgpu): one thread per output value reads its
+//! taps straight from the packed bytes, so gather, crop, flip, resize and the affine map cost
+//! one launch and one write of the batch.
+//!
+//! Burn 0.22's dispatch `Tensor` reaches a custom kernel through a backend extension: the
+//! `#[backend_extension]` trait below routes `Dispatch` to `Fusion<CubeBackend>`, whose
+//! generated implementation registers the call as an opaque operation on the fusion stream and
+//! later runs `CubeBackend`'s implementation with the materialised `CubeTensor`s.
+
+use burn::backend::fusion::custom::TensorSpec;
+use burn::backend::ops::IntTensorOps;
+use burn::backend::tensor::{FloatTensor, IntTensor};
+use burn::backend::wgpu::{CubeBackend, CubeTensor};
+use burn::backend::{Backend, Dispatch, backend_extension};
+use burn::tensor::{DType, Int, IntDType, Shape, Tensor};
+use burn_cubecl::kernel::into_contiguous;
+use burn_cubecl::ops::numeric::empty_device_dtype;
+use cubecl::prelude::*;
+
+use crate::batch::{BatchOptions, ImageShape, SampleChoice};
+
+/// Everything about one batch that is not a tensor: sizes and the per-sample choices.
+#[derive(Debug, Clone)]
+pub struct BatchPlan {
+    images: u32,
+    channels: u32,
+    height: u32,
+    width: u32,
+    out_h: u32,
+    out_w: u32,
+    pad: u32,
+    /// Three words per sample: first row, first column, flip (0 or 1).
+    choices: Vec<u32>,
+    /// The offsets, then the scales, one per channel.
+    affine: Vec<f32>,
+}
+
+impl BatchPlan {
+    /// `[B, C, OH, OW]` of the batch.
+    fn output_shape(&self) -> Shape {
+        Shape::from([
+            self.choices.len() / 3,
+            self.channels as usize,
+            self.out_h as usize,
+            self.out_w as usize,
+        ])
+    }
+}
+
+/// The input pipeline as a backend operation, so it can be launched on the dispatch `Device`.
+#[backend_extension(Cube, Fusion)]
+pub trait InputPipelineBackend: Backend {
+    /// Builds a batch from `words` (packed bytes) and `indices` per `plan`.
+    #[fusion(meta = |_words, _indices, plan| TensorSpec::new(plan.output_shape(), DType::F32))]
+    fn gather_batch(
+        words: IntTensor<Self>,
+        indices: IntTensor<Self>,
+        plan: BatchPlan,
+    ) -> FloatTensor<Self>;
+}
+
+impl InputPipelineBackend for CubeBackend {
+    fn gather_batch(words: CubeTensor, indices: CubeTensor, plan: BatchPlan) -> CubeTensor {
+        // The kernel reads 32-bit indices; a slice of a shuffled order may be a strided view.
+        let indices = match indices.dtype {
+            DType::I32 | DType::U32 => indices,
+            _ => CubeBackend::int_cast(indices, IntDType::I32),
+        };
+        let indices = into_contiguous(indices);
+        let words = into_contiguous(words);
+        let client = words.client.clone();
+        let device = words.device.clone();
+        let output = empty_device_dtype(
+            client.clone(),
+            device.clone(),
+            plan.output_shape(),
+            DType::F32,
+        );
+        let choices = upload(
+            &client,
+            &device,
+            plan.choices.iter().map(|v| v.to_le_bytes()),
+            DType::U32,
+        );
+        let affine = upload(
+            &client,
+            &device,
+            plan.affine.iter().map(|v| v.to_le_bytes()),
+            DType::F32,
+        );
+
+        let total = plan.output_shape().num_elements();
+        let cube_dim = CubeDim::new_1d(256);
+        let cube_count = cubecl::calculate_cube_count_elemwise(&client, total, cube_dim);
+        let resize = (plan.out_h, plan.out_w) != (plan.height, plan.width);
+        let scale_y = plan.height as f32 / plan.out_h as f32;
+        let scale_x = plan.width as f32 / plan.out_w as f32;
+        batch_kernel::launch(
+            &client,
+            cube_count,
+            cube_dim,
+            words.into_buffer_arg(),
+            indices.into_buffer_arg(),
+            choices.into_buffer_arg(),
+            affine.into_buffer_arg(),
+            output.clone().into_buffer_arg(),
+            plan.images,
+            plan.channels,
+            plan.height,
+            plan.width,
+            plan.out_h,
+            plan.out_w,
+            plan.pad,
+            scale_y,
+            scale_x,
+            resize,
+        );
+        output
+    }
+}
+
+/// A small host array as a one-dimensional tensor on `device`.
+fn upload(
+    client: &cubecl::client::Client,
+    device: &burn_cubecl::CubeDevice,
+    values: impl Iterator<Item = [u8; 4]>,
+    dtype: DType,
+) -> CubeTensor {
+    let bytes: Vec<u8> = values.flatten().collect();
+    let count = bytes.len() / 4;
+    let handle = client.create_from_slice(&bytes);
+    CubeTensor::new_contiguous(
+        client.clone(),
+        device.clone(),
+        Shape::from([count]),
+        handle,
+        dtype,
+    )
+}
+
+/// The byte at padded coordinates `(y, x)` of the plane starting at byte `base`, 0 in the padding.
+///
+/// `rows` is 0 for an image that does not exist, so that every read is padding.
+#[cube]
+fn padded_byte(data: &[u32], base: u32, y: u32, x: u32, pad: u32, rows: u32, width: u32) -> f32 {
+    let mut value = 0.0f32;
+    if y >= pad && x >= pad && y < pad + rows && x < pad + width {
+        let at = base + (y - pad) * width + (x - pad);
+        let word = data[(at / 4) as usize];
+        value = f32::cast_from((word >> ((at % 4) * 8)) & 255u32);
+    }
+    value
+}
+
+/// Column `x` of the crop window, mirrored when `flip` is 1.
+#[cube]
+fn mirrored(x: u32, flip: u32, width: u32) -> u32 {
+    let mut column = x;
+    if flip == 1u32 {
+        column = width - 1 - x;
+    }
+    column
+}
+
+/// Where bilinear resampling reads for output coordinate `out`: PyTorch's `align_corners=False`
+/// rule, as in `reference::source_taps`. Returns the first tap, the second, and the weight of the
+/// second.
+#[cube]
+fn taps(out: u32, scale: f32, input: u32) -> (u32, u32, f32) {
+    let mut real = scale * (f32::cast_from(out) + 0.5) - 0.5;
+    if real < 0.0 {
+        real = 0.0;
+    }
+    let mut first = u32::cast_from(real);
+    if first > input - 1 {
+        first = input - 1;
+    }
+    let lambda = real - f32::cast_from(first);
+    let mut second = first;
+    if first + 1 < input {
+        second = first + 1;
+    }
+    (first, second, lambda)
+}
+
+/// One thread per output value of a `[B, C, OH, OW]` batch.
+#[cube(launch)]
+#[allow(clippy::too_many_arguments)]
+fn batch_kernel(
+    data: &[u32],
+    indices: &[u32],
+    choices: &[u32],
+    affine: &[f32],
+    output: &mut [f32],
+    images: u32,
+    channels: u32,
+    height: u32,
+    width: u32,
+    out_h: u32,
+    out_w: u32,
+    pad: u32,
+    scale_y: f32,
+    scale_x: f32,
+    #[comptime] resize: bool,
+) {
+    if ABSOLUTE_POS >= output.len() {
+        terminate!();
+    }
+    let pos = u32::cast_from(ABSOLUTE_POS);
+    let ox = pos % out_w;
+    let rest = pos / out_w;
+    let oy = rest % out_h;
+    let rest = rest / out_h;
+    let channel = rest % channels;
+    let sample = rest / channels;
+
+    let image = indices[sample as usize];
+    let dy = choices[(sample * 3) as usize];
+    let dx = choices[(sample * 3 + 1) as usize];
+    let flip = choices[(sample * 3 + 2) as usize];
+    // An index past the end reads as an all-padding image rather than outside the buffer.
+    let mut base = 0u32;
+    let mut rows = 0u32;
+    if image < images {
+        base = (image * channels + channel) * height * width;
+        rows = height;
+    }
+
+    let value = if resize {
+        let (y0, y1, h1) = taps(oy, scale_y, height);
+        let (x0, x1, w1) = taps(ox, scale_x, width);
+        let xa = mirrored(x0, flip, width) + dx;
+        let xb = mirrored(x1, flip, width) + dx;
+        let ya = y0 + dy;
+        let yb = y1 + dy;
+        let h0 = 1.0 - h1;
+        let w0 = 1.0 - w1;
+        let p00 = padded_byte(data, base, ya, xa, pad, rows, width);
+        let p01 = padded_byte(data, base, ya, xb, pad, rows, width);
+        let p10 = padded_byte(data, base, yb, xa, pad, rows, width);
+        let p11 = padded_byte(data, base, yb, xb, pad, rows, width);
+        h0 * (w0 * p00 + w1 * p01) + h1 * (w0 * p10 + w1 * p11)
+    } else {
+        let x = mirrored(ox, flip, width) + dx;
+        padded_byte(data, base, oy + dy, x, pad, rows, width)
+    };
+    output[ABSOLUTE_POS] =
+        (value - affine[channel as usize]) * affine[(channels + channel) as usize];
+}
+
+/// Builds a batch on a CubeCL device with the fused kernel.
+pub(crate) fn batch(
+    words: Tensor<1, Int>,
+    indices: Tensor<1, Int>,
+    images: usize,
+    shape: ImageShape,
+    options: &BatchOptions,
+    choices: &[SampleChoice],
+) -> Tensor<4> {
+    let (out_h, out_w) = options.output_size(shape);
+    let plan = BatchPlan {
+        // `ByteSplit::upload` keeps the byte count within u32, and `validate` the sizes.
+        images: images as u32,
+        channels: shape.channels as u32,
+        height: shape.height as u32,
+        width: shape.width as u32,
+        out_h: out_h as u32,
+        out_w: out_w as u32,
+        pad: options.crop_padding as u32,
+        choices: choices
+            .iter()
+            .flat_map(|c| [c.dy, c.dx, u32::from(c.flip)])
+            .collect(),
+        affine: options
+            .transform
+            .offset
+            .iter()
+            .chain(&options.transform.scale)
+            .copied()
+            .collect(),
+    };
+    let out = Dispatch::gather_batch(words.into_dispatch(), indices.into_dispatch(), plan);
+    Tensor::from_dispatch(out)
+}
