@@ -586,8 +586,7 @@ fn extract_members(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::cifar::tests::cifar_records;
-    use crate::data::idx::tests::{gzip, idx_images_bytes, idx_labels_bytes};
+    use crate::data::fixtures::{cifar_records, gzip, idx_images_bytes, idx_labels_bytes};
     use crate::data::{load_from_dir, test_dir};
     use std::io::Cursor;
 

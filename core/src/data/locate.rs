@@ -126,7 +126,7 @@ pub(crate) fn locate_in(which: RemoteDataset, dirs: &[PathBuf]) -> Result<PathBu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::idx::tests::write_idx_set;
+    use crate::data::fixtures::write_idx_set;
     use crate::data::{DatasetSpec, load, test_dir};
 
     #[test]

@@ -3,115 +3,25 @@
 //! Every loader produces an [`ImageDataset`] in host memory; the training loop uploads it to the
 //! device once.
 
-/// Height, width and channel count shared by every image of a data set.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct ImageShape {
-    /// 1 for grayscale, 3 for RGB.
-    pub channels: usize,
-    /// Rows of pixels.
-    pub height: usize,
-    /// Columns of pixels.
-    pub width: usize,
-}
-
-impl ImageShape {
-    /// Bytes (one per pixel per channel) in one image.
-    pub fn pixels_per_image(&self) -> usize {
-        self.channels * self.height * self.width
-    }
-}
-
-/// One split (train or test) of a data set.
-#[derive(Debug, Clone, Default)]
-pub struct Split {
-    /// All images back to back, each in planar C×H×W order, one byte per value (0–255).
-    pub images: Vec<u8>,
-    /// One class index per image.
-    pub labels: Vec<u8>,
-}
-
-impl Split {
-    /// Number of images in the split.
-    pub fn len(&self) -> usize {
-        self.labels.len()
-    }
-
-    /// True when the split holds no image.
-    pub fn is_empty(&self) -> bool {
-        self.labels.is_empty()
-    }
-}
-
-/// A whole data set in host memory, ready to upload.
-#[derive(Debug, Clone)]
-pub struct ImageDataset {
-    /// Human-readable name, e.g. "Fashion-MNIST".
-    pub name: String,
-    /// Shape of every image.
-    pub shape: ImageShape,
-    /// One name per class; its length is the number of classes.
-    pub class_names: Vec<String>,
-    /// Training images.
-    pub train: Split,
-    /// Held-out images, evaluated each epoch.
-    pub test: Split,
-}
-
-impl ImageDataset {
-    /// Number of classes.
-    pub fn num_classes(&self) -> usize {
-        self.class_names.len()
-    }
-}
-
-mod cifar;
-mod error;
 pub mod fetch;
-mod folder;
-mod idx;
 mod locate;
 mod spec;
 mod synthetic;
 
-pub use error::DataError;
+// The parsers live in kiln-formats so they can be fuzzed without Burn; these are the same types
+// and functions, under the paths the rest of the engine has always used.
+pub use kiln_formats::{
+    CIFAR10_CLASSES, DataError, FASHION_MNIST_CLASSES, ImageDataset, ImageShape, MAX_IMAGE_SIZE_PX,
+    MNIST_CLASSES, Split,
+};
+use kiln_formats::{cifar, folder, idx};
 pub use locate::{DATA_DIR_ENV, default_data_root, locate, search_dirs};
-pub use spec::{DEFAULT_FOLDER_IMAGE_SIZE_PX, DatasetSpec, MAX_IMAGE_SIZE_PX};
+pub use spec::{DEFAULT_FOLDER_IMAGE_SIZE_PX, DatasetSpec};
 pub use synthetic::synthetic;
 
 use std::path::Path;
 
 use fetch::RemoteDataset;
-
-/// Class names of MNIST, in label order.
-pub const MNIST_CLASSES: [&str; 10] = ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"];
-
-/// Class names of Fashion-MNIST, in label order.
-pub const FASHION_MNIST_CLASSES: [&str; 10] = [
-    "T-shirt/top",
-    "Trouser",
-    "Pullover",
-    "Dress",
-    "Coat",
-    "Sandal",
-    "Shirt",
-    "Sneaker",
-    "Bag",
-    "Ankle boot",
-];
-
-/// Class names of CIFAR-10, in label order (used when `batches.meta.txt` is absent).
-pub const CIFAR10_CLASSES: [&str; 10] = [
-    "airplane",
-    "automobile",
-    "bird",
-    "cat",
-    "deer",
-    "dog",
-    "frog",
-    "horse",
-    "ship",
-    "truck",
-];
 
 /// Loads the data set `spec` names into host memory, searching for named sets as
 /// [`search_dirs`] describes.
@@ -165,4 +75,58 @@ pub(crate) fn test_dir(name: &str) -> std::path::PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// Small valid data-set files for the engine's tests, built with kiln-formats' encoders.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use std::io::Write;
+    use std::path::Path;
+
+    use flate2::Compression;
+    use flate2::write::GzEncoder;
+    pub(crate) use kiln_formats::idx::{
+        encode_idx_images as idx_images_bytes, encode_idx_labels as idx_labels_bytes,
+    };
+
+    pub(crate) fn gzip(bytes: &[u8]) -> Vec<u8> {
+        let mut enc = GzEncoder::new(Vec::new(), Compression::default());
+        enc.write_all(bytes).unwrap();
+        enc.finish().unwrap()
+    }
+
+    /// CIFAR-10 records whose R, G, B planes are i, 100 + i, 200 + i: planes stay visible.
+    pub(crate) fn cifar_records(labels: &[u8]) -> Vec<u8> {
+        let plane = 32 * 32;
+        let images: Vec<u8> = (0..labels.len())
+            .flat_map(|i| (0..3u8).flat_map(move |c| std::iter::repeat_n(c * 100 + i as u8, plane)))
+            .collect();
+        kiln_formats::cifar::encode_cifar_batch(labels, &images)
+    }
+
+    /// Writes a small, valid MNIST-like set (4×3 images) into `dir`.
+    pub(crate) fn write_idx_set(dir: &Path, gz: bool) {
+        let (h, w) = (4u32, 3u32);
+        let make = |n: u32, seed: u8| -> (Vec<u8>, Vec<u8>) {
+            let px: Vec<u8> = (0..n * h * w)
+                .map(|i| (i as u8).wrapping_mul(7).wrapping_add(seed))
+                .collect();
+            let labels: Vec<u8> = (0..n).map(|i| (i % 10) as u8).collect();
+            (idx_images_bytes(n, h, w, &px), idx_labels_bytes(&labels))
+        };
+        let (tri, trl) = make(12, 1);
+        let (tei, tel) = make(5, 2);
+        for (name, bytes) in [
+            ("train-images-idx3-ubyte", tri),
+            ("train-labels-idx1-ubyte", trl),
+            ("t10k-images-idx3-ubyte", tei),
+            ("t10k-labels-idx1-ubyte", tel),
+        ] {
+            if gz {
+                std::fs::write(dir.join(format!("{name}.gz")), gzip(&bytes)).unwrap();
+            } else {
+                std::fs::write(dir.join(name), bytes).unwrap();
+            }
+        }
+    }
 }

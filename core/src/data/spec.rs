@@ -4,13 +4,10 @@ use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
 
-use super::DataError;
+use super::{DataError, MAX_IMAGE_SIZE_PX};
 
 /// Side of the square images an image folder is resized to when no size is given.
 pub const DEFAULT_FOLDER_IMAGE_SIZE_PX: u32 = 32;
-
-/// Largest side an image folder may be resized to; larger sizes would not fit in memory anyway.
-pub const MAX_IMAGE_SIZE_PX: u32 = 4096;
 
 fn default_image_size() -> u32 {
     DEFAULT_FOLDER_IMAGE_SIZE_PX

@@ -1,7 +1,9 @@
 //! IDX files (MNIST, Fashion-MNIST), raw or gzip-compressed.
 //!
 //! Every size the header claims is checked against what the file can really hold before any
-//! buffer of that size exists, so a corrupt or hostile header cannot exhaust memory.
+//! buffer of that size exists, so a corrupt or hostile header cannot exhaust memory. A gzip
+//! file's content length is unknown until it is read, so its buffer grows only as decompressed
+//! bytes actually arrive.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
@@ -9,21 +11,25 @@ use std::path::{Path, PathBuf};
 
 use flate2::bufread::MultiGzDecoder;
 
-use super::{DataError, ImageDataset, ImageShape, Split};
+use crate::{DataError, ImageDataset, ImageShape, Split};
 
 /// Magic number of an IDX file of unsigned bytes with 3 dimensions (images).
-pub(crate) const IDX_IMAGES_MAGIC: u32 = 0x0000_0803;
+pub const IDX_IMAGES_MAGIC: u32 = 0x0000_0803;
 /// Magic number of an IDX file of unsigned bytes with 1 dimension (labels).
-pub(crate) const IDX_LABELS_MAGIC: u32 = 0x0000_0801;
+pub const IDX_LABELS_MAGIC: u32 = 0x0000_0801;
 /// Largest image side accepted; anything bigger is a corrupt header, not a data set.
 const MAX_SIDE_PX: u32 = 4096;
 /// Deflate cannot expand data by more than about 1032:1, which bounds what a gzip file can hold.
 const MAX_DEFLATE_RATIO: u64 = 1032;
 /// Slack for the gzip header and trailer in that bound.
 const GZIP_SLACK_BYTES: u64 = 1024;
+/// Decompressed bytes are read in pieces of this size, so a short stream costs little memory.
+const READ_CHUNK_BYTES: usize = 64 * 1024;
+/// First guess of a gzip file's content per compressed byte; the buffer grows past it as needed.
+const GZIP_INITIAL_RATIO: usize = 4;
 
 /// The four files of an IDX data set: (stem, kind) as in `train-images-idx3-ubyte`.
-pub(crate) const IDX_FILES: [(&str, &str); 4] = [
+pub const IDX_FILES: [(&str, &str); 4] = [
     ("train-images", "idx3"),
     ("train-labels", "idx1"),
     ("t10k-images", "idx3"),
@@ -31,7 +37,7 @@ pub(crate) const IDX_FILES: [(&str, &str); 4] = [
 ];
 
 /// Every name a file of the set may go by: raw or gzip, with `-` or `.` before the kind.
-pub(crate) fn idx_file_names(stem: &str, kind: &str) -> [String; 4] {
+pub fn idx_file_names(stem: &str, kind: &str) -> [String; 4] {
     [
         format!("{stem}-{kind}-ubyte"),
         format!("{stem}-{kind}-ubyte.gz"),
@@ -41,7 +47,7 @@ pub(crate) fn idx_file_names(stem: &str, kind: &str) -> [String; 4] {
 }
 
 /// The first existing spelling of one IDX file in `dir`.
-pub(crate) fn find_idx_file(dir: &Path, stem: &str, kind: &str) -> Option<PathBuf> {
+pub fn find_idx_file(dir: &Path, stem: &str, kind: &str) -> Option<PathBuf> {
     idx_file_names(stem, kind)
         .into_iter()
         .map(|name| dir.join(name))
@@ -49,20 +55,46 @@ pub(crate) fn find_idx_file(dir: &Path, stem: &str, kind: &str) -> Option<PathBu
 }
 
 /// Images of one IDX image file, planar (one channel) row-major.
-#[derive(Debug)]
-pub(crate) struct IdxImages {
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdxImages {
+    /// Number of images.
     pub count: usize,
+    /// Rows of every image.
     pub height_px: usize,
+    /// Columns of every image.
     pub width_px: usize,
+    /// `count` images of `height_px`×`width_px` bytes, back to back.
     pub pixels: Vec<u8>,
 }
 
+/// Writes an IDX image file with exactly the header given, so tests and fuzz seeds can lie.
+pub fn encode_idx_images(count: u32, height_px: u32, width_px: u32, pixels: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(16 + pixels.len());
+    for word in [IDX_IMAGES_MAGIC, count, height_px, width_px] {
+        out.extend_from_slice(&word.to_be_bytes());
+    }
+    out.extend_from_slice(pixels);
+    out
+}
+
+/// Writes an IDX label file; more than `u32::MAX` labels cannot be expressed and are cut.
+pub fn encode_idx_labels(labels: &[u8]) -> Vec<u8> {
+    let count = u32::try_from(labels.len()).unwrap_or(u32::MAX);
+    let mut out = Vec::with_capacity(8 + labels.len());
+    out.extend_from_slice(&IDX_LABELS_MAGIC.to_be_bytes());
+    out.extend_from_slice(&count.to_be_bytes());
+    out.extend(labels.iter().take(count as usize));
+    out
+}
+
 /// An opened IDX file: its header already read, `body` positioned at the data.
-struct Opened {
-    body: Box<dyn Read>,
+struct Opened<'r> {
+    body: Box<dyn Read + 'r>,
     dims: Vec<u32>,
     /// Bytes the body can really hold at most: exact for a raw file, a bound for gzip.
     body_limit_bytes: u64,
+    /// Length of the file as stored (compressed for gzip).
+    stored_len_bytes: u64,
     gzip: bool,
 }
 
@@ -102,25 +134,54 @@ fn fill(reader: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
     Ok(filled)
 }
 
-fn open_idx(
+/// Reads at most `limit` bytes; memory grows with the bytes that arrive, never past `limit`.
+fn read_up_to(reader: &mut dyn Read, limit: usize, initial: usize) -> io::Result<Vec<u8>> {
+    let mut data = Vec::with_capacity(initial.min(limit));
+    let mut chunk = vec![0u8; READ_CHUNK_BYTES.min(limit.max(1))];
+    loop {
+        let want = (limit - data.len()).min(chunk.len());
+        let Some(piece) = chunk.get_mut(..want) else {
+            break;
+        };
+        if piece.is_empty() {
+            break;
+        }
+        let n = match reader.read(piece) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if data.capacity() - data.len() < n {
+            // Doubling keeps honest files fast; the cap keeps a lying header from winning more.
+            data.reserve_exact(data.len().max(n).min(limit - data.len()));
+        }
+        data.extend_from_slice(chunk.get(..n).unwrap_or_default());
+    }
+    Ok(data)
+}
+
+fn open_idx<'r>(
     path: &Path,
+    mut reader: impl BufRead + 'r,
+    stored_len_bytes: u64,
     magic: u32,
     what: &'static str,
     ndims: usize,
-) -> Result<Opened, DataError> {
-    let file = File::open(path).map_err(|e| read_err(path, e))?;
-    let file_len_bytes = file.metadata().map_err(|e| read_err(path, e))?.len();
-    let mut reader = BufReader::new(file);
+) -> Result<Opened<'r>, DataError> {
     let head = reader.fill_buf().map_err(|e| read_err(path, e))?;
     let gzip = head.starts_with(&[0x1f, 0x8b]);
     let header_len_bytes = 4 + 4 * ndims as u64;
-    let (mut body, body_limit_bytes): (Box<dyn Read>, u64) = if gzip {
-        let bound = file_len_bytes
+    let (mut body, body_limit_bytes): (Box<dyn Read + 'r>, u64) = if gzip {
+        let bound = stored_len_bytes
             .saturating_mul(MAX_DEFLATE_RATIO)
             .saturating_add(GZIP_SLACK_BYTES);
         (Box::new(MultiGzDecoder::new(reader)), bound)
     } else {
-        (Box::new(reader), file_len_bytes)
+        (
+            Box::new(reader),
+            stored_len_bytes.saturating_sub(header_len_bytes),
+        )
     };
     let truncated = || DataError::Truncated {
         path: path.to_path_buf(),
@@ -151,7 +212,8 @@ fn open_idx(
     Ok(Opened {
         body,
         dims,
-        body_limit_bytes: body_limit_bytes.saturating_sub(if gzip { 0 } else { header_len_bytes }),
+        body_limit_bytes,
+        stored_len_bytes,
         gzip,
     })
 }
@@ -159,13 +221,14 @@ fn open_idx(
 /// Reads exactly `expected_bytes` of body, or explains why the file does not hold them.
 fn read_body(
     path: &Path,
-    opened: Opened,
+    opened: Opened<'_>,
     expected_bytes: u64,
     promise: &str,
 ) -> Result<Vec<u8>, DataError> {
     let Opened {
-        body,
+        mut body,
         body_limit_bytes,
+        stored_len_bytes,
         gzip,
         ..
     } = opened;
@@ -194,20 +257,20 @@ fn read_body(
             ),
         });
     }
-    let capacity = usize::try_from(expected_bytes).map_err(|_| DataError::Malformed {
+    let expected = usize::try_from(expected_bytes).map_err(|_| DataError::Malformed {
         path: path.to_path_buf(),
         detail: format!("{promise} ({expected_bytes} bytes) do not fit in this machine's memory"),
     })?;
-    // One byte more than promised reveals trailing data without reading a bomb to its end.
-    let mut data = Vec::with_capacity(if gzip {
-        capacity.min(64 << 20)
+    // A raw file's length backs its header, so its buffer is allocated once; a gzip file's
+    // header is only a claim until the bytes decompress.
+    let initial = if gzip {
+        usize::try_from(stored_len_bytes)
+            .unwrap_or(usize::MAX)
+            .saturating_mul(GZIP_INITIAL_RATIO)
     } else {
-        capacity
-    });
-    let mut limited = body.take(expected_bytes.saturating_add(1));
-    limited
-        .read_to_end(&mut data)
-        .map_err(|e| body_err(path, gzip, e))?;
+        expected
+    };
+    let data = read_up_to(&mut body, expected, initial).map_err(|e| body_err(path, gzip, e))?;
     let got_bytes = data.len() as u64;
     if got_bytes < expected_bytes {
         return Err(DataError::Truncated {
@@ -217,7 +280,10 @@ fn read_body(
             ),
         });
     }
-    if got_bytes > expected_bytes {
+    // One byte more reveals trailing data without reading a bomb to its end, and makes a gzip
+    // decoder check its trailer (CRC, length) so damage there is noticed.
+    let mut probe = [0u8; 1];
+    if fill(&mut body, &mut probe).map_err(|e| body_err(path, gzip, e))? > 0 {
         return Err(DataError::Malformed {
             path: path.to_path_buf(),
             detail: format!(
@@ -225,29 +291,30 @@ fn read_body(
             ),
         });
     }
-    if gzip {
-        // Drain to the end of the stream so a damaged gzip trailer (CRC, length) is noticed.
-        let mut rest = limited.into_inner();
-        let mut probe = [0u8; 1];
-        match rest.read(&mut probe) {
-            Ok(0) => {}
-            Ok(_) => {
-                return Err(DataError::Malformed {
-                    path: path.to_path_buf(),
-                    detail: format!(
-                        "more data follows the {promise} its header promises; check that it is a real IDX file"
-                    ),
-                });
-            }
-            Err(e) => return Err(body_err(path, gzip, e)),
-        }
-    }
     Ok(data)
 }
 
-/// Reads an IDX image file (magic 0x00000803), raw or gzip.
-pub(crate) fn read_idx_images(path: &Path) -> Result<IdxImages, DataError> {
-    let opened = open_idx(path, IDX_IMAGES_MAGIC, "an IDX image file", 3)?;
+/// Parses an IDX image file (magic 0x00000803, raw or gzip) held in memory; `path` names it in
+/// errors.
+pub fn parse_idx_images(path: &Path, bytes: &[u8]) -> Result<IdxImages, DataError> {
+    read_idx_images_from(path, bytes, bytes.len() as u64)
+}
+
+/// Reads an IDX image file from `reader`, whose stored length `len_bytes` bounds every size its
+/// header may claim; `path` names it in errors.
+pub fn read_idx_images_from(
+    path: &Path,
+    reader: impl BufRead,
+    len_bytes: u64,
+) -> Result<IdxImages, DataError> {
+    let opened = open_idx(
+        path,
+        reader,
+        len_bytes,
+        IDX_IMAGES_MAGIC,
+        "an IDX image file",
+        3,
+    )?;
     let (count, height, width) = match opened.dims[..] {
         [c, h, w] => (c, h, w),
         _ => (0, 0, 0),
@@ -280,9 +347,27 @@ pub(crate) fn read_idx_images(path: &Path) -> Result<IdxImages, DataError> {
     })
 }
 
-/// Reads an IDX label file (magic 0x00000801), raw or gzip.
-pub(crate) fn read_idx_labels(path: &Path) -> Result<Vec<u8>, DataError> {
-    let opened = open_idx(path, IDX_LABELS_MAGIC, "an IDX label file", 1)?;
+/// Parses an IDX label file (magic 0x00000801, raw or gzip) held in memory; `path` names it in
+/// errors.
+pub fn parse_idx_labels(path: &Path, bytes: &[u8]) -> Result<Vec<u8>, DataError> {
+    read_idx_labels_from(path, bytes, bytes.len() as u64)
+}
+
+/// Reads an IDX label file from `reader`, whose stored length `len_bytes` bounds the count its
+/// header may claim; `path` names it in errors.
+pub fn read_idx_labels_from(
+    path: &Path,
+    reader: impl BufRead,
+    len_bytes: u64,
+) -> Result<Vec<u8>, DataError> {
+    let opened = open_idx(
+        path,
+        reader,
+        len_bytes,
+        IDX_LABELS_MAGIC,
+        "an IDX label file",
+        1,
+    )?;
     let count = opened.dims.first().copied().unwrap_or(0);
     if count == 0 {
         return Err(DataError::Malformed {
@@ -294,12 +379,27 @@ pub(crate) fn read_idx_labels(path: &Path) -> Result<Vec<u8>, DataError> {
     read_body(path, opened, u64::from(count), &format!("{count} labels"))
 }
 
+/// Opens `path` for streaming, with the length its header is checked against.
+fn open_file(path: &Path) -> Result<(BufReader<File>, u64), DataError> {
+    let file = File::open(path).map_err(|e| read_err(path, e))?;
+    let len_bytes = file.metadata().map_err(|e| read_err(path, e))?.len();
+    Ok((BufReader::new(file), len_bytes))
+}
+
+/// Reads an IDX image file (magic 0x00000803), raw or gzip.
+pub fn read_idx_images(path: &Path) -> Result<IdxImages, DataError> {
+    let (reader, len_bytes) = open_file(path)?;
+    read_idx_images_from(path, reader, len_bytes)
+}
+
+/// Reads an IDX label file (magic 0x00000801), raw or gzip.
+pub fn read_idx_labels(path: &Path) -> Result<Vec<u8>, DataError> {
+    let (reader, len_bytes) = open_file(path)?;
+    read_idx_labels_from(path, reader, len_bytes)
+}
+
 /// Fails on the first label that is not a class index.
-pub(crate) fn check_labels(
-    path: &Path,
-    labels: &[u8],
-    num_classes: usize,
-) -> Result<(), DataError> {
+pub fn check_labels(path: &Path, labels: &[u8], num_classes: usize) -> Result<(), DataError> {
     match labels.iter().find(|&&l| usize::from(l) >= num_classes) {
         Some(&label) => Err(DataError::LabelOutOfRange {
             path: path.to_path_buf(),
@@ -333,7 +433,7 @@ fn read_split(
 }
 
 /// Loads the four IDX files of an MNIST-like data set from `dir`.
-pub(crate) fn load_idx_set(
+pub fn load_idx_set(
     dir: &Path,
     name: &str,
     class_names: &[&str],
@@ -389,27 +489,14 @@ pub(crate) fn load_idx_set(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::data::test_dir;
+    use crate::test_dir;
     use flate2::Compression;
     use flate2::write::GzEncoder;
     use std::io::Write;
 
-    pub(crate) fn idx_images_bytes(count: u32, h: u32, w: u32, pixels: &[u8]) -> Vec<u8> {
-        let mut out = Vec::new();
-        for word in [IDX_IMAGES_MAGIC, count, h, w] {
-            out.extend_from_slice(&word.to_be_bytes());
-        }
-        out.extend_from_slice(pixels);
-        out
-    }
-
-    pub(crate) fn idx_labels_bytes(labels: &[u8]) -> Vec<u8> {
-        let mut out = Vec::new();
-        out.extend_from_slice(&IDX_LABELS_MAGIC.to_be_bytes());
-        out.extend_from_slice(&(labels.len() as u32).to_be_bytes());
-        out.extend_from_slice(labels);
-        out
-    }
+    pub(crate) use super::{
+        encode_idx_images as idx_images_bytes, encode_idx_labels as idx_labels_bytes,
+    };
 
     pub(crate) fn gzip(bytes: &[u8]) -> Vec<u8> {
         let mut enc = GzEncoder::new(Vec::new(), Compression::default());
@@ -448,7 +535,7 @@ pub(crate) mod tests {
         for gz in [false, true] {
             let dir = test_dir("idx-roundtrip");
             write_idx_set(&dir, gz);
-            let ds = load_idx_set(&dir, "MNIST", &crate::data::MNIST_CLASSES).unwrap();
+            let ds = load_idx_set(&dir, "MNIST", &crate::MNIST_CLASSES).unwrap();
             assert_eq!(
                 ds.shape,
                 ImageShape {
@@ -637,7 +724,7 @@ pub(crate) mod tests {
             idx_labels_bytes(&[0; 11]),
         )
         .unwrap();
-        let err = load_idx_set(&dir, "MNIST", &crate::data::MNIST_CLASSES).unwrap_err();
+        let err = load_idx_set(&dir, "MNIST", &crate::MNIST_CLASSES).unwrap_err();
         assert!(matches!(err, DataError::Malformed { .. }), "{err}");
         assert!(err.to_string().contains("holds 11 labels"), "{err}");
         let mut labels = vec![0u8; 12];
@@ -647,7 +734,7 @@ pub(crate) mod tests {
             idx_labels_bytes(&labels),
         )
         .unwrap();
-        let err = load_idx_set(&dir, "MNIST", &crate::data::MNIST_CLASSES).unwrap_err();
+        let err = load_idx_set(&dir, "MNIST", &crate::MNIST_CLASSES).unwrap_err();
         assert!(
             matches!(
                 err,

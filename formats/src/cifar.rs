@@ -5,19 +5,20 @@ use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
-use super::{CIFAR10_CLASSES, DataError, ImageDataset, ImageShape, Split};
+use crate::{CIFAR10_CLASSES, DataError, ImageDataset, ImageShape, Split};
 
-const SIDE_PX: usize = 32;
-const PIXELS_PER_IMAGE: usize = 3 * SIDE_PX * SIDE_PX;
+/// Side of every CIFAR-10 image.
+pub const CIFAR10_SIDE_PX: usize = 32;
+const PIXELS_PER_IMAGE: usize = 3 * CIFAR10_SIDE_PX * CIFAR10_SIDE_PX;
 /// One label byte followed by the image.
-pub(crate) const RECORD_BYTES: usize = 1 + PIXELS_PER_IMAGE;
+pub const RECORD_BYTES: usize = 1 + PIXELS_PER_IMAGE;
 /// A real batch holds 10 000 records; far more means the file is not a CIFAR batch.
 const MAX_RECORDS_PER_FILE: u64 = 1_000_000;
 /// A class-name file larger than this is not CIFAR's `batches.meta.txt`.
 const MAX_META_BYTES: u64 = 64 * 1024;
 
 /// Training batches, in order.
-pub(crate) const CIFAR10_TRAIN_FILES: [&str; 5] = [
+pub const CIFAR10_TRAIN_FILES: [&str; 5] = [
     "data_batch_1.bin",
     "data_batch_2.bin",
     "data_batch_3.bin",
@@ -25,9 +26,9 @@ pub(crate) const CIFAR10_TRAIN_FILES: [&str; 5] = [
     "data_batch_5.bin",
 ];
 /// The test batch.
-pub(crate) const CIFAR10_TEST_FILE: &str = "test_batch.bin";
+pub const CIFAR10_TEST_FILE: &str = "test_batch.bin";
 /// Every file a complete copy must have.
-pub(crate) const CIFAR10_FILES: [&str; 6] = [
+pub const CIFAR10_FILES: [&str; 6] = [
     "data_batch_1.bin",
     "data_batch_2.bin",
     "data_batch_3.bin",
@@ -36,18 +37,30 @@ pub(crate) const CIFAR10_FILES: [&str; 6] = [
     CIFAR10_TEST_FILE,
 ];
 /// Optional file with one class name per line.
-pub(crate) const CIFAR10_META_FILE: &str = "batches.meta.txt";
+pub const CIFAR10_META_FILE: &str = "batches.meta.txt";
 
-/// Appends the records of one batch file to `split`.
-pub(crate) fn read_batch(path: &Path, split: &mut Split) -> Result<(), DataError> {
-    let read_err = |source| DataError::Read {
-        path: path.to_path_buf(),
-        source,
-    };
-    let mut file = File::open(path).map_err(read_err)?;
-    let len_bytes = file.metadata().map_err(read_err)?.len();
+/// Writes a batch of `labels` and planar images, 3072 bytes each, padding missing pixels with 0.
+pub fn encode_cifar_batch(labels: &[u8], images: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(labels.len() * RECORD_BYTES);
+    for (i, &label) in labels.iter().enumerate() {
+        out.push(label);
+        let image = images
+            .get(i * PIXELS_PER_IMAGE..)
+            .unwrap_or_default()
+            .iter()
+            .take(PIXELS_PER_IMAGE);
+        let start = out.len();
+        out.extend(image);
+        out.resize(start + PIXELS_PER_IMAGE, 0);
+    }
+    out
+}
+
+/// Number of records in a batch of `len_bytes`, or why that length cannot be a CIFAR-10 batch;
+/// checked before anything of that size is read or allocated.
+fn record_count(path: &Path, len_bytes: u64) -> Result<usize, DataError> {
     let record = RECORD_BYTES as u64;
-    if len_bytes == 0 || len_bytes % record != 0 {
+    if len_bytes == 0 || !len_bytes.is_multiple_of(record) {
         return Err(DataError::Malformed {
             path: path.to_path_buf(),
             detail: format!(
@@ -64,8 +77,46 @@ pub(crate) fn read_batch(path: &Path, split: &mut Split) -> Result<(), DataError
             ),
         });
     }
-    // Bounded by MAX_RECORDS_PER_FILE, so the conversion and the allocation are safe.
-    let records = records as usize;
+    // Bounded by MAX_RECORDS_PER_FILE, so the conversion is lossless.
+    Ok(records as usize)
+}
+
+/// Appends the records of one CIFAR-10 batch held in memory to `split`; `path` names it in
+/// errors, and on an error `split` is left as it was.
+pub fn parse_cifar_batch(path: &Path, bytes: &[u8], split: &mut Split) -> Result<(), DataError> {
+    let records = record_count(path, bytes.len() as u64)?;
+    // Every label is checked before anything is appended, so a bad file leaves no half batch.
+    let bad_label = bytes
+        .chunks_exact(RECORD_BYTES)
+        .filter_map(|record| record.first().copied())
+        .find(|&label| usize::from(label) >= CIFAR10_CLASSES.len());
+    if let Some(label) = bad_label {
+        return Err(DataError::LabelOutOfRange {
+            path: path.to_path_buf(),
+            label,
+            num_classes: CIFAR10_CLASSES.len(),
+        });
+    }
+    split.images.reserve(records * PIXELS_PER_IMAGE);
+    split.labels.reserve(records);
+    for record in bytes.chunks_exact(RECORD_BYTES) {
+        if let Some((&label, pixels)) = record.split_first() {
+            split.labels.push(label);
+            split.images.extend_from_slice(pixels);
+        }
+    }
+    Ok(())
+}
+
+/// Appends the records of one batch file to `split`.
+pub fn read_cifar_batch(path: &Path, split: &mut Split) -> Result<(), DataError> {
+    let read_err = |source| DataError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = File::open(path).map_err(read_err)?;
+    let len_bytes = file.metadata().map_err(read_err)?.len();
+    let records = record_count(path, len_bytes)?;
     let mut bytes = Vec::with_capacity(records * RECORD_BYTES);
     file.by_ref()
         .take(len_bytes)
@@ -80,38 +131,26 @@ pub(crate) fn read_batch(path: &Path, split: &mut Split) -> Result<(), DataError
             ),
         });
     }
-    split.images.reserve(records * PIXELS_PER_IMAGE);
-    split.labels.reserve(records);
-    for chunk in bytes.chunks_exact(RECORD_BYTES) {
-        let Some((&label, pixels)) = chunk.split_first() else {
-            continue;
-        };
-        if usize::from(label) >= CIFAR10_CLASSES.len() {
-            return Err(DataError::LabelOutOfRange {
-                path: path.to_path_buf(),
-                label,
-                num_classes: CIFAR10_CLASSES.len(),
-            });
-        }
-        split.labels.push(label);
-        split.images.extend_from_slice(pixels);
-    }
-    Ok(())
+    parse_cifar_batch(path, &bytes, split)
 }
 
 /// Class names from `batches.meta.txt` when it lists exactly ten, else the built-in ones.
 fn class_names(dir: &Path) -> Vec<String> {
     let builtin = || CIFAR10_CLASSES.iter().map(|s| s.to_string()).collect();
     let path = dir.join(CIFAR10_META_FILE);
-    let Ok(meta) = std::fs::metadata(&path) else {
+    let Ok(file) = File::open(&path) else {
         return builtin();
     };
-    if meta.len() > MAX_META_BYTES {
+    // Read through a limit rather than trusting the file's length: it may be a pipe or growing.
+    let mut text = String::new();
+    if file
+        .take(MAX_META_BYTES + 1)
+        .read_to_string(&mut text)
+        .is_err()
+        || text.len() as u64 > MAX_META_BYTES
+    {
         return builtin();
     }
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        return builtin();
-    };
     let names: Vec<String> = text
         .lines()
         .map(str::trim)
@@ -126,19 +165,19 @@ fn class_names(dir: &Path) -> Vec<String> {
 }
 
 /// Loads CIFAR-10 from the folder holding its `.bin` files.
-pub(crate) fn load_cifar10(dir: &Path) -> Result<ImageDataset, DataError> {
+pub fn load_cifar10(dir: &Path) -> Result<ImageDataset, DataError> {
     let mut train = Split::default();
     for name in CIFAR10_TRAIN_FILES {
-        read_batch(&dir.join(name), &mut train)?;
+        read_cifar_batch(&dir.join(name), &mut train)?;
     }
     let mut test = Split::default();
-    read_batch(&dir.join(CIFAR10_TEST_FILE), &mut test)?;
+    read_cifar_batch(&dir.join(CIFAR10_TEST_FILE), &mut test)?;
     Ok(ImageDataset {
         name: "CIFAR-10".into(),
         shape: ImageShape {
             channels: 3,
-            height: SIDE_PX,
-            width: SIDE_PX,
+            height: CIFAR10_SIDE_PX,
+            width: CIFAR10_SIDE_PX,
         },
         class_names: class_names(dir),
         train,
@@ -149,7 +188,7 @@ pub(crate) fn load_cifar10(dir: &Path) -> Result<ImageDataset, DataError> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::data::test_dir;
+    use crate::test_dir;
 
     pub(crate) fn cifar_records(labels: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
@@ -159,7 +198,7 @@ pub(crate) mod tests {
             for plane in 0..3u8 {
                 out.extend(std::iter::repeat_n(
                     plane * 100 + i as u8,
-                    SIDE_PX * SIDE_PX,
+                    CIFAR10_SIDE_PX * CIFAR10_SIDE_PX,
                 ));
             }
         }

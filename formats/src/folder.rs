@@ -8,19 +8,25 @@
 //! models, while one colour image is enough to keep colour for all.
 
 use std::ffi::OsString;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Cursor, Seek};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
 use image::imageops::FilterType;
-use image::{ColorType, ImageReader};
+use image::{ColorType, ImageReader, Limits};
 
-use super::spec::MAX_IMAGE_SIZE_PX;
-use super::{DataError, ImageDataset, ImageShape, Split};
+use crate::{DataError, ImageDataset, ImageShape, MAX_IMAGE_SIZE_PX, Split};
 
 /// Labels are one byte.
 const MAX_CLASSES: usize = 256;
 /// In a folder without `train/` and `test/`, file number HOLDOUT_EVERY-1, 2·HOLDOUT_EVERY-1, …
 /// of each class goes to the test split.
 const HOLDOUT_EVERY: usize = 6;
+/// Widest or tallest source image accepted; a header beyond it is corrupt or hostile.
+const MAX_SOURCE_SIDE_PX: u32 = 16_384;
+/// Most memory one decoder may ask for; up to 16 decode at once, so this bounds the total too.
+const MAX_DECODE_ALLOC_BYTES: u64 = 256 << 20;
 
 fn bad_folder(path: &Path, problem: impl Into<String>) -> DataError {
     DataError::BadFolder {
@@ -110,29 +116,65 @@ fn class_images(dir: &Path) -> Result<Vec<PathBuf>, DataError> {
 }
 
 /// One decoded image: planar RGB at the target size, and whether its source was grayscale.
-struct Decoded {
-    planar_rgb: Vec<u8>,
-    grayscale: bool,
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodedImage {
+    /// R, G and B planes of `side_px`×`side_px`, one after the other.
+    pub planar_rgb: Vec<u8>,
+    /// True when the source had no colour, so the data set may stay one-channel.
+    pub grayscale: bool,
 }
 
-fn decode(path: &Path, side_px: u32) -> Result<Decoded, DataError> {
+/// Decodes a PNG or JPEG held in memory and resizes it as folder loading does; `path` names it
+/// in errors. `side_px` must be in 1..=[`MAX_IMAGE_SIZE_PX`].
+pub fn decode_image(path: &Path, bytes: &[u8], side_px: u32) -> Result<DecodedImage, DataError> {
+    decode_from(path, Cursor::new(bytes), side_px)
+}
+
+/// Decodes and resizes the image file at `path`.
+pub fn decode_image_file(path: &Path, side_px: u32) -> Result<DecodedImage, DataError> {
+    let file = File::open(path).map_err(|source| DataError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    decode_from(path, BufReader::new(file), side_px)
+}
+
+fn decode_from(
+    path: &Path,
+    reader: impl BufRead + Seek,
+    side_px: u32,
+) -> Result<DecodedImage, DataError> {
     let bad = |detail: String| DataError::BadImage {
         path: path.to_path_buf(),
         detail,
     };
-    let reader = ImageReader::open(path)
-        .map_err(|source| DataError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?
+    if side_px == 0 || side_px > MAX_IMAGE_SIZE_PX {
+        return Err(DataError::BadSpec(format!(
+            "image size {side_px} for {} must be between 1 and {MAX_IMAGE_SIZE_PX} pixels",
+            path.display()
+        )));
+    }
+    // The content decides the format, not the extension: photos are often misnamed.
+    let mut reader = ImageReader::new(reader)
         .with_guessed_format()
         .map_err(|source| DataError::Read {
             path: path.to_path_buf(),
             source,
         })?;
-    // The reader's default limits cap the decoder's allocation, so a hostile header cannot
-    // exhaust memory.
+    // Explicit limits, so a hostile header is refused before its pixel buffer is allocated.
+    let mut limits = Limits::default();
+    limits.max_image_width = Some(MAX_SOURCE_SIDE_PX);
+    limits.max_image_height = Some(MAX_SOURCE_SIDE_PX);
+    limits.max_alloc = Some(MAX_DECODE_ALLOC_BYTES);
+    reader.limits(limits);
     let img = reader.decode().map_err(|e| bad(e.to_string()))?;
+    if img.width() == 0 || img.height() == 0 {
+        return Err(bad(format!(
+            "it is {}×{} pixels, with nothing to resize",
+            img.width(),
+            img.height()
+        )));
+    }
     let grayscale = matches!(
         img.color(),
         ColorType::L8 | ColorType::La8 | ColorType::L16 | ColorType::La16
@@ -147,42 +189,50 @@ fn decode(path: &Path, side_px: u32) -> Result<Decoded, DataError> {
             }
         }
     }
-    Ok(Decoded {
+    Ok(DecodedImage {
         planar_rgb,
         grayscale,
     })
 }
 
+/// Decodes one file; a panic inside a decoder becomes an error naming the file.
+fn decode_guarded(path: &Path, side_px: u32) -> Result<DecodedImage, DataError> {
+    catch_unwind(AssertUnwindSafe(|| decode_image_file(path, side_px))).unwrap_or_else(|_| {
+        Err(DataError::BadImage {
+            path: path.to_path_buf(),
+            detail: "the image decoder crashed on it".into(),
+        })
+    })
+}
+
 /// Decodes every file on all cores, keeping the order of `files`.
-fn decode_all(files: &[PathBuf], side_px: u32) -> Result<Vec<Decoded>, DataError> {
+fn decode_all(files: &[PathBuf], side_px: u32) -> Result<Vec<DecodedImage>, DataError> {
     let workers = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
         .clamp(1, 16);
     let chunk = files.len().div_ceil(workers).max(1);
-    let results: Vec<Result<Vec<Decoded>, DataError>> = std::thread::scope(|s| {
+    let decode_part = |part: &[PathBuf]| -> Result<Vec<DecodedImage>, DataError> {
+        part.iter().map(|p| decode_guarded(p, side_px)).collect()
+    };
+    let results: Vec<Result<Vec<DecodedImage>, DataError>> = std::thread::scope(|s| {
         let handles: Vec<_> = files
             .chunks(chunk)
             .enumerate()
             .map(|(i, part)| {
-                std::thread::Builder::new()
+                let handle = std::thread::Builder::new()
                     .name(format!("kiln-decode-{i}"))
-                    .spawn_scoped(s, move || part.iter().map(|p| decode(p, side_px)).collect())
+                    .spawn_scoped(s, move || decode_part(part));
+                (part, handle)
             })
             .collect();
         handles
             .into_iter()
-            .map(|h| match h {
-                Ok(handle) => handle.join().unwrap_or_else(|_| {
-                    Err(DataError::BadImage {
-                        path: PathBuf::new(),
-                        detail: "the image decoder crashed".into(),
-                    })
-                }),
-                Err(source) => Err(DataError::Read {
-                    path: PathBuf::from("<decoder thread>"),
-                    source,
-                }),
+            .map(|(part, handle)| match handle {
+                // Panics are caught per file, so a failed join or spawn only costs parallelism:
+                // the part is decoded here, and any error still names its file.
+                Ok(handle) => handle.join().unwrap_or_else(|_| decode_part(part)),
+                Err(_) => decode_part(part),
             })
             .collect()
     });
@@ -194,7 +244,7 @@ fn decode_all(files: &[PathBuf], side_px: u32) -> Result<Vec<Decoded>, DataError
 }
 
 /// Loads an image folder, every image resized to `image_size`×`image_size`.
-pub(crate) fn load_image_folder(root: &Path, image_size: u32) -> Result<ImageDataset, DataError> {
+pub fn load_image_folder(root: &Path, image_size: u32) -> Result<ImageDataset, DataError> {
     if image_size == 0 || image_size > MAX_IMAGE_SIZE_PX {
         return Err(DataError::BadSpec(format!(
             "image size {image_size} for folder {} must be between 1 and {MAX_IMAGE_SIZE_PX} pixels",
@@ -304,7 +354,7 @@ pub(crate) fn load_image_folder(root: &Path, image_size: u32) -> Result<ImageDat
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::test_dir;
+    use crate::test_dir;
     use image::{GrayImage, Luma, Rgb, RgbImage};
 
     fn write_rgb(path: &Path, color: [u8; 3]) {

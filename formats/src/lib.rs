@@ -1,0 +1,127 @@
+//! Kiln's data-file parsers: IDX (raw or gzip), CIFAR-10 binary and image folders.
+//!
+//! They live apart from the engine so they can be fuzzed and property-tested without compiling
+//! Burn. Every parser has a byte-level entry point (`parse_*`, `decode_image`) that the file
+//! loaders call too, so what the fuzzer exercises is what users run. A hostile or damaged file
+//! ends in a [`DataError`] naming the file, never in a panic or an allocation its header asks
+//! for but its length cannot back.
+
+pub mod cifar;
+mod error;
+pub mod folder;
+pub mod idx;
+
+pub use error::DataError;
+
+/// Height, width and channel count shared by every image of a data set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct ImageShape {
+    /// 1 for grayscale, 3 for RGB.
+    pub channels: usize,
+    /// Rows of pixels.
+    pub height: usize,
+    /// Columns of pixels.
+    pub width: usize,
+}
+
+impl ImageShape {
+    /// Bytes (one per pixel per channel) in one image.
+    pub fn pixels_per_image(&self) -> usize {
+        self.channels * self.height * self.width
+    }
+}
+
+/// One split (train or test) of a data set.
+#[derive(Debug, Clone, Default)]
+pub struct Split {
+    /// All images back to back, each in planar C×H×W order, one byte per value (0–255).
+    pub images: Vec<u8>,
+    /// One class index per image.
+    pub labels: Vec<u8>,
+}
+
+impl Split {
+    /// Number of images in the split.
+    pub fn len(&self) -> usize {
+        self.labels.len()
+    }
+
+    /// True when the split holds no image.
+    pub fn is_empty(&self) -> bool {
+        self.labels.is_empty()
+    }
+}
+
+/// A whole data set in host memory, ready to upload.
+#[derive(Debug, Clone)]
+pub struct ImageDataset {
+    /// Human-readable name, e.g. "Fashion-MNIST".
+    pub name: String,
+    /// Shape of every image.
+    pub shape: ImageShape,
+    /// One name per class; its length is the number of classes.
+    pub class_names: Vec<String>,
+    /// Training images.
+    pub train: Split,
+    /// Held-out images, evaluated each epoch.
+    pub test: Split,
+}
+
+impl ImageDataset {
+    /// Number of classes.
+    pub fn num_classes(&self) -> usize {
+        self.class_names.len()
+    }
+}
+
+/// Class names of MNIST, in label order.
+pub const MNIST_CLASSES: [&str; 10] = ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"];
+
+/// Class names of Fashion-MNIST, in label order.
+pub const FASHION_MNIST_CLASSES: [&str; 10] = [
+    "T-shirt/top",
+    "Trouser",
+    "Pullover",
+    "Dress",
+    "Coat",
+    "Sandal",
+    "Shirt",
+    "Sneaker",
+    "Bag",
+    "Ankle boot",
+];
+
+/// Class names of CIFAR-10, in label order (used when `batches.meta.txt` is absent).
+pub const CIFAR10_CLASSES: [&str; 10] = [
+    "airplane",
+    "automobile",
+    "bird",
+    "cat",
+    "deer",
+    "dog",
+    "frog",
+    "horse",
+    "ship",
+    "truck",
+];
+
+/// Largest side an image folder may be resized to; larger sizes would not fit in memory anyway.
+pub const MAX_IMAGE_SIZE_PX: u32 = 4096;
+
+/// A unique, empty scratch folder for one test; removed by the test when it is done.
+#[cfg(test)]
+pub(crate) fn test_dir(name: &str) -> std::path::PathBuf {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static COUNTER: AtomicUsize = AtomicUsize::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!(
+        "kiln-formats-test-{}-{}-{}",
+        std::process::id(),
+        n,
+        name
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
