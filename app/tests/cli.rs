@@ -152,6 +152,10 @@ fn bad_flags_end_in_one_sentence_and_no_run_folder() {
             "larger than the 12000 training images",
         ),
         (&["--model", "mlp:0"], "mlp"),
+        (&["--batch=-1"], "--batch"),
+        (&["--lr", "inf"], "lr"),
+        (&["--model", "vgg16"], "at least 32×32"),
+        (&["--model", "mlp:64:relu:1.5"], "dropout"),
         (&["--model", "vgg17"], "vgg17"),
         (&["--device", "gpu:99"], "gpu:99"),
         (&["--preset", "nope"], "no preset named 'nope'"),
@@ -181,6 +185,27 @@ fn bad_flags_end_in_one_sentence_and_no_run_folder() {
         !runs.join("runs").exists(),
         "no run folder for refused runs"
     );
+}
+
+#[test]
+fn resume_refuses_what_it_cannot_continue() {
+    let dir = scratch("resume-refused");
+    let missing = dir.join("no-such-run");
+    let output = kiln(&["train", "--resume", missing.to_str().unwrap()]);
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{message}");
+    assert!(message.contains("not a run folder"), "{message}");
+    // A resumed run keeps its config: a flag that would change it is refused by name.
+    let output = kiln(&[
+        "train",
+        "--resume",
+        missing.to_str().unwrap(),
+        "--lr",
+        "0.1",
+    ]);
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{message}");
+    assert!(message.contains("--lr"), "{message}");
 }
 
 #[test]

@@ -101,3 +101,62 @@ fn kill_9_mid_epoch_leaves_a_readable_folder() {
     }
     let _ = std::fs::remove_dir_all(&runs);
 }
+
+/// The result columns of a run's epochs.csv (timings differ from run to run).
+fn epoch_results(folder: &Path) -> Vec<String> {
+    std::fs::read_to_string(folder.join("epochs.csv"))
+        .expect("epochs.csv")
+        .lines()
+        .map(|line| line.split(',').take(5).collect::<Vec<_>>().join(","))
+        .collect()
+}
+
+/// A short run with dropout and Adam; `runs` is where its folder goes.
+fn short_run(runs: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_kiln"));
+    command
+        .args(["train", "--device", "cpu", "--model", "mlp:32:relu:0.1"])
+        .args(["--epochs", "3", "--batch", "16", "--runs-dir"])
+        .arg(runs)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    command
+}
+
+#[test]
+fn a_run_killed_mid_epoch_resumes_to_the_uninterrupted_result() {
+    let root = std::env::temp_dir().join(format!("kiln-kill-resume-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let (killed_runs, straight_runs) = (root.join("killed"), root.join("straight"));
+
+    let mut child = short_run(&killed_runs)
+        .spawn()
+        .expect("the kiln binary runs");
+    let folder = wait_for_a_row(&killed_runs, "epochs.csv");
+    child.kill().expect("SIGKILL is delivered");
+    let _ = child.wait();
+    assert!(
+        !folder.join("summary.json").exists(),
+        "killed too late: the run had already finished"
+    );
+
+    let resumed = Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .args(["train", "--resume"])
+        .arg(&folder)
+        .output()
+        .expect("kiln runs");
+    let stderr = String::from_utf8_lossy(&resumed.stderr);
+    assert!(resumed.status.success(), "{stderr}");
+
+    let straight = short_run(&straight_runs).output().expect("kiln runs");
+    assert!(straight.status.success());
+    let straight_folder = run_folder(&straight_runs).expect("a run folder");
+    assert_eq!(epoch_results(&folder), epoch_results(&straight_folder));
+    let run = kiln_core::history::RunHistory::load(&folder).expect("the folder loads");
+    assert!(run.problems.is_empty(), "{:?}", run.problems);
+    assert_eq!(
+        run.summary.map(|s| s.outcome),
+        Some(kiln_core::train::RunOutcome::Completed)
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}

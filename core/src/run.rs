@@ -6,6 +6,7 @@
 //!   metrics.csv    one row per readback
 //!   epochs.csv     one row per evaluated epoch
 //!   summary.json   the whole run's figures, written atomically when it ends
+//!   checkpoints/   model and optimizer state of the last and the best epoch (see `checkpoint`)
 //! ```
 
 use std::fs::{self, File, OpenOptions};
@@ -14,12 +15,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+use crate::checkpoint::{self, CheckpointError, Slot};
 use crate::config::{ConfigError, Experiment};
 use crate::data::{self, DataError, ImageDataset};
 use crate::device::{self, DeviceError};
 use crate::train::{
-    self, Control, Preparation, RunOutcome, RunSummary, TestPredictions, TrainDevice, TrainError,
-    TrainEvent,
+    self, Control, Preparation, ResumePoint, RunOutcome, RunSummary, TestPredictions, TrainDevice,
+    TrainError, TrainEvent,
 };
 
 /// Header of `metrics.csv`; README.md documents each column.
@@ -45,6 +47,9 @@ pub enum RunError {
     /// Training failed.
     #[error(transparent)]
     Train(#[from] TrainError),
+    /// The run folder cannot be resumed.
+    #[error(transparent)]
+    Resume(#[from] ResumeError),
     /// A file of the run folder could not be written.
     #[error("could not write {path}: {source}")]
     Io {
@@ -131,6 +136,60 @@ impl RunFolder {
             metrics,
             epochs,
         })
+    }
+
+    /// Opens the run folder `path` to go on after `epochs_completed` epochs: rows of later
+    /// epochs (and a row cut short by a crash) are dropped, new rows are appended.
+    pub fn reopen(path: &Path, epochs_completed: usize) -> Result<Self, RunError> {
+        let metrics =
+            Self::keep_epochs(&path.join("metrics.csv"), METRICS_HEADER, epochs_completed)?;
+        let epochs = Self::keep_epochs(&path.join("epochs.csv"), EPOCHS_HEADER, epochs_completed)?;
+        Ok(Self {
+            path: path.to_owned(),
+            metrics,
+            epochs,
+        })
+    }
+
+    /// Rewrites the CSV at `path` with only its whole rows of epochs up to `last_epoch`
+    /// (counted from 1, the file's own numbering), then opens it for appending.
+    fn keep_epochs(
+        path: &Path,
+        header: &str,
+        last_epoch: usize,
+    ) -> Result<BufWriter<File>, RunError> {
+        let text = match fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(io_error(path)(e)),
+        };
+        let columns = header.split(',').count();
+        let mut kept = format!("{header}\n");
+        // `lines` would keep a last row that a crash cut short; only newline-ended rows count.
+        for line in text.split_inclusive('\n').skip(1) {
+            let Some(row) = line.strip_suffix('\n') else {
+                continue;
+            };
+            let cells: Vec<&str> = row.split(',').collect();
+            let epoch = if header == METRICS_HEADER {
+                cells.get(1)
+            } else {
+                cells.first()
+            };
+            if cells.len() == columns
+                && epoch
+                    .and_then(|e| e.parse::<usize>().ok())
+                    .is_some_and(|e| e <= last_epoch)
+            {
+                kept.push_str(line);
+            }
+        }
+        write_atomically(path, kept.as_bytes()).map_err(io_error(path))?;
+        let file = OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(io_error(path))?;
+        Ok(BufWriter::new(file))
     }
 
     fn csv(path: &Path, header: &str) -> Result<BufWriter<File>, RunError> {
@@ -286,6 +345,89 @@ pub fn execute(
     on_stage: &mut dyn FnMut(Stage),
     on_event: &mut dyn FnMut(&TrainEvent),
 ) -> Result<RunRecord, RunError> {
+    let (data, load_secs, target) = prepare(experiment, on_stage)?;
+    let folder = RunFolder::create(runs_dir, experiment)?;
+    on_stage(Stage::FolderCreated(folder.path().to_owned()));
+    train_into(
+        experiment, &data, &target, load_secs, None, folder, control, on_event,
+    )
+}
+
+/// Why a run folder cannot be resumed, besides the errors any run can meet.
+#[derive(Debug, thiserror::Error)]
+pub enum ResumeError {
+    /// The folder has no readable config.
+    #[error("{path} is not a run folder Kiln can resume: {reason}")]
+    NotARun {
+        /// The folder.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// Every epoch already ran.
+    #[error("{path} already finished all {epochs} epochs; there is nothing to resume")]
+    Finished {
+        /// The folder.
+        path: PathBuf,
+        /// Its epochs.
+        epochs: usize,
+    },
+    /// The checkpoint could not be found or read.
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
+}
+
+/// The experiment of a past run and the checkpoint it would resume from.
+pub fn resume_plan(run_folder: &Path) -> Result<(Experiment, ResumePoint), ResumeError> {
+    let not_a_run = |reason: String| ResumeError::NotARun {
+        path: run_folder.to_owned(),
+        reason,
+    };
+    let config_path = run_folder.join("config.toml");
+    let text = fs::read_to_string(&config_path)
+        .map_err(|e| not_a_run(format!("could not read config.toml ({e})")))?;
+    let experiment = crate::config::ExperimentDraft::from_toml(&text, "config.toml")
+        .and_then(crate::config::ExperimentDraft::validate)
+        .map_err(|e| not_a_run(e.to_string()))?;
+    let (folder, state) = checkpoint::find(run_folder, Slot::Last)?;
+    if state.epochs_completed >= experiment.epochs {
+        return Err(ResumeError::Finished {
+            path: run_folder.to_owned(),
+            epochs: experiment.epochs,
+        });
+    }
+    Ok((experiment, ResumePoint { folder, state }))
+}
+
+/// Continues the run in `run_folder` from its last checkpoint, in the same folder: rows written
+/// after that checkpoint are dropped, and the run ends as the uninterrupted run would have.
+pub fn resume(
+    run_folder: &Path,
+    control: &Arc<Control>,
+    on_stage: &mut dyn FnMut(Stage),
+    on_event: &mut dyn FnMut(&TrainEvent),
+) -> Result<RunRecord, RunError> {
+    let (experiment, point) = resume_plan(run_folder)?;
+    let (data, load_secs, target) = prepare(&experiment, on_stage)?;
+    let folder = RunFolder::reopen(run_folder, point.state.epochs_completed)?;
+    on_stage(Stage::FolderCreated(folder.path().to_owned()));
+    train_into(
+        &experiment,
+        &data,
+        &target,
+        load_secs,
+        Some(point),
+        folder,
+        control,
+        on_event,
+    )
+}
+
+/// Everything before the run folder: data, checks, device.
+fn prepare(
+    experiment: &Experiment,
+    on_stage: &mut dyn FnMut(Stage),
+) -> Result<(ImageDataset, f64, TrainDevice), RunError> {
     on_stage(Stage::LoadingData);
     let load_started = Instant::now();
     let data: ImageDataset = data::load(&experiment.dataset, experiment.data_dir.as_deref())?;
@@ -303,30 +445,48 @@ pub fn execute(
         id: info.id.clone(),
         name: info.name.clone(),
     };
-    let mut folder = RunFolder::create(runs_dir, experiment)?;
-    on_stage(Stage::FolderCreated(folder.path().to_owned()));
+    Ok((data, load_secs, target))
+}
 
+/// Trains and records every event into `folder`.
+#[allow(clippy::too_many_arguments)]
+fn train_into(
+    experiment: &Experiment,
+    data: &ImageDataset,
+    target: &TrainDevice,
+    load_secs: f64,
+    resume: Option<ResumePoint>,
+    mut folder: RunFolder,
+    control: &Arc<Control>,
+    on_event: &mut dyn FnMut(&TrainEvent),
+) -> Result<RunRecord, RunError> {
     let mut record_error: Option<RunError> = None;
-    let result = train::train(
-        experiment,
-        &data,
-        &target,
-        Preparation {
-            load_secs,
-            model_folder: Some(folder.path().to_owned()),
-        },
-        control,
-        &mut |event| {
-            if record_error.is_none()
-                && let Err(e) = folder.record(&event)
-            {
-                // A full disk must not kill the run silently; stop it and report once.
-                control.cancel();
-                record_error = Some(e);
-            }
-            on_event(&event);
-        },
-    );
+    // Burn and its GPU runtime panic on a failed allocation or a lost device. Caught here, the
+    // panic ends this run with a sentence; the window stays open and the folder keeps its rows.
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        train::train(
+            experiment,
+            data,
+            target,
+            Preparation {
+                load_secs,
+                run_folder: Some(folder.path().to_owned()),
+                resume,
+            },
+            control,
+            &mut |event| {
+                if record_error.is_none()
+                    && let Err(e) = folder.record(&event)
+                {
+                    // A full disk must not kill the run silently; stop it and report once.
+                    control.cancel();
+                    record_error = Some(e);
+                }
+                on_event(&event);
+            },
+        )
+    }))
+    .unwrap_or_else(|payload| Err(TrainError::from_panic(payload.as_ref())));
     if let Some(e) = record_error {
         return Err(e);
     }
@@ -353,7 +513,107 @@ pub fn execute(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::ExperimentDraft;
+    use crate::device::DeviceChoice;
+    use crate::model::{Activation, ModelSpec};
     use std::time::Duration;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("kiln-run-test-{}-{name}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        dir
+    }
+
+    /// A small MLP run on the built-in data, quick enough for a unit test.
+    fn resumable_experiment() -> Experiment {
+        ExperimentDraft {
+            name: "resume".into(),
+            model: ModelSpec::Mlp {
+                widths: vec![24],
+                activation: Activation::Relu,
+                dropout: 0.2,
+            },
+            batch_size: 500,
+            epochs: 4,
+            device: DeviceChoice::Cpu,
+            readback_interval_ms: 10,
+            ..ExperimentDraft::default()
+        }
+        .validate()
+        .unwrap()
+    }
+
+    #[test]
+    fn a_device_failure_mid_run_ends_in_a_sentence_and_keeps_the_folder() {
+        let dir = scratch("device-failure");
+        let experiment = resumable_experiment();
+        let control = Arc::new(Control::new());
+        let mut rows = 0;
+        // The panic Burn's GPU runtime raises when an allocation fails, raised where a device
+        // call would raise it: inside the loop, after rows were recorded.
+        let err = execute(&experiment, &dir, &control, &mut |_| {}, &mut |event| {
+            if let TrainEvent::Progress(_) = event {
+                rows += 1;
+                if rows == 3 {
+                    panic!("An out-of-memory error happened during launch\nCaused by:\n  out of device memory allocating 4294967296 bytes");
+                }
+            }
+        })
+        .unwrap_err();
+        let message = err.to_string();
+        assert!(message.contains("ran out of memory"), "{message}");
+        assert!(message.contains("smaller batch"), "{message}");
+        assert!(!message.contains("Caused by"), "{message}");
+        let folder = fs::read_dir(&dir).unwrap().next().unwrap().unwrap().path();
+        let metrics = fs::read_to_string(folder.join("metrics.csv")).unwrap();
+        assert_eq!(metrics.lines().count(), 1 + 3, "{metrics}");
+        let summary = fs::read_to_string(folder.join("summary.json")).unwrap();
+        assert!(summary.contains("\"failed\""), "{summary}");
+        assert!(summary.contains("ran out of memory"), "{summary}");
+        let _ = fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn panics_are_told_by_what_they_mean() {
+        let lost: Box<dyn std::any::Any + Send> =
+            Box::new("Device lost: the driver reset".to_owned());
+        assert!(matches!(
+            TrainError::from_panic(lost.as_ref()),
+            TrainError::DeviceLost(_)
+        ));
+        let other: Box<dyn std::any::Any + Send> = Box::new("index out of bounds");
+        let err = TrainError::from_panic(other.as_ref());
+        assert!(matches!(err, TrainError::Crashed(_)));
+        assert!(err.to_string().contains("index out of bounds"));
+    }
+
+    #[test]
+    fn resuming_a_folder_without_a_checkpoint_says_why() {
+        let dir = scratch("no-checkpoint");
+        fs::create_dir_all(&dir).unwrap();
+        let control = Arc::new(Control::new());
+        let err = resume(&dir, &control, &mut |_| {}, &mut |_| {}).unwrap_err();
+        assert!(err.to_string().contains("config.toml"), "{err}");
+        fs::write(
+            dir.join("config.toml"),
+            resumable_experiment().draft().to_toml(),
+        )
+        .unwrap();
+        let err = resume(&dir, &control, &mut |_| {}, &mut |_| {}).unwrap_err();
+        assert!(err.to_string().contains("no checkpoint"), "{err}");
+        // A damaged optimizer file ends in a sentence, not a panic.
+        let slot = checkpoint::slot_folder(&dir, Slot::Last);
+        fs::create_dir_all(&slot).unwrap();
+        fs::write(
+            slot.join("state.json"),
+            serde_json::to_string(&checkpoint::CheckpointState::new(1)).unwrap(),
+        )
+        .unwrap();
+        fs::write(slot.join("model.bpk"), b"not a model").unwrap();
+        let err = resume(&dir, &control, &mut |_| {}, &mut |_| {}).unwrap_err();
+        assert!(err.to_string().contains("cannot be used"), "{err}");
+        let _ = fs::remove_dir_all(dir);
+    }
 
     #[test]
     fn timestamps_are_utc_calendar_dates() {

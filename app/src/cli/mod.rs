@@ -41,6 +41,13 @@ enum Command {
 
 /// Runs the command line; errors are printed once, here, as one sentence.
 pub fn main() -> ExitCode {
+    if std::env::var_os("BURN_DEVICE").is_none() {
+        // Burn stages a loaded optimizer state on its default device (a GPU when one is
+        // compiled in) before moving it to the training device. Staging on the CPU keeps a
+        // resumed CPU run from starting a GPU runtime, or failing where there is none.
+        // SAFETY: nothing else runs yet; no other thread can read the environment meanwhile.
+        unsafe { std::env::set_var("BURN_DEVICE", "flex") };
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         None => crate::gui::run(cli.runs_dir),

@@ -11,13 +11,24 @@ use kiln_core::data::DatasetSpec;
 use kiln_core::device::DeviceChoice;
 use kiln_core::model::{InitScheme, ModelSpec};
 use kiln_core::run::{self, Stage};
-use kiln_core::train::{Control, RunOutcome};
+use kiln_core::train::{Control, RunOutcome, TrainEvent};
 
 use super::progress::Reporter;
 
 /// Options of `kiln train`; each flag overrides the preset or config file.
 #[derive(Debug, Args)]
 pub struct TrainArgs {
+    /// Continue a stopped run from its last checkpoint, in its own folder, with its own config.
+    #[arg(
+        long,
+        value_name = "RUN_DIR",
+        conflicts_with_all = [
+            "preset", "config", "dataset", "data_dir", "model", "optimizer", "lr", "momentum",
+            "nesterov", "weight_decay", "schedule", "batch", "epochs", "seed", "device",
+            "input_scaling", "init", "loss", "name",
+        ]
+    )]
+    resume: Option<PathBuf>,
     /// Start from a shipped preset (see `kiln presets`).
     #[arg(long, conflicts_with = "config")]
     preset: Option<String>,
@@ -160,39 +171,49 @@ impl TrainArgs {
 /// Runs `kiln train`; the first Ctrl-C cancels at the next step boundary so the run ends with a
 /// complete folder and summary.json, a second one ends the process at once.
 pub fn run(args: TrainArgs) -> anyhow::Result<()> {
-    let (draft, runs_dir) = args.into_draft()?;
-    let experiment = draft.validate()?;
+    let resume_folder = args.resume.clone();
+    let (experiment, runs_dir) = match &resume_folder {
+        Some(folder) => (run::resume_plan(folder)?.0, PathBuf::new()),
+        None => {
+            let (draft, runs_dir) = args.into_draft()?;
+            (draft.validate()?, runs_dir)
+        }
+    };
     let control = Arc::new(Control::new());
     cancel_on_interrupt(&control);
     let mut reporter = Reporter::new(&experiment);
     let reporter_ref = &reporter;
-    let record = run::execute(
-        &experiment,
-        &runs_dir,
-        &control,
-        &mut |stage| match stage {
-            Stage::LoadingData => reporter_ref.line(&format!("loading {}…", experiment.dataset)),
-            Stage::DataLoaded {
-                name,
-                train_len,
-                test_len,
-                secs,
-            } => reporter_ref.line(&format!(
-                "{name}: {train_len} training and {test_len} test images, read in {secs:.2} s"
-            )),
-            Stage::FolderCreated(path) => {
-                reporter_ref.line(&format!("run folder {}", path.display()))
-            }
-        },
-        &mut |event| reporter_ref.event(event),
-    );
+    let mut on_stage = |stage| match stage {
+        Stage::LoadingData => reporter_ref.line(&format!("loading {}…", experiment.dataset)),
+        Stage::DataLoaded {
+            name,
+            train_len,
+            test_len,
+            secs,
+        } => reporter_ref.line(&format!(
+            "{name}: {train_len} training and {test_len} test images, read in {secs:.2} s"
+        )),
+        Stage::FolderCreated(path) => reporter_ref.line(&format!("run folder {}", path.display())),
+    };
+    let mut on_event = |event: &TrainEvent| reporter_ref.event(event);
+    let record = match &resume_folder {
+        Some(folder) => run::resume(folder, &control, &mut on_stage, &mut on_event),
+        None => run::execute(
+            &experiment,
+            &runs_dir,
+            &control,
+            &mut on_stage,
+            &mut on_event,
+        ),
+    };
     reporter.finish();
     let record = record?;
     match record.summary.outcome {
         RunOutcome::Completed => Ok(()),
         RunOutcome::Cancelled => {
             eprintln!(
-                "cancelled; {} keeps everything up to the last step",
+                "cancelled; {} keeps everything up to the last step. `kiln train --resume {}` goes on from the last finished epoch",
+                record.path.display(),
                 record.path.display()
             );
             // Scripts must not mistake an interrupted run for a finished one.

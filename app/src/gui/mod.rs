@@ -183,6 +183,23 @@ impl KilnApp {
         }
     }
 
+    /// Continues the stopped run in `folder` from its last checkpoint; does nothing while a run
+    /// is going.
+    pub fn resume(&mut self, folder: &Path) {
+        if self.is_training() {
+            self.notice = Some("a run is going; resume this one when it ends".to_owned());
+            return;
+        }
+        let ctx = self.ctx.clone();
+        match Session::resume_run(folder, move || wake(&ctx)) {
+            Ok(session) => {
+                self.session = Some(session);
+                self.notice = None;
+            }
+            Err(reason) => self.notice = Some(reason),
+        }
+    }
+
     /// Why Start cannot run now: a field of the form, or a named data set not on this computer.
     fn start_blocker(&mut self, check: &FormCheck) -> Option<String> {
         check
@@ -340,6 +357,7 @@ impl KilnApp {
                 self.refresh_runs();
             }
             RunsAction::TryModel(path) => self.try_model = Some(TryModel::open(&path)),
+            RunsAction::Resume(path) => self.resume(&path),
             RunsAction::UseSettings(path) => {
                 match self
                     .runs

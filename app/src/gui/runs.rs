@@ -25,6 +25,8 @@ pub enum RunsAction {
     UseSettings(PathBuf),
     /// Open the run's trained model to classify images.
     TryModel(PathBuf),
+    /// Continue a stopped run from its last checkpoint.
+    Resume(PathBuf),
     /// Export the overlaid runs.
     Export(ExportKind),
 }
@@ -62,6 +64,8 @@ pub struct RunsPanel {
     pub unreadable: Vec<(PathBuf, String)>,
     /// Folders that hold a trained model, looked up once per refresh rather than per frame.
     with_model: BTreeSet<PathBuf>,
+    /// Folders of stopped runs with a checkpoint to go on from, also looked up per refresh.
+    resumable: BTreeSet<PathBuf>,
     renaming: Option<(PathBuf, String)>,
     confirm_delete: Option<PathBuf>,
 }
@@ -90,6 +94,12 @@ impl RunsPanel {
             .runs
             .iter()
             .filter(|r| r.path.join(kiln_core::predict::MODEL_FILE).is_file())
+            .map(|r| r.path.clone())
+            .collect();
+        self.resumable = self
+            .runs
+            .iter()
+            .filter(|r| kiln_core::run::resume_plan(&r.path).is_ok())
             .map(|r| r.path.clone())
             .collect();
         let present: BTreeSet<PathBuf> = self.runs.iter().map(|r| r.path.clone()).collect();
@@ -179,6 +189,7 @@ pub fn runs_ui(ui: &mut egui::Ui, panel: &mut RunsPanel, active: Option<&Path>) 
                 renaming,
                 confirm_delete,
                 with_model,
+                resumable,
                 ..
             } = panel;
             for run in runs.iter() {
@@ -187,6 +198,7 @@ pub fn runs_ui(ui: &mut egui::Ui, panel: &mut RunsPanel, active: Option<&Path>) 
                     let status = RowStatus {
                         active: is_active,
                         has_model: with_model.contains(&run.path),
+                        resumable: resumable.contains(&run.path),
                     };
                     run_row_ui(
                         ui,
@@ -210,11 +222,13 @@ pub fn runs_ui(ui: &mut egui::Ui, panel: &mut RunsPanel, active: Option<&Path>) 
     actions
 }
 
-/// What a row shows besides the run: whether it is being written, and has a model to try.
+/// What a row shows besides the run: whether it is being written, has a model to try, or a
+/// checkpoint to resume from.
 #[derive(Debug, Clone, Copy)]
 struct RowStatus {
     active: bool,
     has_model: bool,
+    resumable: bool,
 }
 
 fn run_row_ui(
@@ -311,6 +325,16 @@ fn run_row_ui(
             actions.push(RunsAction::TryModel(run.path.clone()));
         }
         let editable = !status.active;
+        if status.resumable
+            && ui
+                .add_enabled(editable, egui::Button::new("Resume").small())
+                .on_hover_text(
+                    "Go on from the last finished epoch, in this folder: the run ends as if it had never stopped.",
+                )
+                .clicked()
+        {
+            actions.push(RunsAction::Resume(run.path.clone()));
+        }
         if ui
             .add_enabled(editable, egui::Button::new("Rename…").small())
             .on_hover_text("Give the run a new name; its folder is renamed too.")

@@ -1,9 +1,9 @@
 //! One training run driven from the window: the engine runs on a named thread, its events come
 //! back over a channel that the UI drains once per frame, and each arrival wakes the UI.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
+use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::time::{Duration, Instant};
 
 use kiln_core::config::Experiment;
@@ -81,19 +81,45 @@ impl Session {
         runs_dir: PathBuf,
         wake: impl Fn() + Send + 'static,
     ) -> std::io::Result<Self> {
-        let (sender, messages) = mpsc::channel();
-        let control = Arc::new(Control::new());
-        let worker_control = Arc::clone(&control);
         let epochs = experiment.epochs;
         let history = RunHistory {
             name: experiment.name.clone(),
             config: Some(experiment.draft().clone()),
             ..RunHistory::default()
         };
-        std::thread::Builder::new()
-            .name("kiln-train".to_owned())
-            .spawn(move || train_thread(&experiment, &runs_dir, &worker_control, &sender, &wake))?;
-        Ok(Self {
+        let control = Arc::new(Control::new());
+        let messages = spawn_worker(&control, wake, move |control, on_stage, on_event| {
+            run::execute(&experiment, &runs_dir, control, on_stage, on_event)
+        })?;
+        Ok(Self::new(control, messages, history, epochs))
+    }
+
+    /// Continues the stopped run in `folder` on a thread named `kiln-train`; the rows it had
+    /// before its last checkpoint are shown from the start.
+    pub fn resume_run(folder: &Path, wake: impl Fn() + Send + 'static) -> Result<Self, String> {
+        let (experiment, point) = run::resume_plan(folder).map_err(|e| e.to_string())?;
+        let mut history = RunHistory::load(folder).map_err(|e| e.to_string())?;
+        let done = point.state.epochs_completed;
+        history.metrics.retain(|row| row.epoch <= done);
+        history.epochs.retain(|row| row.epoch <= done);
+        history.summary = None;
+        let control = Arc::new(Control::new());
+        let folder = folder.to_owned();
+        let epochs = experiment.epochs;
+        let messages = spawn_worker(&control, wake, move |control, on_stage, on_event| {
+            run::resume(&folder, control, on_stage, on_event)
+        })
+        .map_err(|e| format!("could not start the training thread: {e}"))?;
+        Ok(Self::new(control, messages, history, epochs))
+    }
+
+    fn new(
+        control: Arc<Control>,
+        messages: Receiver<WorkerMessage>,
+        history: RunHistory,
+        epochs: usize,
+    ) -> Self {
+        Self {
             control,
             messages,
             history,
@@ -105,7 +131,7 @@ impl Session {
             warmup_secs: None,
             epochs,
             started: Instant::now(),
-        })
+        }
     }
 
     /// Takes the messages waiting, for at most `budget`, so a burst never stalls a frame.
@@ -250,26 +276,36 @@ impl Session {
     }
 }
 
-fn train_thread(
-    experiment: &Experiment,
-    runs_dir: &std::path::Path,
+/// Runs `job` (`execute` for a new run, `resume` for a stopped one) on a thread named `kiln-train` and hands back the channel its messages come on.
+fn spawn_worker(
     control: &Arc<Control>,
-    sender: &Sender<WorkerMessage>,
-    wake: &dyn Fn(),
-) {
-    // A closed channel means the window is gone; the run folder still records everything.
-    let send = |message: WorkerMessage| {
-        let _ = sender.send(message);
-        wake();
-    };
-    let result = run::execute(
-        experiment,
-        runs_dir,
-        control,
-        &mut |stage| send(WorkerMessage::Stage(stage)),
-        &mut |event| send(WorkerMessage::Event(event.clone())),
-    );
-    send(WorkerMessage::Done(
-        result.map(|record| record.path).map_err(|e| e.to_string()),
-    ));
+    wake: impl Fn() + Send + 'static,
+    job: impl FnOnce(
+        &Arc<Control>,
+        &mut dyn FnMut(Stage),
+        &mut dyn FnMut(&TrainEvent),
+    ) -> Result<run::RunRecord, run::RunError>
+    + Send
+    + 'static,
+) -> std::io::Result<Receiver<WorkerMessage>> {
+    let (sender, messages) = mpsc::channel();
+    let control = Arc::clone(control);
+    std::thread::Builder::new()
+        .name("kiln-train".to_owned())
+        .spawn(move || {
+            // A closed channel means the window is gone; the run folder still records everything.
+            let send = |message: WorkerMessage| {
+                let _ = sender.send(message);
+                wake();
+            };
+            let result = job(
+                &control,
+                &mut |stage| send(WorkerMessage::Stage(stage)),
+                &mut |event| send(WorkerMessage::Event(event.clone())),
+            );
+            send(WorkerMessage::Done(
+                result.map(|record| record.path).map_err(|e| e.to_string()),
+            ));
+        })?;
+    Ok(messages)
 }

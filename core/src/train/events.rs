@@ -23,6 +23,8 @@ pub struct StartInfo {
     pub load_secs: f64,
     /// Seconds spent uploading the data set to the device.
     pub upload_secs: f64,
+    /// The (0-based) epoch training starts at: 0, or where a resumed run picks up.
+    pub first_epoch: usize,
 }
 
 /// A metrics readback: the running figures since the start of the epoch.
@@ -97,6 +99,11 @@ pub enum TrainWarning {
         /// What went wrong.
         reason: String,
     },
+    /// An epoch's checkpoint could not be written; training goes on, but cannot resume there.
+    CheckpointNotSaved {
+        /// What went wrong.
+        reason: String,
+    },
     /// Test accuracy stayed at chance level for a whole epoch.
     StuckAtChance {
         /// Epoch where it was seen.
@@ -122,6 +129,10 @@ impl std::fmt::Display for TrainWarning {
             Self::ModelNotSaved { reason } => write!(
                 f,
                 "the trained model was not saved ({reason}); the run's figures are complete"
+            ),
+            Self::CheckpointNotSaved { reason } => write!(
+                f,
+                "{reason}; training goes on, but a resume would start from an earlier epoch"
             ),
             Self::StuckAtChance { epoch, accuracy } => write!(
                 f,

@@ -24,6 +24,7 @@ use burn::optim::{AdamConfig, AdamWConfig, GradientsParams, ModuleOptimizer, Sgd
 use burn::tensor::{Device, Int, Tensor, TensorData, Transaction};
 use kiln_shaders::{DeviceSplit, PixelTransform};
 
+use crate::checkpoint::{self, CheckpointState, Slot};
 use crate::config::{Experiment, InputScaling, LossInput, OptimizerSpec};
 use crate::data::ImageDataset;
 use crate::model::Classifier;
@@ -34,11 +35,59 @@ pub enum TrainError {
     /// The model could not be built for this data.
     #[error("{0}")]
     Model(#[from] crate::model::ModelError),
+    /// The checkpoint to resume from could not be used.
+    #[error(transparent)]
+    Checkpoint(#[from] checkpoint::CheckpointError),
+    /// The device had no memory left for the model, its activations and the data set.
+    #[error(
+        "the device ran out of memory ({0}). Try a smaller batch, a smaller input size or model, or the CPU; the run folder keeps everything up to this point."
+    )]
+    OutOfMemory(String),
+    /// The GPU stopped answering (driver reset, unplugged, or the OS took it back).
+    #[error(
+        "the GPU was lost during training ({0}). The run folder keeps everything up to this point; `kiln train --resume` goes on from the last finished epoch."
+    )]
+    DeviceLost(String),
+    /// Something inside the engine failed that Kiln has no better sentence for.
+    #[error(
+        "training stopped on an internal error ({0}). The run folder keeps everything up to this point."
+    )]
+    Crashed(String),
     /// Reading metrics back from the device failed (device lost or out of memory).
     #[error(
         "the device stopped answering while reading metrics back ({0}); it may be out of memory or lost. Try a smaller batch or model."
     )]
     Readback(String),
+}
+
+impl TrainError {
+    /// The error a panic inside Burn or the GPU runtime stands for, told as what to do about it.
+    pub fn from_panic(payload: &(dyn std::any::Any + Send)) -> Self {
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("no message");
+        // The runtime's own text carries a backtrace; the first line says what happened.
+        let first_line = message.lines().next().unwrap_or(message).trim().to_owned();
+        let lower = message.to_lowercase();
+        if [
+            "out of memory",
+            "out-of-memory",
+            "outofmemory",
+            "out of device memory",
+            "buffertoobig",
+        ]
+        .iter()
+        .any(|needle| lower.contains(needle))
+        {
+            Self::OutOfMemory(first_line)
+        } else if lower.contains("device lost") || lower.contains("devicelost") {
+            Self::DeviceLost(first_line)
+        } else {
+            Self::Crashed(first_line)
+        }
+    }
 }
 
 /// Where to train: the Burn device and how to name it to a person.
@@ -57,8 +106,20 @@ pub struct TrainDevice {
 pub struct Preparation {
     /// Seconds spent reading or generating the data set.
     pub load_secs: f64,
-    /// Folder where a completed run saves its trained model (`model.bpk`, `model.json`).
-    pub model_folder: Option<std::path::PathBuf>,
+    /// The run folder: each epoch's checkpoints go there, and a completed run's model
+    /// (`model.bpk`, `model.json`).
+    pub run_folder: Option<std::path::PathBuf>,
+    /// A checkpoint to go on from instead of starting at epoch 0.
+    pub resume: Option<ResumePoint>,
+}
+
+/// Where a resumed run picks up: a checkpoint folder and the loop state saved with it.
+#[derive(Debug, Clone)]
+pub struct ResumePoint {
+    /// The checkpoint slot folder holding `model.bpk` and `optimizer.bpk`.
+    pub folder: std::path::PathBuf,
+    /// The loop's figures at the end of that epoch.
+    pub state: CheckpointState,
 }
 
 /// The per-channel map from bytes to network input that `scaling` asks for on this data.
@@ -173,6 +234,11 @@ pub fn epoch_order(len: usize, seed: u64, epoch: usize) -> Vec<i32> {
         order.swap(i, j);
     }
     order
+}
+
+/// The device seed of `epoch`: a fixed function of the run's seed, independent of what ran before.
+fn epoch_seed(seed: u64, epoch: usize) -> u64 {
+    ShuffleRng(seed ^ (epoch as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)).next()
 }
 
 /// Uniform guessing costs ln(classes); a running loss four times that means the run blows up.
@@ -326,6 +392,14 @@ pub fn train(
             .model
             .init(data.shape, data.num_classes(), experiment.init, &autodiff)?;
     let mut optimizer = build_optimizer(&experiment.optimizer);
+    let first_epoch = match &preparation.resume {
+        Some(resume) => {
+            model = checkpoint::load_model(&resume.folder, model)?;
+            optimizer = checkpoint::load_optimizer(&resume.folder, optimizer)?;
+            resume.state.epochs_completed
+        }
+        None => 0,
+    };
     let loss_fn = CrossEntropyLossConfig::new().init(&autodiff);
     let parameter_count = model.num_params();
 
@@ -350,6 +424,7 @@ pub fn train(
         test_len: test_split.len,
         load_secs: preparation.load_secs,
         upload_secs,
+        first_epoch,
     }));
 
     let mut summary = RunSummary::new(
@@ -364,9 +439,33 @@ pub fn train(
     let mut steady_samples: u64 = 0;
     let mut train_secs_total = 0.0;
     let mut diverging_warned = false;
+    // Rows of a resumed run continue the time axis of the rows before the stop.
+    let mut wall_offset_secs = 0.0;
+    if let Some(resume) = &preparation.resume {
+        let state = &resume.state;
+        summary.steps = state.steps;
+        summary.samples_seen = state.samples_seen;
+        summary.epochs_completed = state.epochs_completed;
+        summary.warmup_secs = state.warmup_secs;
+        summary.final_train_loss = Some(state.train_loss);
+        summary.final_train_accuracy = Some(state.train_accuracy);
+        summary.final_test_loss = Some(state.test_loss);
+        summary.final_test_accuracy = Some(state.test_accuracy);
+        summary.best_test_accuracy = Some(state.best_test_accuracy);
+        steady_secs = state.steady_secs;
+        steady_samples = state.steady_samples;
+        train_secs_total = state.train_secs_total;
+        diverging_warned = state.diverging_warned;
+        wall_offset_secs = state.wall_secs;
+    }
+    let wall_secs = || wall_offset_secs + run_started.elapsed().as_secs_f64();
+    let mut launch_steps = 0_usize;
     let chance = 1.0 / data.num_classes().max(1) as f64;
 
-    'epochs: for epoch in 0..experiment.epochs {
+    'epochs: for epoch in first_epoch..experiment.epochs {
+        // Dropout draws depend on the seed and the epoch only, so a run resumed at this epoch
+        // draws what the uninterrupted run drew.
+        device.seed(epoch_seed(experiment.seed, epoch));
         let epoch_started = Instant::now();
         let order = epoch_order(train_len, experiment.seed, epoch);
         let order = Tensor::<1, Int>::from_data(TensorData::new(order, [train_len]), device);
@@ -428,10 +527,12 @@ pub fn train(
             window.samples += rows as u64;
             epoch_samples += rows as u64;
             summary.steps += 1;
+            launch_steps += 1;
             summary.samples_seen += rows as u64;
             steps_done = step + 1;
 
-            let first_step = summary.steps == 1;
+            // The first step after a (re)start pays shader compilation and allocation.
+            let first_step = launch_steps == 1;
             let last_step = step + 1 == steps_per_epoch;
             let due = window
                 .started
@@ -447,14 +548,16 @@ pub fn train(
                 .started
                 .map_or(0.0, |started| (now - started).as_secs_f64());
             if first_step {
-                summary.warmup_secs = window_secs;
+                if first_epoch == 0 {
+                    summary.warmup_secs = window_secs;
+                }
             } else {
                 steady_secs += window_secs;
                 steady_samples += window.samples;
             }
             let train_loss = loss_sum / epoch_samples as f64;
             on_event(TrainEvent::Progress(Progress {
-                wall_secs: run_started.elapsed().as_secs_f64(),
+                wall_secs: wall_secs(),
                 epoch,
                 step_in_epoch: step + 1,
                 global_step: summary.steps,
@@ -493,7 +596,7 @@ pub fn train(
         let window_secs = window
             .started
             .map_or(0.0, |started| (now - started).as_secs_f64());
-        if summary.steps > 1 && window.steps > 0 {
+        if launch_steps > 1 && window.steps > 0 {
             steady_secs += window_secs;
             steady_samples += window.samples;
         }
@@ -504,7 +607,7 @@ pub fn train(
         let train_accuracy = correct / samples;
         if window.steps > 0 {
             on_event(TrainEvent::Progress(Progress {
-                wall_secs: run_started.elapsed().as_secs_f64(),
+                wall_secs: wall_secs(),
                 epoch,
                 step_in_epoch: steps_done,
                 global_step: summary.steps,
@@ -545,6 +648,9 @@ pub fn train(
             device,
         )?;
         let eval_secs = eval_started.elapsed().as_secs_f64();
+        let improved = summary
+            .best_test_accuracy
+            .is_none_or(|best| test_accuracy > best);
         summary.epochs_completed = epoch + 1;
         summary.final_train_loss = Some(train_loss);
         summary.final_train_accuracy = Some(train_accuracy);
@@ -565,6 +671,37 @@ pub fn train(
             eval_secs,
             samples_per_sec: epoch_samples as f64 / epoch_train_secs.max(1e-9),
         }));
+        if let Some(folder) = &preparation.run_folder {
+            let state = CheckpointState {
+                steps: summary.steps,
+                samples_seen: summary.samples_seen,
+                wall_secs: wall_secs(),
+                train_secs_total,
+                steady_secs,
+                steady_samples,
+                warmup_secs: summary.warmup_secs,
+                diverging_warned,
+                train_loss,
+                train_accuracy,
+                test_loss,
+                test_accuracy,
+                best_test_accuracy: summary.best_test_accuracy.unwrap_or(test_accuracy),
+                ..CheckpointState::new(epoch + 1)
+            };
+            let saved =
+                checkpoint::save(folder, Slot::Last, &model, &optimizer, &state).and_then(|()| {
+                    if improved {
+                        checkpoint::copy_slot(folder, Slot::Last, Slot::Best)
+                    } else {
+                        Ok(())
+                    }
+                });
+            if let Err(e) = saved {
+                on_event(TrainEvent::Warning(TrainWarning::CheckpointNotSaved {
+                    reason: e.to_string(),
+                }));
+            }
+        }
         if test_split.len > 0 && test_accuracy <= chance + 0.02 && chance < 0.5 {
             on_event(TrainEvent::Warning(TrainWarning::StuckAtChance {
                 epoch,
@@ -573,7 +710,7 @@ pub fn train(
         }
     }
 
-    summary.total_secs = run_started.elapsed().as_secs_f64();
+    summary.total_secs = wall_secs();
     summary.steady_samples_per_sec = if steady_secs > 0.0 {
         steady_samples as f64 / steady_secs
     } else {
@@ -608,7 +745,7 @@ pub fn train(
             })
             .collect();
         on_event(TrainEvent::Predictions(predictions));
-        if let Some(folder) = &preparation.model_folder {
+        if let Some(folder) = &preparation.run_folder {
             let card = crate::predict::ModelCard {
                 shape,
                 class_names: data.class_names.clone(),
@@ -814,7 +951,8 @@ mod tests {
             &cpu(),
             Preparation {
                 load_secs: 0.0,
-                model_folder: Some(folder.clone()),
+                run_folder: Some(folder.clone()),
+                resume: None,
             },
             &control,
             &mut |event| {

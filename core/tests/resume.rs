@@ -1,0 +1,132 @@
+//! Resume gives the uninterrupted run's result. Its own test binary: the CPU backend's seeded
+//! generator is per process, and tests running beside it in one process would draw from it.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use kiln_core::checkpoint::{self, Slot};
+use kiln_core::config::{Experiment, ExperimentDraft, OptimizerSpec, Schedule};
+use kiln_core::device::DeviceChoice;
+use kiln_core::model::{Activation, ModelSpec};
+use kiln_core::run::{execute, resume};
+use kiln_core::train::{Control, RunOutcome, TrainEvent};
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("kiln-resume-test-{}-{name}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    dir
+}
+
+/// Dropout, Adam and a step schedule: every piece of state a resume has to bring back.
+fn resumable_experiment() -> Experiment {
+    ExperimentDraft {
+        name: "resume".into(),
+        model: ModelSpec::Mlp {
+            widths: vec![24],
+            activation: Activation::Relu,
+            dropout: 0.2,
+        },
+        optimizer: OptimizerSpec::from_name("adam").unwrap(),
+        schedule: Schedule::Step {
+            every_epochs: 2,
+            gamma: 0.5,
+        },
+        batch_size: 500,
+        epochs: 4,
+        device: DeviceChoice::Cpu,
+        readback_interval_ms: 10,
+        ..ExperimentDraft::default()
+    }
+    .validate()
+    .unwrap()
+}
+
+/// Result columns of epochs.csv (timings differ from run to run).
+fn epoch_results(folder: &Path) -> Vec<String> {
+    fs::read_to_string(folder.join("epochs.csv"))
+        .unwrap()
+        .lines()
+        .map(|line| line.split(',').take(5).collect::<Vec<_>>().join(","))
+        .collect()
+}
+
+/// One column of metrics.csv as numbers.
+fn metrics_column(folder: &Path, column: usize) -> Vec<usize> {
+    fs::read_to_string(folder.join("metrics.csv"))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|row| row.split(',').nth(column).unwrap().parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn a_run_stopped_mid_epoch_and_resumed_ends_as_the_uninterrupted_run() {
+    let experiment = resumable_experiment();
+    let control = Arc::new(Control::new());
+    let straight_dir = scratch("straight");
+    let straight = execute(
+        &experiment,
+        &straight_dir,
+        &control,
+        &mut |_| {},
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(straight.summary.outcome, RunOutcome::Completed);
+
+    // Stop in the middle of the third epoch, after a metrics row of it was written.
+    let stopped_dir = scratch("stopped");
+    let control = Arc::new(Control::new());
+    let stopper = Arc::clone(&control);
+    let stopped = execute(
+        &experiment,
+        &stopped_dir,
+        &control,
+        &mut |_| {},
+        &mut |event| {
+            if let TrainEvent::Progress(p) = event
+                && p.epoch == 2
+            {
+                stopper.cancel();
+            }
+        },
+    )
+    .unwrap();
+    assert_eq!(stopped.summary.outcome, RunOutcome::Cancelled);
+    assert_eq!(stopped.summary.epochs_completed, 2);
+    assert!(metrics_column(&stopped.path, 1).contains(&3));
+    assert!(checkpoint::find(&stopped.path, Slot::Best).is_ok());
+
+    let control = Arc::new(Control::new());
+    let mut first_epoch = None;
+    let resumed = resume(&stopped.path, &control, &mut |_| {}, &mut |event| {
+        if let TrainEvent::Started(info) = event {
+            first_epoch = Some(info.first_epoch);
+        }
+    })
+    .unwrap();
+    assert_eq!(first_epoch, Some(2));
+    assert_eq!(resumed.path, stopped.path);
+    assert_eq!(resumed.summary.outcome, RunOutcome::Completed);
+    assert_eq!(resumed.summary.epochs_completed, 4);
+    assert_eq!(resumed.summary.steps, straight.summary.steps);
+    assert_eq!(resumed.summary.samples_seen, straight.summary.samples_seen);
+    assert_eq!(epoch_results(&resumed.path), epoch_results(&straight.path));
+    assert_eq!(
+        fs::read_to_string(resumed.path.join("predictions.csv")).unwrap(),
+        fs::read_to_string(straight.path.join("predictions.csv")).unwrap()
+    );
+    // The rows of the abandoned third epoch are gone; the resumed ones continue the count.
+    let steps = metrics_column(&resumed.path, 3);
+    assert!(steps.windows(2).all(|w| w[0] < w[1]), "{steps:?}");
+    let epochs = metrics_column(&resumed.path, 1);
+    assert!(epochs.windows(2).all(|w| w[0] <= w[1]), "{epochs:?}");
+
+    // A finished run has nothing left to resume.
+    let again = resume(&resumed.path, &control, &mut |_| {}, &mut |_| {}).unwrap_err();
+    assert!(again.to_string().contains("nothing to resume"), "{again}");
+    let _ = fs::remove_dir_all(straight_dir);
+    let _ = fs::remove_dir_all(stopped_dir);
+}
