@@ -205,42 +205,89 @@ fn decode_guarded(path: &Path, side_px: u32) -> Result<DecodedImage, DataError> 
     })
 }
 
-/// Decodes every file on all cores, keeping the order of `files`.
-fn decode_all(files: &[PathBuf], side_px: u32) -> Result<Vec<DecodedImage>, DataError> {
+/// A zeroed buffer for `count` planar RGB images of `side`×`side`, or an error naming the folder
+/// when that much memory cannot be had; asked for before any image is decoded.
+fn image_buffer(root: &Path, count: usize, side: usize) -> Result<Vec<u8>, DataError> {
+    let too_big = |bytes: Option<usize>| {
+        let size = bytes.map_or_else(
+            || "more bytes than this machine can address".to_string(),
+            |b| format!("{} MiB", b.div_ceil(1 << 20)),
+        );
+        bad_folder(
+            root,
+            format!(
+                "its {count} images at {side}×{side} pixels need {size} in memory, more than can be allocated; choose a smaller image size"
+            ),
+        )
+    };
+    let bytes = count
+        .checked_mul(3)
+        .and_then(|n| n.checked_mul(side))
+        .and_then(|n| n.checked_mul(side))
+        .ok_or_else(|| too_big(None))?;
+    let mut buffer = Vec::new();
+    buffer
+        .try_reserve_exact(bytes)
+        .map_err(|_| too_big(Some(bytes)))?;
+    buffer.resize(bytes, 0);
+    Ok(buffer)
+}
+
+/// Decodes every file on all cores into `out` (one planar RGB image after another, in the
+/// order of `files`); returns whether each source was grayscale.
+fn decode_all(
+    root: &Path,
+    files: &[PathBuf],
+    side_px: u32,
+    out: &mut [u8],
+) -> Result<Vec<bool>, DataError> {
+    let per_image = 3 * (side_px as usize) * (side_px as usize);
     let workers = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
         .clamp(1, 16);
     let chunk = files.len().div_ceil(workers).max(1);
-    let decode_part = |part: &[PathBuf]| -> Result<Vec<DecodedImage>, DataError> {
-        part.iter().map(|p| decode_guarded(p, side_px)).collect()
-    };
-    let results: Vec<Result<Vec<DecodedImage>, DataError>> = std::thread::scope(|s| {
+    let results: Vec<Result<Vec<bool>, DataError>> = std::thread::scope(|s| {
         let handles: Vec<_> = files
             .chunks(chunk)
+            .zip(out.chunks_mut(chunk * per_image))
             .enumerate()
-            .map(|(i, part)| {
-                let handle = std::thread::Builder::new()
+            .map(|(i, (part, slots))| {
+                std::thread::Builder::new()
                     .name(format!("kiln-decode-{i}"))
-                    .spawn_scoped(s, move || decode_part(part));
-                (part, handle)
+                    .spawn_scoped(s, move || {
+                        part.iter()
+                            .zip(slots.chunks_exact_mut(per_image))
+                            .map(|(path, slot)| {
+                                let decoded = decode_guarded(path, side_px)?;
+                                slot.copy_from_slice(&decoded.planar_rgb);
+                                Ok(decoded.grayscale)
+                            })
+                            .collect()
+                    })
             })
             .collect();
         handles
             .into_iter()
-            .map(|(part, handle)| match handle {
-                // Panics are caught per file, so a failed join or spawn only costs parallelism:
-                // the part is decoded here, and any error still names its file.
-                Ok(handle) => handle.join().unwrap_or_else(|_| decode_part(part)),
-                Err(_) => decode_part(part),
+            .map(|handle| match handle {
+                // Panics inside a decoder are caught per file and name it; this is the rest.
+                Ok(handle) => handle
+                    .join()
+                    .unwrap_or_else(|_| Err(bad_folder(root, "an image decoder thread crashed"))),
+                Err(e) => Err(bad_folder(
+                    root,
+                    format!(
+                        "no thread could be started to decode its images ({e}); close other programs and try again"
+                    ),
+                )),
             })
             .collect()
     });
-    let mut out = Vec::with_capacity(files.len());
+    let mut grayscale = Vec::with_capacity(files.len());
     for r in results {
-        out.extend(r?);
+        grayscale.extend(r?);
     }
-    Ok(out)
+    Ok(grayscale)
 }
 
 /// Loads an image folder, every image resized to `image_size`×`image_size`.
@@ -310,30 +357,31 @@ pub fn load_image_folder(root: &Path, image_size: u32) -> Result<ImageDataset, D
         .chain(&test_files)
         .map(|(p, _)| p.clone())
         .collect();
-    let decoded = decode_all(&all, image_size)?;
-    let grayscale = decoded.iter().all(|d| d.grayscale);
-    let channels = if grayscale { 1 } else { 3 };
     let side = image_size as usize;
-    let per_image = channels * side * side;
-    let mut train = Split {
-        images: Vec::with_capacity(train_files.len() * per_image),
+    let mut pixels = image_buffer(root, all.len(), side)?;
+    let grayscale = decode_all(root, &all, image_size, &mut pixels)?
+        .iter()
+        .all(|&g| g);
+    let channels = if grayscale { 1 } else { 3 };
+    let plane = side * side;
+    if grayscale {
+        // A grayscale image expanded to RGB has three equal planes; the first one is the image.
+        for i in 0..all.len() {
+            pixels.copy_within(3 * plane * i..3 * plane * i + plane, plane * i);
+        }
+        pixels.truncate(plane * all.len());
+    }
+    let per_image = channels * plane;
+    let test_images = pixels.split_off(train_files.len() * per_image);
+    pixels.shrink_to_fit();
+    let train = Split {
+        images: pixels,
         labels: train_files.iter().map(|(_, l)| *l).collect(),
     };
-    let mut test = Split {
-        images: Vec::with_capacity(test_files.len() * per_image),
+    let test = Split {
+        images: test_images,
         labels: test_files.iter().map(|(_, l)| *l).collect(),
     };
-    for (i, d) in decoded.into_iter().enumerate() {
-        let target = if i < train_files.len() {
-            &mut train
-        } else {
-            &mut test
-        };
-        // A grayscale image expanded to RGB has three equal planes; the first one is the image.
-        target
-            .images
-            .extend(d.planar_rgb.iter().take(per_image).copied());
-    }
     let name = root
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -407,6 +455,25 @@ mod tests {
         assert_eq!(ds.train.images, [vec![30u8; 9], vec![220u8; 9]].concat());
         assert_eq!(ds.test.labels, vec![0, 1]);
         std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn folder_too_big_for_memory_is_refused_before_decoding() {
+        let root = Path::new("/photos");
+        // More than isize::MAX bytes: refused by the reservation itself, on any machine.
+        let err = image_buffer(root, usize::MAX / 4, 1).unwrap_err();
+        assert!(matches!(err, DataError::BadFolder { .. }), "{err}");
+        let msg = err.to_string();
+        assert!(msg.starts_with("image folder /photos: its "), "{msg}");
+        assert!(msg.contains("choose a smaller image size"), "{msg}");
+        // So large the size does not even fit in a usize.
+        let err = image_buffer(root, usize::MAX / 2, 4096).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("more bytes than this machine can address"),
+            "{err}"
+        );
+        assert_eq!(image_buffer(root, 2, 3).unwrap(), vec![0u8; 54]);
     }
 
     #[test]
