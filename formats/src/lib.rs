@@ -6,6 +6,8 @@
 //! ends in a [`DataError`] naming the file, never in a panic or an allocation its header asks
 //! for but its length cannot back.
 
+#![warn(missing_docs)]
+
 pub mod cifar;
 mod error;
 pub mod folder;
