@@ -314,7 +314,7 @@ fn pause_holds_the_run_resume_continues_and_cancel_keeps_the_folder() {
         "the run advanced while paused"
     );
 
-    harness.get_by_label_contains("Resume").click();
+    harness.get_by_label("⏵ Resume").click();
     harness.run_steps(2);
     step_until(&mut harness, 60, |app| steps(app) > held);
 
@@ -545,4 +545,49 @@ fn a_finished_run_can_classify_an_opened_image() {
     harness.get_by_label_contains(&folder_name).click();
     harness.run();
     harness.get_by_label_contains("Per-class results");
+}
+
+#[test]
+fn a_stopped_run_resumes_from_the_runs_list() {
+    use kiln_core::train::{Control, RunOutcome, TrainEvent};
+    use std::sync::Arc;
+    let runs_dir = scratch("resume");
+    // A run stopped after its first epoch, as Ctrl-C or a closed window leaves it.
+    let experiment = kiln_core::config::ExperimentDraft {
+        name: "stopped".into(),
+        model: "mlp:16".parse().unwrap(),
+        epochs: 2,
+        device: kiln_core::device::DeviceChoice::Cpu,
+        ..Default::default()
+    }
+    .validate()
+    .unwrap();
+    let control = Arc::new(Control::new());
+    let stopper = Arc::clone(&control);
+    let stopped =
+        kiln_core::run::execute(&experiment, &runs_dir, &control, &mut |_| {}, &mut |e| {
+            if let TrainEvent::EpochEnd(_) = e {
+                stopper.cancel();
+            }
+        })
+        .unwrap();
+    assert_eq!(stopped.summary.outcome, RunOutcome::Cancelled);
+
+    let mut harness = app_harness(&runs_dir);
+    harness.run_steps(2);
+    harness.get_by_label("Resume run").click();
+    harness.run_steps(2);
+    step_until(&mut harness, 120, |app| {
+        app.session.as_ref().is_some_and(|s| !s.state.is_active())
+    });
+    let session = harness.state().session.as_ref().unwrap();
+    assert_eq!(
+        session.state,
+        kiln::gui::SessionState::Finished(RunOutcome::Completed)
+    );
+    // The epoch from before the stop is on the plots with the one trained now.
+    assert_eq!(session.history.epochs.len(), 2);
+    assert_eq!(session.history.path, stopped.path);
+    let epochs = std::fs::read_to_string(stopped.path.join("epochs.csv")).unwrap();
+    assert_eq!(epochs.lines().count(), 3, "{epochs}");
 }

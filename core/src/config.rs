@@ -458,6 +458,8 @@ pub struct ExperimentDraft {
     pub device: DeviceChoice,
     /// How often the loop reads metrics back from the device; each readback is one host sync.
     pub readback_interval_ms: u64,
+    /// Whether a NaN or infinite loss ends the run (it cannot recover on its own).
+    pub stop_on_non_finite_loss: bool,
 }
 
 impl Default for ExperimentDraft {
@@ -487,6 +489,7 @@ impl Default for ExperimentDraft {
             seed: 42,
             device: DeviceChoice::default(),
             readback_interval_ms: 250,
+            stop_on_non_finite_loss: true,
         }
     }
 }

@@ -25,7 +25,7 @@ pub struct TrainArgs {
         conflicts_with_all = [
             "preset", "config", "dataset", "data_dir", "model", "optimizer", "lr", "momentum",
             "nesterov", "weight_decay", "schedule", "batch", "epochs", "seed", "device",
-            "input_scaling", "init", "loss", "name",
+            "input_scaling", "init", "loss", "name", "keep_going_on_nan",
         ]
     )]
     resume: Option<PathBuf>,
@@ -83,6 +83,9 @@ pub struct TrainArgs {
     /// logits (PyTorch's CrossEntropyLoss) or probabilities (Keras: softmax, clipped at 1e-7).
     #[arg(long)]
     loss: Option<LossInput>,
+    /// Go on training after the loss becomes NaN or infinite (by default the run stops).
+    #[arg(long)]
+    keep_going_on_nan: bool,
     /// Where run folders go.
     #[arg(long, value_name = "DIR", default_value = "runs")]
     runs_dir: PathBuf,
@@ -160,6 +163,9 @@ impl TrainArgs {
         }
         if let Some(v) = self.loss {
             draft.loss = v;
+        }
+        if self.keep_going_on_nan {
+            draft.stop_on_non_finite_loss = false;
         }
         if let Some(v) = self.name {
             draft.name = v;

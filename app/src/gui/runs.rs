@@ -327,7 +327,7 @@ fn run_row_ui(
         let editable = !status.active;
         if status.resumable
             && ui
-                .add_enabled(editable, egui::Button::new("Resume").small())
+                .add_enabled(editable, egui::Button::new("Resume run").small())
                 .on_hover_text(
                     "Go on from the last finished epoch, in this folder: the run ends as if it had never stopped.",
                 )

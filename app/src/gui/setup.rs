@@ -243,6 +243,8 @@ pub struct SetupForm {
     pub device: String,
     /// Kept from a loaded preset or run so nothing the form does not show is lost.
     pub readback_interval_ms: u64,
+    /// Whether a NaN or infinite loss ends the run.
+    pub stop_on_non_finite_loss: bool,
 }
 
 impl Default for SetupForm {
@@ -308,6 +310,7 @@ impl SetupForm {
             seed: draft.seed.to_string(),
             device: draft.device.to_string(),
             readback_interval_ms: draft.readback_interval_ms,
+            stop_on_non_finite_loss: draft.stop_on_non_finite_loss,
         };
         match &draft.model {
             ModelSpec::Mlp {
@@ -396,6 +399,7 @@ impl SetupForm {
             input_scaling: self.input_scaling,
             loss: self.loss,
             readback_interval_ms: self.readback_interval_ms,
+            stop_on_non_finite_loss: self.stop_on_non_finite_loss,
             ..ExperimentDraft::default()
         };
         draft.dataset = match self.dataset {
@@ -705,6 +709,8 @@ const BATCH_TIP: &str =
 const EPOCHS_TIP: &str = "How many times the whole training split is seen.";
 const SEED_TIP: &str =
     "Seeds weight init, shuffling and dropout, so the same seed gives the same run.";
+const STOP_ON_NAN_TIP: &str =
+    "End the run when the loss becomes NaN or infinite; a warning is shown either way.";
 const MOMENTUM_TIP: &str =
     "Fraction of the previous update added to the next; 0.9 is common, 0 turns it off.";
 const NESTEROV_TIP: &str =
@@ -1058,6 +1064,10 @@ pub fn setup_ui(
                 device_row(ui, form, context.devices);
                 error_row(ui, Field::Device, errors);
                 text_row(ui, Field::Name, &mut form.name, NAME_TIP, errors);
+                ui.label("");
+                ui.checkbox(&mut form.stop_on_non_finite_loss, "Stop on NaN loss")
+                    .on_hover_text(STOP_ON_NAN_TIP);
+                ui.end_row();
             });
     });
     actions

@@ -82,10 +82,12 @@ pub struct EpochSummary {
 /// Something a person should know while the run goes on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum TrainWarning {
-    /// The loss became NaN or infinite; the run stops.
+    /// The loss became NaN or infinite; the run stops unless the config says to go on.
     NonFiniteLoss {
         /// Epoch where it was seen.
         epoch: usize,
+        /// Whether the run stopped because of it.
+        stopped: bool,
     },
     /// The running loss is far above that of uniform guessing.
     Diverging {
@@ -116,9 +118,20 @@ pub enum TrainWarning {
 impl std::fmt::Display for TrainWarning {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::NonFiniteLoss { epoch } => write!(
+            Self::NonFiniteLoss {
+                epoch,
+                stopped: true,
+            } => write!(
                 f,
                 "the loss became NaN or infinite in epoch {}; the run stopped. Try a lower learning rate.",
+                epoch + 1
+            ),
+            Self::NonFiniteLoss {
+                epoch,
+                stopped: false,
+            } => write!(
+                f,
+                "the loss became NaN or infinite in epoch {}; training goes on as asked, but nothing it learns now is reliable. Try a lower learning rate.",
                 epoch + 1
             ),
             Self::Diverging { epoch, loss } => write!(

@@ -439,6 +439,7 @@ pub fn train(
     let mut steady_samples: u64 = 0;
     let mut train_secs_total = 0.0;
     let mut diverging_warned = false;
+    let mut non_finite_warned = false;
     // Rows of a resumed run continue the time axis of the rows before the stop.
     let mut wall_offset_secs = 0.0;
     if let Some(resume) = &preparation.resume {
@@ -572,9 +573,18 @@ pub fn train(
                 lr,
             }));
             if !train_loss.is_finite() {
-                on_event(TrainEvent::Warning(TrainWarning::NonFiniteLoss { epoch }));
-                summary.outcome = RunOutcome::Diverged;
-                break 'epochs;
+                let stop = experiment.stop_on_non_finite_loss;
+                if !non_finite_warned {
+                    non_finite_warned = true;
+                    on_event(TrainEvent::Warning(TrainWarning::NonFiniteLoss {
+                        epoch,
+                        stopped: stop,
+                    }));
+                }
+                if stop {
+                    summary.outcome = RunOutcome::Diverged;
+                    break 'epochs;
+                }
             }
             if !diverging_warned && is_diverging(train_loss, chance) {
                 diverging_warned = true;
@@ -623,9 +633,18 @@ pub fn train(
             }));
         }
         if !train_loss.is_finite() {
-            on_event(TrainEvent::Warning(TrainWarning::NonFiniteLoss { epoch }));
-            summary.outcome = RunOutcome::Diverged;
-            break;
+            let stop = experiment.stop_on_non_finite_loss;
+            if !non_finite_warned {
+                non_finite_warned = true;
+                on_event(TrainEvent::Warning(TrainWarning::NonFiniteLoss {
+                    epoch,
+                    stopped: stop,
+                }));
+            }
+            if stop {
+                summary.outcome = RunOutcome::Diverged;
+                break;
+            }
         }
         if !diverging_warned && is_diverging(train_loss, chance) {
             diverging_warned = true;
@@ -1107,6 +1126,50 @@ mod tests {
         )
         .unwrap();
         assert!(!warnings.is_empty(), "{summary:?}");
+    }
+
+    #[test]
+    fn a_nan_loss_stops_the_run_unless_asked_to_go_on() {
+        let mut data = tiny_dataset();
+        data.train = halves(256);
+        let mut draft = tiny_experiment(2).draft().clone();
+        // Raw 0-255 inputs, lr 10 and GELU (whose units do not die as ReLU's do): the weights
+        // overflow on the first steps and the loss is NaN at the first readbacks.
+        draft.model = "mlp:64,64:gelu".parse().unwrap();
+        draft.lr = 10.0;
+        draft.input_scaling = InputScaling::Raw;
+        draft.optimizer = OptimizerSpec::from_name("sgd").unwrap();
+        draft.readback_interval_ms = 10;
+        for stop in [true, false] {
+            draft.stop_on_non_finite_loss = stop;
+            let experiment = draft.clone().validate().unwrap();
+            let mut non_finite = Vec::new();
+            let summary = train(
+                &experiment,
+                &data,
+                &cpu(),
+                Preparation::default(),
+                &Control::new(),
+                &mut |e| {
+                    if let TrainEvent::Warning(w @ TrainWarning::NonFiniteLoss { .. }) = e {
+                        non_finite.push(w);
+                    }
+                },
+            )
+            .unwrap();
+            assert_eq!(non_finite.len(), 1, "warned once: {non_finite:?}");
+            assert!(
+                matches!(non_finite[0], TrainWarning::NonFiniteLoss { stopped, .. } if stopped == stop)
+            );
+            if stop {
+                assert_eq!(summary.outcome, RunOutcome::Diverged);
+                assert_eq!(summary.epochs_completed, 0);
+                assert!(non_finite[0].to_string().contains("lower learning rate"));
+            } else {
+                assert_eq!(summary.outcome, RunOutcome::Completed);
+                assert_eq!(summary.epochs_completed, 2);
+            }
+        }
     }
 
     #[test]
