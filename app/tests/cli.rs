@@ -468,3 +468,46 @@ fn the_confusion_matrix_matches_the_exported_predictions() {
     assert_eq!(loaded.confusion(), counts);
     assert_eq!(loaded.class_names.len(), 10);
 }
+
+#[test]
+fn bench_compare_prints_both_loops_and_their_ratio_as_json() {
+    let output = kiln(&[
+        "bench",
+        "--steps",
+        "20",
+        "--model",
+        "mlp:16",
+        "--device",
+        "cpu",
+        "--compare",
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("one JSON object per line"))
+        .collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    for (line, style) in lines.iter().zip(["kiln", "naive"]) {
+        assert_eq!(line["style"], style);
+        assert_eq!(line["steps"], 20);
+        for key in [
+            "warmup_secs",
+            "median_step_ms",
+            "p90_step_ms",
+            "samples_per_sec",
+        ] {
+            assert!(line[key].as_f64().is_some_and(|v| v > 0.0), "{key}: {line}");
+        }
+        assert!(line.get("peak_device_bytes").is_some());
+    }
+    assert!(
+        lines[2]["samples_per_sec_ratio"]
+            .as_f64()
+            .is_some_and(|r| r > 0.0)
+    );
+    // Continuing a run is `kiln train`'s job.
+    let output = kiln(&["bench", "--resume", "runs/x"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("belongs to `kiln train`"));
+}

@@ -1,5 +1,6 @@
 //! The command line: raw arguments parsed once into validated settings, then handed to the engine.
 
+mod bench;
 mod compare;
 mod data;
 mod devices;
@@ -37,6 +38,8 @@ enum Command {
     Export(export::ExportArgs),
     /// Compare runs: settings that differ, final figures and speed side by side, seed spread.
     Compare(compare::CompareArgs),
+    /// Time a workload for a fixed number of steps: warm-up, ms per step, samples/s, memory.
+    Bench(Box<bench::BenchArgs>),
 }
 
 /// Runs the command line; errors are printed once, here, as one sentence.
@@ -56,6 +59,7 @@ pub fn main() -> ExitCode {
         Some(Command::Data(args)) => data::run(args),
         Some(Command::Export(args)) => export::run(&args),
         Some(Command::Compare(args)) => compare::run(&args),
+        Some(Command::Bench(args)) => bench::run(*args),
         Some(Command::Presets) => {
             print_presets();
             Ok(())

@@ -95,8 +95,13 @@ pub struct TrainArgs {
 }
 
 impl TrainArgs {
+    /// Whether `--resume` was given, which only `kiln train` understands.
+    pub(super) fn is_resume(&self) -> bool {
+        self.resume.is_some()
+    }
+
     /// Layers flags over the starting draft; the result still goes through `validate`.
-    fn into_draft(self) -> anyhow::Result<(ExperimentDraft, PathBuf)> {
+    pub(super) fn into_draft(self) -> anyhow::Result<(ExperimentDraft, PathBuf)> {
         let mut draft = match (&self.preset, &self.config) {
             (Some(name), _) => config::preset(name)?,
             (None, Some(path)) => {

@@ -5,6 +5,7 @@
 //! accumulate on the device and are read back together a few times per second, which is the only
 //! host sync inside an epoch; evaluation follows the same rules; every metric is over samples.
 
+pub mod bench;
 mod control;
 mod events;
 
@@ -845,7 +846,7 @@ mod tests {
         split
     }
 
-    fn tiny_dataset() -> ImageDataset {
+    pub(super) fn tiny_dataset() -> ImageDataset {
         ImageDataset {
             name: "halves".into(),
             shape: ImageShape {
@@ -1031,7 +1032,7 @@ mod tests {
         .unwrap()
     }
 
-    fn cpu() -> TrainDevice {
+    pub(super) fn cpu() -> TrainDevice {
         TrainDevice {
             device: Device::flex(),
             id: "cpu".into(),

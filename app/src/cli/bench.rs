@@ -1,0 +1,66 @@
+//! `kiln bench`: a workload for a fixed number of steps, printed as one JSON line per loop style.
+
+use anyhow::Context;
+use clap::Args;
+use kiln_core::data;
+use kiln_core::device;
+use kiln_core::train::TrainDevice;
+use kiln_core::train::bench::{self, BenchReport, LoopStyle};
+
+use super::train::TrainArgs;
+
+/// Options of `kiln bench`: the workload as `kiln train` takes it, and what to measure.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Steps timed after the first (warm-up) step.
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    steps: u64,
+    /// Train the way the slow user loops did: per-sample host preprocessing, an upload per batch,
+    /// a host sync every step.
+    #[arg(long, conflicts_with = "compare")]
+    naive: bool,
+    /// Run both loops, one after the other in this process, and print their ratio.
+    #[arg(long)]
+    compare: bool,
+    #[command(flatten)]
+    workload: TrainArgs,
+}
+
+/// Runs `kiln bench`.
+pub fn run(args: BenchArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        !args.workload.is_resume(),
+        "--resume continues a run and belongs to `kiln train`; bench a run's settings with --config RUN_DIR/config.toml"
+    );
+    let steps = usize::try_from(args.steps).context("--steps is too large")?;
+    let (draft, _) = args.workload.into_draft()?;
+    let experiment = draft.validate()?;
+    let data = data::load(&experiment.dataset, experiment.data_dir.as_deref())?;
+    experiment.check_against(&data)?;
+    let (info, device) = device::resolve(&experiment.device)?;
+    let target = TrainDevice {
+        device,
+        id: info.id,
+        name: info.name,
+    };
+    let styles: &[LoopStyle] = match (args.naive, args.compare) {
+        (_, true) => &[LoopStyle::Kiln, LoopStyle::Naive],
+        (true, false) => &[LoopStyle::Naive],
+        (false, false) => &[LoopStyle::Kiln],
+    };
+    let mut reports: Vec<BenchReport> = Vec::new();
+    for &style in styles {
+        let report = bench::bench(&experiment, &data, &target, style, steps)?;
+        println!("{}", serde_json::to_string(&report)?);
+        reports.push(report);
+    }
+    if let [kiln, naive] = reports.as_slice() {
+        let ratio = serde_json::json!({
+            "compare": "kiln / naive",
+            "samples_per_sec_ratio": kiln.samples_per_sec / naive.samples_per_sec.max(1e-9),
+            "median_step_ms_ratio": naive.median_step_ms / kiln.median_step_ms.max(1e-9),
+        });
+        println!("{ratio}");
+    }
+    Ok(())
+}

@@ -1,0 +1,279 @@
+//! `kiln bench`: one workload for a fixed number of steps, trained the way Kiln trains and the
+//! way the slow user loops did, measured the same way so their ratio means something.
+//!
+//! Both styles are timed in windows of [`WINDOW_STEPS`] steps that end in one host sync, so the
+//! figures are device time, not time to enqueue work; the Kiln style syncs only there, the naive
+//! style also after every step, as `loss.item()` does.
+
+use std::time::Instant;
+
+use burn::nn::loss::CrossEntropyLossConfig;
+use burn::optim::GradientsParams;
+use burn::tensor::{Device, Int, Tensor, TensorData};
+use kiln_shaders::DeviceSplit;
+use serde::Serialize;
+
+use super::{
+    DeviceTotals, TrainDevice, TrainError, batch_loss, build_optimizer, epoch_order,
+    pixel_transform,
+};
+use crate::config::Experiment;
+use crate::data::ImageDataset;
+
+/// Steps per timed window; each window ends in one sync.
+pub const WINDOW_STEPS: usize = 10;
+
+/// How the training loop is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LoopStyle {
+    /// Data set on the device, batches gathered there, metrics read a few times per second.
+    Kiln,
+    /// Per-sample host preprocessing, an upload per batch and a host sync every step.
+    Naive,
+}
+
+/// The figures of one bench run, printed as one JSON line.
+#[derive(Debug, Clone, Serialize)]
+pub struct BenchReport {
+    /// How the loop was written.
+    pub style: LoopStyle,
+    /// The run's name (the preset's, usually).
+    pub workload: String,
+    /// Adapter or CPU name.
+    pub device: String,
+    /// Images per step.
+    pub batch_size: usize,
+    /// Steps timed after the first.
+    pub steps: usize,
+    /// Seconds to the end of the first step: shader compilation, autotuning, allocations.
+    pub warmup_secs: f64,
+    /// Median milliseconds per step over the timed windows.
+    pub median_step_ms: f64,
+    /// 90th percentile of milliseconds per step over the timed windows.
+    pub p90_step_ms: f64,
+    /// Training images per second after warm-up.
+    pub samples_per_sec: f64,
+    /// The process's peak resident memory so far (Linux only).
+    pub peak_rss_bytes: Option<u64>,
+    /// The most memory the device's allocator held at a window end (GPU only).
+    pub peak_device_bytes: Option<u64>,
+}
+
+/// Trains `experiment` on `data` for `steps` steps after a first, warm-up step, in `style`.
+pub fn bench(
+    experiment: &Experiment,
+    data: &ImageDataset,
+    target: &TrainDevice,
+    style: LoopStyle,
+    steps: usize,
+) -> Result<BenchReport, TrainError> {
+    let device = &target.device;
+    device.seed(experiment.seed);
+    let shape = [data.shape.channels, data.shape.height, data.shape.width];
+    let plane = data.shape.height * data.shape.width;
+    let values_per_image = data.shape.pixels_per_image();
+    let transform = pixel_transform(experiment.input_scaling, data);
+    let autodiff = device.clone().autodiff();
+    let mut model =
+        experiment
+            .model
+            .init(data.shape, data.num_classes(), experiment.init, &autodiff)?;
+    let mut optimizer = build_optimizer(&experiment.optimizer);
+    let loss_fn = CrossEntropyLossConfig::new().init(&autodiff);
+    let batch_size = experiment.batch_size.min(data.train.len()).max(1);
+    let per_epoch = data.train.len() / batch_size;
+    // Only the Kiln style keeps the data set on the device; the naive loop never uploads it whole.
+    let split = (style == LoopStyle::Kiln).then(|| {
+        DeviceSplit::upload(
+            &data.train.images,
+            &data.train.labels,
+            values_per_image,
+            plane,
+            &transform,
+            device,
+        )
+    });
+
+    let mut totals = DeviceTotals::zeros(device);
+    let mut order_host = Vec::new();
+    let mut order_device: Option<Tensor<1, Int>> = None;
+    let mut window_ms = Vec::new();
+    let mut peak_device_bytes: Option<u64> = None;
+    let mut note_device_memory = |device: &Device| {
+        if let Some(usage) = device.memory_pool_usage() {
+            peak_device_bytes = Some(peak_device_bytes.unwrap_or(0).max(usage.bytes_reserved));
+        }
+    };
+    let started = Instant::now();
+    let mut warmup_secs = 0.0;
+    let mut window_started = started;
+    for step in 0..=steps {
+        let epoch = step / per_epoch.max(1);
+        let in_epoch = step % per_epoch.max(1);
+        if in_epoch == 0 || order_host.is_empty() {
+            order_host = epoch_order(data.train.len(), experiment.seed, epoch);
+            order_device = (style == LoopStyle::Kiln).then(|| {
+                Tensor::<1, Int>::from_data(
+                    TensorData::new(order_host.clone(), [order_host.len()]),
+                    device,
+                )
+            });
+        }
+        let start = in_epoch * batch_size;
+        let rows = batch_size;
+        let (images, labels) = match (&split, &order_device) {
+            (Some(split), Some(order)) => split.gather(order.clone().slice(start..start + rows)),
+            _ => naive_batch(data, &order_host[start..start + rows], &transform, device),
+        };
+        let images = images
+            .reshape([rows, shape[0], shape[1], shape[2]])
+            .autodiff();
+        let logits = model.forward(images);
+        let loss = batch_loss(
+            &loss_fn,
+            experiment.loss,
+            logits.clone(),
+            labels.clone().autodiff(),
+        );
+        if style == LoopStyle::Naive {
+            // `loss.item()` in the user's loop: the host waits for the step to finish.
+            let _ = loss
+                .clone()
+                .into_data()
+                .iter::<f32>()
+                .next()
+                .ok_or_else(|| TrainError::Readback("the loss read back empty".to_owned()))?;
+        } else {
+            totals.add(
+                logits.detach().without_autodiff(),
+                labels,
+                loss.clone().detach().without_autodiff(),
+            );
+        }
+        let grads = GradientsParams::from_grads(loss.backward(), &model);
+        model = optimizer.step(experiment.lr, model, grads);
+
+        let window_end = step == 0 || step % WINDOW_STEPS == 0 || step == steps;
+        if !window_end {
+            continue;
+        }
+        // One sync closes the window: everything issued so far has run.
+        device
+            .sync()
+            .map_err(|e| TrainError::Readback(format!("{e:?}")))?;
+        note_device_memory(device);
+        let now = Instant::now();
+        if step == 0 {
+            warmup_secs = (now - started).as_secs_f64();
+        } else {
+            let steps_in_window = if step % WINDOW_STEPS == 0 {
+                WINDOW_STEPS
+            } else {
+                step % WINDOW_STEPS
+            };
+            window_ms.push((now - window_started).as_secs_f64() * 1e3 / steps_in_window as f64);
+        }
+        window_started = now;
+    }
+    let steady_secs = (Instant::now() - started).as_secs_f64() - warmup_secs;
+    // The Kiln loop reads its sums a few times per second; once here keeps them honest work.
+    totals.read()?;
+    Ok(BenchReport {
+        style,
+        workload: experiment.name.clone(),
+        device: target.name.clone(),
+        batch_size,
+        steps,
+        warmup_secs,
+        median_step_ms: percentile(&window_ms, 0.5),
+        p90_step_ms: percentile(&window_ms, 0.9),
+        samples_per_sec: (steps * batch_size) as f64 / steady_secs.max(1e-9),
+        peak_rss_bytes: peak_rss_bytes(),
+        peak_device_bytes,
+    })
+}
+
+/// The user loop's batch: every image converted on the host one at a time, as a `Dataset`'s
+/// `__getitem__` with `ToTensor` does, collated, then uploaded.
+fn naive_batch(
+    data: &ImageDataset,
+    indices: &[i32],
+    transform: &kiln_shaders::PixelTransform,
+    device: &Device,
+) -> (Tensor<2>, Tensor<1, Int>) {
+    let values = data.shape.pixels_per_image();
+    let plane = data.shape.height * data.shape.width;
+    let mut pixels = Vec::with_capacity(indices.len() * values);
+    let mut labels = Vec::with_capacity(indices.len());
+    for &index in indices {
+        let index = usize::try_from(index).unwrap_or(0);
+        let image = &data.train.images[index * values..(index + 1) * values];
+        pixels.extend(transform.apply_reference(image, plane));
+        labels.push(i32::from(data.train.labels[index]));
+    }
+    (
+        Tensor::<2>::from_data(TensorData::new(pixels, [indices.len(), values]), device),
+        Tensor::<1, Int>::from_data(TensorData::new(labels, [indices.len()]), device),
+    )
+}
+
+/// The `q` quantile (0–1) of `values` by nearest rank; 0 for none.
+fn percentile(values: &[f64], q: f64) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}
+
+/// The process's resident-memory high-water mark, from `/proc/self/status` (`VmHWM`).
+fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_by_nearest_rank() {
+        let values: Vec<f64> = (1..=10).map(f64::from).collect();
+        assert_eq!(percentile(&values, 0.5), 5.0);
+        assert_eq!(percentile(&values, 0.9), 9.0);
+        assert_eq!(percentile(&[], 0.5), 0.0);
+        assert_eq!(percentile(&[3.0], 0.9), 3.0);
+    }
+
+    #[test]
+    fn both_styles_train_the_same_workload_and_report_figures() {
+        let data = super::super::tests::tiny_dataset();
+        let experiment = crate::config::ExperimentDraft {
+            model: "mlp:16".parse().unwrap(),
+            batch_size: 20,
+            ..crate::config::ExperimentDraft::default()
+        }
+        .validate()
+        .unwrap();
+        let target = super::super::tests::cpu();
+        for style in [LoopStyle::Kiln, LoopStyle::Naive] {
+            let report = bench(&experiment, &data, &target, style, 25).unwrap();
+            assert_eq!(report.steps, 25);
+            assert_eq!(report.batch_size, 20);
+            assert!(report.warmup_secs > 0.0);
+            assert!(report.median_step_ms > 0.0 && report.median_step_ms <= report.p90_step_ms);
+            assert!(report.samples_per_sec > 0.0);
+            assert!(
+                report.peak_device_bytes.is_none(),
+                "the CPU has no device pool"
+            );
+            #[cfg(target_os = "linux")]
+            assert!(report.peak_rss_bytes.is_some_and(|b| b > 1 << 20));
+        }
+    }
+}
