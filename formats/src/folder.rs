@@ -14,7 +14,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
 use image::imageops::FilterType;
-use image::{ColorType, ImageReader, Limits};
+use image::{ColorType, DynamicImage, ImageDecoder, ImageReader, Limits};
 
 use crate::{DataError, ImageDataset, ImageShape, MAX_IMAGE_SIZE_PX, Split};
 
@@ -27,6 +27,11 @@ const HOLDOUT_EVERY: usize = 6;
 const MAX_SOURCE_SIDE_PX: u32 = 16_384;
 /// Most memory one decoder may ask for; up to 16 decode at once, so this bounds the total too.
 const MAX_DECODE_ALLOC_BYTES: u64 = 256 << 20;
+/// Most pixels one byte of PNG or JPEG can stand for: deflate's 1032:1 on 1-bit PNG rows (a
+/// complete JPEG needs at least a bit per 8×8 block, far less). A header claiming more than its
+/// file's length times this describes pixels that are not there, and decoding and resizing
+/// them would cost seconds for a few hundred bytes.
+const MAX_PIXELS_PER_FILE_BYTE: u64 = 8 * 1032;
 
 fn bad_folder(path: &Path, problem: impl Into<String>) -> DataError {
     DataError::BadFolder {
@@ -127,21 +132,24 @@ pub struct DecodedImage {
 /// Decodes a PNG or JPEG held in memory and resizes it as folder loading does; `path` names it
 /// in errors. `side_px` must be in 1..=[`MAX_IMAGE_SIZE_PX`].
 pub fn decode_image(path: &Path, bytes: &[u8], side_px: u32) -> Result<DecodedImage, DataError> {
-    decode_from(path, Cursor::new(bytes), side_px)
+    decode_from(path, Cursor::new(bytes), bytes.len() as u64, side_px)
 }
 
 /// Decodes and resizes the image file at `path`.
 pub fn decode_image_file(path: &Path, side_px: u32) -> Result<DecodedImage, DataError> {
-    let file = File::open(path).map_err(|source| DataError::Read {
+    let read_err = |source| DataError::Read {
         path: path.to_path_buf(),
         source,
-    })?;
-    decode_from(path, BufReader::new(file), side_px)
+    };
+    let file = File::open(path).map_err(read_err)?;
+    let len_bytes = file.metadata().map_err(read_err)?.len();
+    decode_from(path, BufReader::new(file), len_bytes, side_px)
 }
 
 fn decode_from(
     path: &Path,
     reader: impl BufRead + Seek,
+    len_bytes: u64,
     side_px: u32,
 ) -> Result<DecodedImage, DataError> {
     let bad = |detail: String| DataError::BadImage {
@@ -167,7 +175,22 @@ fn decode_from(
     limits.max_image_height = Some(MAX_SOURCE_SIDE_PX);
     limits.max_alloc = Some(MAX_DECODE_ALLOC_BYTES);
     reader.limits(limits);
-    let img = reader.decode().map_err(|e| bad(e.to_string()))?;
+    let decoder = reader.into_decoder().map_err(|e| bad(e.to_string()))?;
+    let (width, height) = decoder.dimensions();
+    let pixels = u64::from(width) * u64::from(height);
+    if pixels > len_bytes.saturating_mul(MAX_PIXELS_PER_FILE_BYTE) {
+        return Err(bad(format!(
+            "its header claims {width}×{height} pixels, more than a file of {len_bytes} bytes can hold, so it is truncated or corrupt"
+        )));
+    }
+    if decoder.total_bytes() > MAX_DECODE_ALLOC_BYTES {
+        return Err(bad(format!(
+            "at {width}×{height} pixels it would take {} MiB to decode, more than the {} MiB allowed per image",
+            decoder.total_bytes().div_ceil(1 << 20),
+            MAX_DECODE_ALLOC_BYTES >> 20
+        )));
+    }
+    let img = DynamicImage::from_decoder(decoder).map_err(|e| bad(e.to_string()))?;
     if img.width() == 0 || img.height() == 0 {
         return Err(bad(format!(
             "it is {}×{} pixels, with nothing to resize",
@@ -455,6 +478,23 @@ mod tests {
         assert_eq!(ds.train.images, [vec![30u8; 9], vec![220u8; 9]].concat());
         assert_eq!(ds.test.labels, vec![0, 1]);
         std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    /// Fuzzing found it (a timeout): 350 bytes of JPEG whose header claims 8196×10756 pixels
+    /// decoded as 88 megapixels of filler and took seconds to resize.
+    #[test]
+    fn regression_tiny_jpeg_claiming_megapixels_is_refused() {
+        let bytes = include_bytes!("../testdata/jpeg-350-bytes-claims-8196x10756.jpg");
+        let path = Path::new("scan.jpg");
+        let start = std::time::Instant::now();
+        let err = decode_image(path, bytes, 32).unwrap_err();
+        assert!(matches!(err, DataError::BadImage { .. }), "{err}");
+        assert!(
+            err.to_string()
+                .contains("claims 8196×10756 pixels, more than a file of 350 bytes can hold"),
+            "{err}"
+        );
+        assert!(start.elapsed().as_millis() < 500);
     }
 
     #[test]
