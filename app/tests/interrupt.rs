@@ -133,6 +133,13 @@ fn a_run_killed_mid_epoch_resumes_to_the_uninterrupted_result() {
         .spawn()
         .expect("the kiln binary runs");
     let folder = wait_for_a_row(&killed_runs, "epochs.csv");
+    // The epoch's row is written before its checkpoint; a kill between the two resumes from
+    // the epoch before, which needs a first checkpoint to exist at all.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !folder.join("checkpoints/last/state.json").exists() {
+        assert!(Instant::now() < deadline, "no checkpoint within a minute");
+        std::thread::sleep(Duration::from_millis(10));
+    }
     child.kill().expect("SIGKILL is delivered");
     let _ = child.wait();
     assert!(
