@@ -242,6 +242,28 @@ fn epoch_seed(seed: u64, epoch: usize) -> u64 {
     ShuffleRng(seed ^ (epoch as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)).next()
 }
 
+/// Warns once about a NaN or infinite loss; true when the run must stop because of it.
+fn stops_on_non_finite(
+    train_loss: f64,
+    experiment: &Experiment,
+    epoch: usize,
+    warned: &mut bool,
+    on_event: &mut dyn FnMut(TrainEvent),
+) -> bool {
+    if train_loss.is_finite() {
+        return false;
+    }
+    let stop = experiment.stop_on_non_finite_loss;
+    if !*warned {
+        *warned = true;
+        on_event(TrainEvent::Warning(TrainWarning::NonFiniteLoss {
+            epoch,
+            stopped: stop,
+        }));
+    }
+    stop
+}
+
 /// Uniform guessing costs ln(classes); a running loss four times that means the run blows up.
 fn is_diverging(train_loss: f64, chance: f64) -> bool {
     train_loss > 4.0 * chance.recip().ln().max(0.1)
@@ -573,19 +595,15 @@ pub fn train(
                 sync_ms: sync.as_secs_f64() * 1e3,
                 lr,
             }));
-            if !train_loss.is_finite() {
-                let stop = experiment.stop_on_non_finite_loss;
-                if !non_finite_warned {
-                    non_finite_warned = true;
-                    on_event(TrainEvent::Warning(TrainWarning::NonFiniteLoss {
-                        epoch,
-                        stopped: stop,
-                    }));
-                }
-                if stop {
-                    summary.outcome = RunOutcome::Diverged;
-                    break 'epochs;
-                }
+            if stops_on_non_finite(
+                train_loss,
+                experiment,
+                epoch,
+                &mut non_finite_warned,
+                on_event,
+            ) {
+                summary.outcome = RunOutcome::Diverged;
+                break 'epochs;
             }
             if !diverging_warned && is_diverging(train_loss, chance) {
                 diverging_warned = true;
@@ -633,19 +651,15 @@ pub fn train(
                 lr,
             }));
         }
-        if !train_loss.is_finite() {
-            let stop = experiment.stop_on_non_finite_loss;
-            if !non_finite_warned {
-                non_finite_warned = true;
-                on_event(TrainEvent::Warning(TrainWarning::NonFiniteLoss {
-                    epoch,
-                    stopped: stop,
-                }));
-            }
-            if stop {
-                summary.outcome = RunOutcome::Diverged;
-                break;
-            }
+        if stops_on_non_finite(
+            train_loss,
+            experiment,
+            epoch,
+            &mut non_finite_warned,
+            on_event,
+        ) {
+            summary.outcome = RunOutcome::Diverged;
+            break;
         }
         if !diverging_warned && is_diverging(train_loss, chance) {
             diverging_warned = true;
