@@ -29,17 +29,16 @@ pub struct BatchPlan {
     out_h: u32,
     out_w: u32,
     pad: u32,
-    /// Three words per sample: first row, first column, flip (0 or 1).
-    choices: Vec<u32>,
-    /// The offsets, then the scales, one per channel.
-    affine: Vec<f32>,
+    /// The offsets, then the scales, one per channel (f32 bits); then three words per sample:
+    /// first row, first column, flip (0 or 1). One buffer, so a batch costs one small upload.
+    params: Vec<u32>,
 }
 
 impl BatchPlan {
     /// `[B, C, OH, OW]` of the batch.
     fn output_shape(&self) -> Shape {
         Shape::from([
-            self.choices.len() / 3,
+            (self.params.len() - 2 * self.channels as usize) / 3,
             self.channels as usize,
             self.out_h as usize,
             self.out_w as usize,
@@ -76,18 +75,7 @@ impl InputPipelineBackend for CubeBackend {
             plan.output_shape(),
             DType::F32,
         );
-        let choices = upload(
-            &client,
-            &device,
-            plan.choices.iter().map(|v| v.to_le_bytes()),
-            DType::U32,
-        );
-        let affine = upload(
-            &client,
-            &device,
-            plan.affine.iter().map(|v| v.to_le_bytes()),
-            DType::F32,
-        );
+        let params = upload(&client, &device, &plan.params);
 
         let total = plan.output_shape().num_elements();
         let cube_dim = CubeDim::new_1d(256);
@@ -101,8 +89,7 @@ impl InputPipelineBackend for CubeBackend {
             cube_dim,
             words.into_buffer_arg(),
             indices.into_buffer_arg(),
-            choices.into_buffer_arg(),
-            affine.into_buffer_arg(),
+            params.into_buffer_arg(),
             output.clone().into_buffer_arg(),
             plan.images,
             plan.channels,
@@ -119,22 +106,20 @@ impl InputPipelineBackend for CubeBackend {
     }
 }
 
-/// A small host array as a one-dimensional tensor on `device`.
+/// A small host array as a one-dimensional `u32` tensor on `device`.
 fn upload(
     client: &cubecl::client::Client,
     device: &burn_cubecl::CubeDevice,
-    values: impl Iterator<Item = [u8; 4]>,
-    dtype: DType,
+    words: &[u32],
 ) -> CubeTensor {
-    let bytes: Vec<u8> = values.flatten().collect();
-    let count = bytes.len() / 4;
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     let handle = client.create_from_slice(&bytes);
     CubeTensor::new_contiguous(
         client.clone(),
         device.clone(),
-        Shape::from([count]),
+        Shape::from([words.len()]),
         handle,
-        dtype,
+        DType::U32,
     )
 }
 
@@ -189,8 +174,7 @@ fn taps(out: u32, scale: f32, input: u32) -> (u32, u32, f32) {
 fn batch_kernel(
     data: &[u32],
     indices: &[u32],
-    choices: &[u32],
-    affine: &[f32],
+    params: &[u32],
     output: &mut [f32],
     images: u32,
     channels: u32,
@@ -215,9 +199,10 @@ fn batch_kernel(
     let sample = rest / channels;
 
     let image = indices[sample as usize];
-    let dy = choices[(sample * 3) as usize];
-    let dx = choices[(sample * 3 + 1) as usize];
-    let flip = choices[(sample * 3 + 2) as usize];
+    let choice = 2 * channels + sample * 3;
+    let dy = params[choice as usize];
+    let dx = params[(choice + 1) as usize];
+    let flip = params[(choice + 2) as usize];
     // An index past the end reads as an all-padding image rather than outside the buffer.
     let mut base = 0u32;
     let mut rows = 0u32;
@@ -244,8 +229,9 @@ fn batch_kernel(
         let x = mirrored(ox, flip, width) + dx;
         padded_byte(data, base, oy + dy, x, pad, rows, width)
     };
-    output[ABSOLUTE_POS] =
-        (value - affine[channel as usize]) * affine[(channels + channel) as usize];
+    let offset = f32::reinterpret(params[channel as usize]);
+    let scale = f32::reinterpret(params[(channels + channel) as usize]);
+    output[ABSOLUTE_POS] = (value - offset) * scale;
 }
 
 /// Builds a batch on a CubeCL device with the fused kernel.
@@ -267,16 +253,13 @@ pub(crate) fn batch(
         out_h: out_h as u32,
         out_w: out_w as u32,
         pad: options.crop_padding as u32,
-        choices: choices
-            .iter()
-            .flat_map(|c| [c.dy, c.dx, u32::from(c.flip)])
-            .collect(),
-        affine: options
+        params: options
             .transform
             .offset
             .iter()
             .chain(&options.transform.scale)
-            .copied()
+            .map(|v| v.to_bits())
+            .chain(choices.iter().flat_map(|c| [c.dy, c.dx, u32::from(c.flip)]))
             .collect(),
     };
     let out = Dispatch::gather_batch(words.into_dispatch(), indices.into_dispatch(), plan);
