@@ -460,6 +460,8 @@ pub struct ExperimentDraft {
     pub readback_interval_ms: u64,
     /// Whether a NaN or infinite loss ends the run (it cannot recover on its own).
     pub stop_on_non_finite_loss: bool,
+    /// Steps after warm-up timed phase by phase, with a device sync after each (0: none).
+    pub profile_steps: usize,
 }
 
 impl Default for ExperimentDraft {
@@ -490,12 +492,15 @@ impl Default for ExperimentDraft {
             device: DeviceChoice::default(),
             readback_interval_ms: 250,
             stop_on_non_finite_loss: true,
+            profile_steps: 0,
         }
     }
 }
 
 /// Largest batch the engine accepts, far above what any device holds, to catch typos early.
 pub const MAX_BATCH_SIZE: usize = 1 << 20;
+/// Most steps the profiling mode may sync phase by phase.
+pub const MAX_PROFILE_STEPS: usize = 10_000;
 /// Largest epoch count accepted.
 pub const MAX_EPOCHS: usize = 100_000;
 
@@ -556,6 +561,15 @@ impl ExperimentDraft {
                 self.epochs,
                 format!("must be between 1 and {MAX_EPOCHS}"),
             ));
+        }
+        if self.profile_steps > MAX_PROFILE_STEPS {
+            return Err(ConfigError::Invalid {
+                field: "profile_steps",
+                value: self.profile_steps.to_string(),
+                reason: format!(
+                    "at most {MAX_PROFILE_STEPS}: a profiled step waits for the device after every phase"
+                ),
+            });
         }
         if !(10..=60_000).contains(&self.readback_interval_ms) {
             return Err(invalid(

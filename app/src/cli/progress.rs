@@ -115,6 +115,12 @@ impl Reporter {
                     s.mean_epoch_train_secs,
                     s.total_secs
                 ));
+                if let Some(p) = &s.profile {
+                    self.line(&format!(
+                        "{}:\n  data {:.3} ms, forward {:.3} ms, backward {:.3} ms, optimizer {:.3} ms, host sync {:.3} ms",
+                        p.mode, p.data_ms, p.forward_ms, p.backward_ms, p.optimizer_ms, p.host_sync_ms
+                    ));
+                }
             }
             // The error itself is printed once, by main.
             TrainEvent::Failed(_) => {}

@@ -25,7 +25,7 @@ pub struct TrainArgs {
         conflicts_with_all = [
             "preset", "config", "dataset", "data_dir", "model", "optimizer", "lr", "momentum",
             "nesterov", "weight_decay", "schedule", "batch", "epochs", "seed", "device",
-            "input_scaling", "init", "loss", "name", "keep_going_on_nan",
+            "input_scaling", "init", "loss", "name", "keep_going_on_nan", "profile_steps",
         ]
     )]
     resume: Option<PathBuf>,
@@ -83,6 +83,10 @@ pub struct TrainArgs {
     /// logits (PyTorch's CrossEntropyLoss) or probabilities (Keras: softmax, clipped at 1e-7).
     #[arg(long)]
     loss: Option<LossInput>,
+    /// Profiling mode: time N steps after warm-up phase by phase (data, forward, backward,
+    /// optimizer, host sync), syncing the device after each; the medians go into summary.json.
+    #[arg(long, value_name = "N")]
+    profile_steps: Option<usize>,
     /// Go on training after the loss becomes NaN or infinite (by default the run stops).
     #[arg(long)]
     keep_going_on_nan: bool,
@@ -168,6 +172,9 @@ impl TrainArgs {
         }
         if let Some(v) = self.loss {
             draft.loss = v;
+        }
+        if let Some(v) = self.profile_steps {
+            draft.profile_steps = v;
         }
         if self.keep_going_on_nan {
             draft.stop_on_non_finite_loss = false;

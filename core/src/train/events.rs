@@ -210,6 +210,30 @@ pub struct RunSummary {
     pub parameter_count: usize,
     /// The error that ended the run, if any.
     pub error: Option<String>,
+    /// Where a step's time goes, from the profiling mode (`profile_steps` in the config).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<StepProfile>,
+}
+
+/// Median milliseconds of each phase of a training step, measured with the device synced after
+/// every phase. Those syncs are what the normal loop avoids, so the profiled steps are left out
+/// of every throughput figure; the breakdown says where time goes, not how fast a step is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepProfile {
+    /// What the figures are, for whoever reads summary.json without this documentation.
+    pub mode: String,
+    /// Steps profiled (after the warm-up step).
+    pub steps: usize,
+    /// Gathering the batch from the device data set (index slice, gather, reshape).
+    pub data_ms: f64,
+    /// Forward pass, loss and the on-device metric sums.
+    pub forward_ms: f64,
+    /// Backward pass and collecting the gradients.
+    pub backward_ms: f64,
+    /// The optimizer's update of every parameter.
+    pub optimizer_ms: f64,
+    /// One metrics readback: the host waiting for the device and copying the sums.
+    pub host_sync_ms: f64,
 }
 
 impl RunSummary {
@@ -239,6 +263,7 @@ impl RunSummary {
             device_name: device_name.to_owned(),
             parameter_count,
             error: None,
+            profile: None,
         }
     }
 }

@@ -11,8 +11,8 @@ mod events;
 
 pub use control::{Control, ControlState};
 pub use events::{
-    EpochSummary, GalleryImage, Progress, RunOutcome, RunSummary, StartInfo, TestPredictions,
-    TrainEvent, TrainWarning, planar_to_rgba,
+    EpochSummary, GalleryImage, Progress, RunOutcome, RunSummary, StartInfo, StepProfile,
+    TestPredictions, TrainEvent, TrainWarning, planar_to_rgba,
 };
 
 use std::time::{Duration, Instant};
@@ -240,6 +240,30 @@ pub fn epoch_order(len: usize, seed: u64, epoch: usize) -> Vec<i32> {
 /// The device seed of `epoch`: a fixed function of the run's seed, independent of what ran before.
 fn epoch_seed(seed: u64, epoch: usize) -> u64 {
     ShuffleRng(seed ^ (epoch as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)).next()
+}
+
+/// The median of each phase over the profiled steps; none when nothing was profiled.
+fn step_profile(samples: &[[f64; 5]]) -> Option<StepProfile> {
+    if samples.is_empty() {
+        return None;
+    }
+    let median = |phase: usize| {
+        let mut values: Vec<f64> = samples.iter().map(|s| s[phase]).collect();
+        values.sort_by(f64::total_cmp);
+        values[values.len() / 2]
+    };
+    Some(StepProfile {
+        mode: format!(
+            "profiling: {} steps after warm-up, device synced after every phase; medians in ms; these steps are left out of samples/s",
+            samples.len()
+        ),
+        steps: samples.len(),
+        data_ms: median(0),
+        forward_ms: median(1),
+        backward_ms: median(2),
+        optimizer_ms: median(3),
+        host_sync_ms: median(4),
+    })
 }
 
 /// Warns once about a NaN or infinite loss; true when the run must stop because of it.
@@ -484,6 +508,8 @@ pub fn train(
     }
     let wall_secs = || wall_offset_secs + run_started.elapsed().as_secs_f64();
     let mut launch_steps = 0_usize;
+    // Per profiled step: data, forward, backward, optimizer, readback milliseconds.
+    let mut profile: Vec<[f64; 5]> = Vec::new();
     let chance = 1.0 / data.num_classes().max(1) as f64;
 
     'epochs: for epoch in first_epoch..experiment.epochs {
@@ -521,6 +547,17 @@ pub fn train(
             }
             let step_started = Instant::now();
             window.started.get_or_insert(step_started);
+            // Profiling mode: after the warm-up step, a few steps wait for the device after each
+            // phase so each phase's time is its own.
+            let profile_this = launch_steps >= 1 && profile.len() < experiment.profile_steps;
+            let settle = || -> Result<(), TrainError> {
+                if profile_this {
+                    device
+                        .sync()
+                        .map_err(|e| TrainError::Readback(format!("{e:?}")))?;
+                }
+                Ok(())
+            };
             let start = step * batch_size;
             let end = (start + batch_size).min(train_len);
             let rows = end - start;
@@ -529,6 +566,7 @@ pub fn train(
                 .reshape([rows, shape[0], shape[1], shape[2]])
                 .autodiff();
             let labels_ad = labels.clone().autodiff();
+            settle()?;
             let data_done = Instant::now();
 
             lr = experiment
@@ -541,8 +579,13 @@ pub fn train(
                 labels,
                 loss.clone().detach().without_autodiff(),
             );
+            settle()?;
+            let forward_done = Instant::now();
             let grads = GradientsParams::from_grads(loss.backward(), &model);
+            settle()?;
+            let backward_done = Instant::now();
             model = optimizer.step(lr, model, grads);
+            settle()?;
             let compute_done = Instant::now();
 
             window.data += data_done - step_started;
@@ -555,6 +598,24 @@ pub fn train(
             summary.samples_seen += rows as u64;
             steps_done = step + 1;
 
+            if profile_this {
+                let read_started = Instant::now();
+                totals.read()?;
+                let ms = |from: Instant, to: Instant| (to - from).as_secs_f64() * 1e3;
+                profile.push([
+                    ms(step_started, data_done),
+                    ms(data_done, forward_done),
+                    ms(forward_done, backward_done),
+                    ms(backward_done, compute_done),
+                    ms(read_started, Instant::now()),
+                ]);
+                // A synced step is not a normal step: keep it out of every throughput figure.
+                window = Window {
+                    started: Some(Instant::now()),
+                    ..Window::default()
+                };
+                continue;
+            }
             // The first step after a (re)start pays shader compilation and allocation.
             let first_step = launch_steps == 1;
             let last_step = step + 1 == steps_per_epoch;
@@ -745,6 +806,7 @@ pub fn train(
     }
 
     summary.total_secs = wall_secs();
+    summary.profile = step_profile(&profile);
     summary.steady_samples_per_sec = if steady_secs > 0.0 {
         steady_samples as f64 / steady_secs
     } else {
@@ -1185,6 +1247,42 @@ mod tests {
                 assert_eq!(summary.epochs_completed, 2);
             }
         }
+    }
+
+    #[test]
+    fn profiling_mode_breaks_a_step_into_phases_only_when_asked() {
+        let data = tiny_dataset();
+        let mut draft = tiny_experiment(1).draft().clone();
+        let run = |draft: &ExperimentDraft| {
+            train(
+                &draft.clone().validate().unwrap(),
+                &data,
+                &cpu(),
+                Preparation::default(),
+                &Control::new(),
+                &mut |_| {},
+            )
+            .unwrap()
+        };
+        assert!(run(&draft).profile.is_none());
+        draft.profile_steps = 3;
+        let summary = run(&draft);
+        let profile = summary.profile.expect("a profile");
+        assert_eq!(profile.steps, 3);
+        assert!(profile.mode.contains("synced after every phase"), "{}", profile.mode);
+        for ms in [
+            profile.data_ms,
+            profile.forward_ms,
+            profile.backward_ms,
+            profile.optimizer_ms,
+            profile.host_sync_ms,
+        ] {
+            assert!(ms.is_finite() && ms >= 0.0, "{profile:?}");
+        }
+        assert!(profile.forward_ms + profile.backward_ms > 0.0, "{profile:?}");
+        // Profiled steps are still training steps.
+        assert_eq!(summary.steps, 7);
+        assert_eq!(summary.outcome, RunOutcome::Completed);
     }
 
     #[test]
