@@ -17,7 +17,7 @@ use kiln_core::train::{
 #[derive(Debug)]
 enum WorkerMessage {
     Stage(Stage),
-    Event(TrainEvent),
+    Event(Box<TrainEvent>),
     /// The thread is done; `Err` holds the sentence to show.
     Done(Result<PathBuf, String>),
 }
@@ -180,7 +180,7 @@ impl Session {
             WorkerMessage::Stage(Stage::FolderCreated(path)) => {
                 self.history.path = path;
             }
-            WorkerMessage::Event(event) => self.apply_event(event),
+            WorkerMessage::Event(event) => self.apply_event(*event),
             WorkerMessage::Done(Ok(path)) => {
                 self.history.path = path;
                 if self.state.is_active() {
@@ -301,7 +301,7 @@ fn spawn_worker(
             let result = job(
                 &control,
                 &mut |stage| send(WorkerMessage::Stage(stage)),
-                &mut |event| send(WorkerMessage::Event(event.clone())),
+                &mut |event| send(WorkerMessage::Event(Box::new(event.clone()))),
             );
             send(WorkerMessage::Done(
                 result.map(|record| record.path).map_err(|e| e.to_string()),
