@@ -225,6 +225,15 @@ pub enum ModelError {
 }
 
 impl ModelSpec {
+    /// The square side this model resizes its input to, if it does: the input pipeline then
+    /// resizes training batches in the same pass as the gather.
+    pub fn input_resize(&self) -> Option<usize> {
+        match self {
+            ModelSpec::Vgg16 { resize_to, .. } => *resize_to,
+            _ => None,
+        }
+    }
+
     /// Checks that this model can be built for `input` images and `num_classes` classes.
     pub fn validate(&self, input: ImageShape, num_classes: usize) -> Result<(), ModelError> {
         self.check_spec()?;

@@ -129,16 +129,18 @@ impl Vgg16 {
 
     /// `[batch, C, H, W]` images to `[batch, classes]` logits.
     pub fn forward(&self, images: Tensor<4>) -> Tensor<2> {
+        let [_, _, height, width] = images.dims();
         let mut x = match self.resize_to {
             // Half-pixel centres (align_corners = false) match PyTorch's F.interpolate default
             // and torchvision's Resize on tensors, so "vgg16@224" means the same as there.
-            Some(side) => interpolate(
+            // Training batches arrive resized by the input pipeline already.
+            Some(side) if (height, width) != (side, side) => interpolate(
                 images,
                 InterpolateOptions::new(InterpolateMode::Bilinear)
                     .with_align_corners(false)
                     .with_output_size([side, side]),
             ),
-            None => images,
+            _ => images,
         };
         for stage in &self.stages {
             for layer in stage {

@@ -10,12 +10,11 @@ use std::time::Instant;
 use burn::nn::loss::CrossEntropyLossConfig;
 use burn::optim::GradientsParams;
 use burn::tensor::{Device, Int, Tensor, TensorData};
-use kiln_shaders::DeviceSplit;
 use serde::Serialize;
 
 use super::{
     DeviceTotals, TrainDevice, TrainError, batch_loss, build_optimizer, epoch_order,
-    pixel_transform,
+    pixel_transform, upload_splits,
 };
 use crate::config::Experiment;
 use crate::data::ImageDataset;
@@ -71,8 +70,6 @@ pub fn bench(
     let device = &target.device;
     device.seed(experiment.seed);
     let shape = [data.shape.channels, data.shape.height, data.shape.width];
-    let plane = data.shape.height * data.shape.width;
-    let values_per_image = data.shape.pixels_per_image();
     let transform = pixel_transform(experiment.input_scaling, data);
     let autodiff = device.clone().autodiff();
     let mut model =
@@ -84,16 +81,10 @@ pub fn bench(
     let batch_size = experiment.batch_size.min(data.train.len()).max(1);
     let per_epoch = data.train.len() / batch_size;
     // Only the Kiln style keeps the data set on the device; the naive loop never uploads it whole.
-    let split = (style == LoopStyle::Kiln).then(|| {
-        DeviceSplit::upload(
-            &data.train.images,
-            &data.train.labels,
-            values_per_image,
-            plane,
-            &transform,
-            device,
-        )
-    });
+    let pipeline = match style {
+        LoopStyle::Kiln => Some(upload_splits(experiment, data, &transform, device)?),
+        LoopStyle::Naive => None,
+    };
 
     let mut totals = DeviceTotals::zeros(device);
     let mut order_host = Vec::new();
@@ -122,13 +113,17 @@ pub fn bench(
         }
         let start = in_epoch * batch_size;
         let rows = batch_size;
-        let (images, labels) = match (&split, &order_device) {
-            (Some(split), Some(order)) => split.gather(order.clone().slice(start..start + rows)),
-            _ => naive_batch(data, &order_host[start..start + rows], &transform, device),
+        let (images, labels) = match (&pipeline, &order_device) {
+            (Some((split, _, options)), Some(order)) => {
+                split.batch(order.clone().slice(start..start + rows), options)?
+            }
+            _ => {
+                let (images, labels) =
+                    naive_batch(data, &order_host[start..start + rows], &transform, device);
+                (images.reshape([rows, shape[0], shape[1], shape[2]]), labels)
+            }
         };
-        let images = images
-            .reshape([rows, shape[0], shape[1], shape[2]])
-            .autodiff();
+        let images = images.autodiff();
         let logits = model.forward(images);
         let loss = batch_loss(
             &loss_fn,

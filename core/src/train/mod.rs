@@ -23,7 +23,7 @@ use burn::optim::decay::WeightDecayConfig;
 use burn::optim::momentum::MomentumConfig;
 use burn::optim::{AdamConfig, AdamWConfig, GradientsParams, ModuleOptimizer, SgdConfig};
 use burn::tensor::{Device, Int, Tensor, TensorData, Transaction};
-use kiln_shaders::{DeviceSplit, PixelTransform};
+use kiln_shaders::{BatchOptions, ByteSplit, PixelTransform};
 
 use crate::checkpoint::{self, CheckpointState, Slot};
 use crate::config::{Experiment, InputScaling, LossInput, OptimizerSpec};
@@ -54,6 +54,9 @@ pub enum TrainError {
         "training stopped on an internal error ({0}). The run folder keeps everything up to this point."
     )]
     Crashed(String),
+    /// The input pipeline refused the data or its options.
+    #[error("the input pipeline cannot build batches: {0}")]
+    Pipeline(#[from] kiln_shaders::BatchError),
     /// Reading metrics back from the device failed (device lost or out of memory).
     #[error(
         "the device stopped answering while reading metrics back ({0}); it may be out of memory or lost. Try a smaller batch or model."
@@ -293,6 +296,24 @@ fn is_diverging(train_loss: f64, chance: f64) -> bool {
     train_loss > 4.0 * chance.recip().ln().max(0.1)
 }
 
+/// Both splits as bytes on the device, and how their batches are built: the input scaling, and
+/// for a resizing model the resize, done in the same pass as the gather.
+fn upload_splits(
+    experiment: &Experiment,
+    data: &ImageDataset,
+    transform: &PixelTransform,
+    device: &Device,
+) -> Result<(ByteSplit, ByteSplit, BatchOptions), TrainError> {
+    let shape =
+        kiln_shaders::ImageShape::new(data.shape.channels, data.shape.height, data.shape.width);
+    let train = ByteSplit::upload(&data.train.images, &data.train.labels, shape, device)?;
+    let test = ByteSplit::upload(&data.test.images, &data.test.labels, shape, device)?;
+    let mut options = BatchOptions::new(transform.clone());
+    options.output_size = experiment.model.input_resize().map(|side| (side, side));
+    options.validate(shape)?;
+    Ok((train, test, options))
+}
+
 /// Host-side timing of one readback window.
 #[derive(Default)]
 struct Window {
@@ -371,8 +392,8 @@ fn batch_loss(
 
 fn evaluate(
     model: &Classifier,
-    split: &DeviceSplit,
-    shape: [usize; 3],
+    split: &ByteSplit,
+    options: &BatchOptions,
     batch_size: usize,
     loss_input: LossInput,
     device: &Device,
@@ -381,17 +402,16 @@ fn evaluate(
     let loss_fn = CrossEntropyLossConfig::new().init(device);
     let mut totals = DeviceTotals::zeros(device);
     let mut start = 0;
-    while start < split.len {
-        let end = (start + batch_size).min(split.len);
-        let (images, labels) = split.range(start, end);
-        let images = images.reshape([end - start, shape[0], shape[1], shape[2]]);
+    while start < split.len() {
+        let end = (start + batch_size).min(split.len());
+        let (images, labels) = split.range(start, end, options)?;
         let logits = model.forward(images);
         let loss = batch_loss(&loss_fn, loss_input, logits.clone(), labels.clone());
         totals.add(logits, labels, loss);
         start = end;
     }
     let (loss_sum, correct) = totals.read()?;
-    let n = split.len.max(1) as f64;
+    let n = split.len().max(1) as f64;
     Ok((loss_sum / n, correct / n))
 }
 
@@ -411,26 +431,11 @@ pub fn train(
     device.seed(experiment.seed);
     let shape = [data.shape.channels, data.shape.height, data.shape.width];
     let values_per_image = data.shape.pixels_per_image();
-    let plane = data.shape.height * data.shape.width;
     let transform = pixel_transform(experiment.input_scaling, data);
 
     let upload_started = Instant::now();
-    let train_split = DeviceSplit::upload(
-        &data.train.images,
-        &data.train.labels,
-        values_per_image,
-        plane,
-        &transform,
-        device,
-    );
-    let test_split = DeviceSplit::upload(
-        &data.test.images,
-        &data.test.labels,
-        values_per_image,
-        plane,
-        &transform,
-        device,
-    );
+    let (train_split, test_split, batch_options) =
+        upload_splits(experiment, data, &transform, device)?;
     let upload_secs = upload_started.elapsed().as_secs_f64();
 
     let autodiff = device.clone().autodiff();
@@ -451,7 +456,7 @@ pub fn train(
     let parameter_count = model.num_params();
 
     let batch_size = experiment.batch_size;
-    let train_len = train_split.len;
+    let train_len = train_split.len();
     let steps_per_epoch = experiment.steps_per_epoch(train_len);
     let total_steps = steps_per_epoch * experiment.epochs;
     let eval_batch = if matches!(experiment.model, crate::model::ModelSpec::Mlp { .. }) {
@@ -468,7 +473,7 @@ pub fn train(
         steps_per_epoch,
         epochs: experiment.epochs,
         train_len,
-        test_len: test_split.len,
+        test_len: test_split.len(),
         load_secs: preparation.load_secs,
         upload_secs,
         first_epoch,
@@ -561,10 +566,9 @@ pub fn train(
             let start = step * batch_size;
             let end = (start + batch_size).min(train_len);
             let rows = end - start;
-            let (images, labels) = train_split.gather(order.clone().slice(start..end));
-            let images = images
-                .reshape([rows, shape[0], shape[1], shape[2]])
-                .autodiff();
+            let (images, labels) =
+                train_split.batch(order.clone().slice(start..end), &batch_options)?;
+            let images = images.autodiff();
             let labels_ad = labels.clone().autodiff();
             settle()?;
             let data_done = Instant::now();
@@ -737,7 +741,7 @@ pub fn train(
         let (test_loss, test_accuracy) = evaluate(
             &model,
             &test_split,
-            shape,
+            &batch_options,
             eval_batch,
             experiment.loss,
             device,
@@ -797,7 +801,7 @@ pub fn train(
                 }));
             }
         }
-        if test_split.len > 0 && test_accuracy <= chance + 0.02 && chance < 0.5 {
+        if !test_split.is_empty() && test_accuracy <= chance + 0.02 && chance < 0.5 {
             on_event(TrainEvent::Warning(TrainWarning::StuckAtChance {
                 epoch,
                 accuracy: test_accuracy,
@@ -817,8 +821,8 @@ pub fn train(
     } else {
         train_secs_total
     };
-    if summary.outcome == RunOutcome::Completed && test_split.len > 0 {
-        let (predicted, confidence) = predict(&model, &test_split, shape, eval_batch)?;
+    if summary.outcome == RunOutcome::Completed && !test_split.is_empty() {
+        let (predicted, confidence) = predict(&model, &test_split, &batch_options, eval_batch)?;
         let mut predictions = TestPredictions {
             class_names: data.class_names.clone(),
             labels: data.test.labels.clone(),
@@ -861,18 +865,17 @@ pub fn train(
 /// Every image's predicted class and its probability, read back in one transaction at the end.
 fn predict(
     model: &Classifier,
-    split: &DeviceSplit,
-    shape: [usize; 3],
+    split: &ByteSplit,
+    options: &BatchOptions,
     batch_size: usize,
 ) -> Result<(Vec<u8>, Vec<f32>), TrainError> {
     let model = model.valid();
     let mut predicted = Vec::new();
     let mut confidence = Vec::new();
     let mut start = 0;
-    while start < split.len {
-        let end = (start + batch_size).min(split.len);
-        let (images, _) = split.range(start, end);
-        let images = images.reshape([end - start, shape[0], shape[1], shape[2]]);
+    while start < split.len() {
+        let end = (start + batch_size).min(split.len());
+        let (images, _) = split.range(start, end, options)?;
         let probabilities = burn::tensor::activation::softmax(model.forward(images), 1);
         confidence.push(probabilities.clone().max_dim(1).reshape([end - start]));
         predicted.push(probabilities.argmax(1).reshape([end - start]));
@@ -1269,7 +1272,11 @@ mod tests {
         let summary = run(&draft);
         let profile = summary.profile.expect("a profile");
         assert_eq!(profile.steps, 3);
-        assert!(profile.mode.contains("synced after every phase"), "{}", profile.mode);
+        assert!(
+            profile.mode.contains("synced after every phase"),
+            "{}",
+            profile.mode
+        );
         for ms in [
             profile.data_ms,
             profile.forward_ms,
@@ -1279,7 +1286,10 @@ mod tests {
         ] {
             assert!(ms.is_finite() && ms >= 0.0, "{profile:?}");
         }
-        assert!(profile.forward_ms + profile.backward_ms > 0.0, "{profile:?}");
+        assert!(
+            profile.forward_ms + profile.backward_ms > 0.0,
+            "{profile:?}"
+        );
         // Profiled steps are still training steps.
         assert_eq!(summary.steps, 7);
         assert_eq!(summary.outcome, RunOutcome::Completed);
