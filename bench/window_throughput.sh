@@ -33,7 +33,7 @@ window_run() {
   xdotool windowfocus --sync "$wid"
   xdotool mousemove 150 62 click 1; sleep 1        # Preset…
   xdotool mousemove 110 88 click 1; sleep 1        # fashion-mlp
-  xdotool mousemove 190 630 click 1; sleep 0.3     # Epochs
+  xdotool mousemove 190 678 click 1; sleep 0.3     # Epochs
   xdotool key --window "$wid" ctrl+a 2; sleep 0.3
   xdotool mousemove 800 97 click 1; sleep 0.3      # away from every field
   xdotool key --window "$wid" ctrl+Return

@@ -156,6 +156,8 @@ fn bad_flags_end_in_one_sentence_and_no_run_folder() {
         (&["--lr", "inf"], "lr"),
         (&["--model", "vgg16"], "at least 32×32"),
         (&["--model", "mlp:64:relu:1.5"], "dropout"),
+        (&["--crop-padding", "65"], "crop_padding"),
+        (&["--profile-steps", "20000"], "profile_steps"),
         (&["--model", "vgg17"], "vgg17"),
         (&["--device", "gpu:99"], "gpu:99"),
         (&["--preset", "nope"], "no preset named 'nope'"),
@@ -510,4 +512,42 @@ fn bench_compare_prints_both_loops_and_their_ratio_as_json() {
     let output = kiln(&["bench", "--resume", "runs/x"]);
     assert_eq!(output.status.code(), Some(1));
     assert!(stderr(&output).contains("belongs to `kiln train`"));
+}
+
+#[test]
+fn augmented_runs_are_recorded_and_repeat_exactly() {
+    // Separate processes: Burn's CPU generator is global, so only a whole process is isolated.
+    let runs = scratch("augment");
+    let mut results = Vec::new();
+    for name in ["first", "second"] {
+        let output = train_tiny(&runs, &["--crop-padding", "2", "--flip", "--name", name]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        let folder = std::fs::read_dir(&runs)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.to_string_lossy().ends_with(name))
+            .unwrap();
+        let config = std::fs::read_to_string(folder.join("config.toml")).unwrap();
+        assert!(config.contains("crop_padding = 2"), "{config}");
+        assert!(config.contains("flip = true"), "{config}");
+        results.push(epoch_figures(&folder));
+    }
+    assert_eq!(
+        results[0], results[1],
+        "the same seed draws the same crops and flips"
+    );
+    let plain = train_tiny(&runs, &["--name", "plain"]);
+    assert!(plain.status.success());
+    let plain_folder = std::fs::read_dir(&runs)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().ends_with("plain"))
+        .unwrap();
+    assert_ne!(
+        epoch_figures(&plain_folder),
+        results[0],
+        "augmentation changes training"
+    );
 }

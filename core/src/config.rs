@@ -462,6 +462,11 @@ pub struct ExperimentDraft {
     pub stop_on_non_finite_loss: bool,
     /// Steps after warm-up timed phase by phase, with a device sync after each (0: none).
     pub profile_steps: usize,
+    /// Training augmentation: zero pixels added on each side before a random crop back to the
+    /// image size, as torchvision's `RandomCrop(size, padding)` (0: off).
+    pub crop_padding: usize,
+    /// Training augmentation: mirror each training image left to right with probability ½.
+    pub flip: bool,
 }
 
 impl Default for ExperimentDraft {
@@ -493,12 +498,16 @@ impl Default for ExperimentDraft {
             readback_interval_ms: 250,
             stop_on_non_finite_loss: true,
             profile_steps: 0,
+            crop_padding: 0,
+            flip: false,
         }
     }
 }
 
 /// Largest batch the engine accepts, far above what any device holds, to catch typos early.
 pub const MAX_BATCH_SIZE: usize = 1 << 20;
+/// Largest crop padding accepted, in pixels per side.
+pub const MAX_CROP_PADDING: usize = 64;
 /// Most steps the profiling mode may sync phase by phase.
 pub const MAX_PROFILE_STEPS: usize = 10_000;
 /// Largest epoch count accepted.
@@ -561,6 +570,13 @@ impl ExperimentDraft {
                 self.epochs,
                 format!("must be between 1 and {MAX_EPOCHS}"),
             ));
+        }
+        if self.crop_padding > MAX_CROP_PADDING {
+            return Err(ConfigError::Invalid {
+                field: "crop_padding",
+                value: self.crop_padding.to_string(),
+                reason: format!("at most {MAX_CROP_PADDING} pixels (CIFAR's usual value is 4)"),
+            });
         }
         if self.profile_steps > MAX_PROFILE_STEPS {
             return Err(ConfigError::Invalid {

@@ -25,7 +25,7 @@ pub struct TrainArgs {
         conflicts_with_all = [
             "preset", "config", "dataset", "data_dir", "model", "optimizer", "lr", "momentum",
             "nesterov", "weight_decay", "schedule", "batch", "epochs", "seed", "device",
-            "input_scaling", "init", "loss", "name", "keep_going_on_nan", "profile_steps",
+            "input_scaling", "init", "loss", "name", "keep_going_on_nan", "profile_steps", "crop_padding", "flip",
         ]
     )]
     resume: Option<PathBuf>,
@@ -83,6 +83,12 @@ pub struct TrainArgs {
     /// logits (PyTorch's CrossEntropyLoss) or probabilities (Keras: softmax, clipped at 1e-7).
     #[arg(long)]
     loss: Option<LossInput>,
+    /// Augment training batches: pad each side by N zero pixels, then crop back at random.
+    #[arg(long, value_name = "N")]
+    crop_padding: Option<usize>,
+    /// Augment training batches: mirror each image left to right with probability 1/2.
+    #[arg(long)]
+    flip: bool,
     /// Profiling mode: time N steps after warm-up phase by phase (data, forward, backward,
     /// optimizer, host sync), syncing the device after each; the medians go into summary.json.
     #[arg(long, value_name = "N")]
@@ -172,6 +178,12 @@ impl TrainArgs {
         }
         if let Some(v) = self.loss {
             draft.loss = v;
+        }
+        if let Some(v) = self.crop_padding {
+            draft.crop_padding = v;
+        }
+        if self.flip {
+            draft.flip = true;
         }
         if let Some(v) = self.profile_steps {
             draft.profile_steps = v;

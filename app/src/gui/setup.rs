@@ -149,6 +149,8 @@ pub enum Field {
     Epochs,
     /// Seed.
     Seed,
+    /// Augmentation crop padding.
+    CropPadding,
     /// Device.
     Device,
 }
@@ -172,6 +174,7 @@ impl Field {
             "schedule.min_lr" => Self::CosineMin,
             "batch_size" => Self::Batch,
             "epochs" => Self::Epochs,
+            "crop_padding" => Self::CropPadding,
             _ => return None,
         })
     }
@@ -245,6 +248,10 @@ pub struct SetupForm {
     pub readback_interval_ms: u64,
     /// Whether a NaN or infinite loss ends the run.
     pub stop_on_non_finite_loss: bool,
+    /// Zero pixels per side before a random crop (training batches only).
+    pub crop_padding: String,
+    /// Random horizontal flips of training images.
+    pub flip: bool,
 }
 
 impl Default for SetupForm {
@@ -311,6 +318,8 @@ impl SetupForm {
             device: draft.device.to_string(),
             readback_interval_ms: draft.readback_interval_ms,
             stop_on_non_finite_loss: draft.stop_on_non_finite_loss,
+            crop_padding: draft.crop_padding.to_string(),
+            flip: draft.flip,
         };
         match &draft.model {
             ModelSpec::Mlp {
@@ -400,6 +409,7 @@ impl SetupForm {
             loss: self.loss,
             readback_interval_ms: self.readback_interval_ms,
             stop_on_non_finite_loss: self.stop_on_non_finite_loss,
+            flip: self.flip,
             ..ExperimentDraft::default()
         };
         draft.dataset = match self.dataset {
@@ -525,6 +535,14 @@ impl SetupForm {
             config::MAX_BATCH_SIZE as u64,
         )
         .map_or(64, |v| v as usize);
+        draft.crop_padding = parse_int(
+            &self.crop_padding,
+            Field::CropPadding,
+            errors,
+            0,
+            config::MAX_CROP_PADDING as u64,
+        )
+        .map_or(0, |v| v as usize);
         draft.epochs = parse_int(
             &self.epochs,
             Field::Epochs,
@@ -668,6 +686,7 @@ pub fn field_label(field: Field) -> &'static str {
         Field::Batch => "Batch size",
         Field::Epochs => "Epochs",
         Field::Seed => "Seed",
+        Field::CropPadding => "Crop padding",
         Field::Device => "Device",
     }
 }
@@ -709,6 +728,9 @@ const BATCH_TIP: &str =
 const EPOCHS_TIP: &str = "How many times the whole training split is seen.";
 const SEED_TIP: &str =
     "Seeds weight init, shuffling and dropout, so the same seed gives the same run.";
+const CROP_TIP: &str = "Training images get this many zero pixels on each side and are cropped back to their size at a random place (CIFAR's usual value is 4); 0 turns it off.";
+const FLIP_TIP: &str =
+    "Mirror each training image left to right with probability ½; test images are never flipped.";
 const STOP_ON_NAN_TIP: &str =
     "End the run when the loss becomes NaN or infinite; a warning is shown either way.";
 const MOMENTUM_TIP: &str =
@@ -912,6 +934,11 @@ pub fn setup_ui(
                     (InputScaling::Standardize, "standardize"),
                 ];
                 combo_row(ui, "Input scaling", SCALING_TIP, &mut form.input_scaling, &options);
+                text_row(ui, Field::CropPadding, &mut form.crop_padding, CROP_TIP, errors);
+                ui.label("");
+                ui.checkbox(&mut form.flip, "Random horizontal flip")
+                    .on_hover_text(FLIP_TIP);
+                ui.end_row();
             });
         ui.separator();
         ui.strong("Model");

@@ -437,6 +437,13 @@ pub fn train(
     let (train_split, test_split, batch_options) =
         upload_splits(experiment, data, &transform, device)?;
     let upload_secs = upload_started.elapsed().as_secs_f64();
+    // Augmentation is for training batches only; evaluation sees the images as they are.
+    let mut train_options = BatchOptions {
+        crop_padding: experiment.crop_padding,
+        flip: experiment.flip,
+        ..batch_options.clone()
+    };
+    train_options.validate(kiln_shaders::ImageShape::new(shape[0], shape[1], shape[2]))?;
 
     let autodiff = device.clone().autodiff();
     let mut model =
@@ -566,8 +573,10 @@ pub fn train(
             let start = step * batch_size;
             let end = (start + batch_size).min(train_len);
             let rows = end - start;
+            // Each step draws its own crops and flips from the seed and the step alone.
+            train_options.seed = BatchOptions::step_seed(experiment.seed, summary.steps as u64);
             let (images, labels) =
-                train_split.batch(order.clone().slice(start..end), &batch_options)?;
+                train_split.batch(order.clone().slice(start..end), &train_options)?;
             let images = images.autodiff();
             let labels_ad = labels.clone().autodiff();
             settle()?;
