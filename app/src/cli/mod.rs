@@ -51,6 +51,10 @@ pub fn main() -> ExitCode {
         // SAFETY: nothing else runs yet; no other thread can read the environment meanwhile.
         unsafe { std::env::set_var("BURN_DEVICE", "flex") };
     }
+    if let Some(dir) = kiln_core::device::kernel_cache_dir() {
+        // Before any device starts: autotune results of earlier launches are read from there.
+        kiln_core::device::keep_kernel_cache_in(&dir);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         None => crate::gui::run(cli.runs_dir),
