@@ -514,6 +514,16 @@ fn bench_compare_prints_both_loops_and_their_ratio_as_json() {
     assert!(stderr(&output).contains("belongs to `kiln train`"));
 }
 
+/// The run folder under `runs` whose name ends in `name`.
+fn run_folder_named(runs: &Path, name: &str) -> PathBuf {
+    std::fs::read_dir(runs)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().ends_with(name))
+        .unwrap()
+}
+
 #[test]
 fn augmented_runs_are_recorded_and_repeat_exactly() {
     // Separate processes: Burn's CPU generator is global, so only a whole process is isolated.
@@ -522,12 +532,7 @@ fn augmented_runs_are_recorded_and_repeat_exactly() {
     for name in ["first", "second"] {
         let output = train_tiny(&runs, &["--crop-padding", "2", "--flip", "--name", name]);
         assert!(output.status.success(), "{}", stderr(&output));
-        let folder = std::fs::read_dir(&runs)
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .find(|p| p.to_string_lossy().ends_with(name))
-            .unwrap();
+        let folder = run_folder_named(&runs, name);
         let config = std::fs::read_to_string(folder.join("config.toml")).unwrap();
         assert!(config.contains("crop_padding = 2"), "{config}");
         assert!(config.contains("flip = true"), "{config}");
@@ -539,12 +544,7 @@ fn augmented_runs_are_recorded_and_repeat_exactly() {
     );
     let plain = train_tiny(&runs, &["--name", "plain"]);
     assert!(plain.status.success());
-    let plain_folder = std::fs::read_dir(&runs)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.to_string_lossy().ends_with("plain"))
-        .unwrap();
+    let plain_folder = run_folder_named(&runs, "plain");
     assert_ne!(
         epoch_figures(&plain_folder),
         results[0],

@@ -239,9 +239,10 @@ pub fn find(run_folder: &Path, slot: Slot) -> Result<(PathBuf, CheckpointState),
     Err(CheckpointError::Missing(run_folder.to_owned()))
 }
 
-/// Whether `run_folder` has a checkpoint that `--resume` could use.
-pub fn has_checkpoint(run_folder: &Path) -> bool {
-    find(run_folder, Slot::Last).is_ok()
+/// Whether `run_folder`, a run of `epochs` epochs, stopped short of its last epoch with a
+/// checkpoint to go on from.
+pub fn can_resume(run_folder: &Path, epochs: usize) -> bool {
+    find(run_folder, Slot::Last).is_ok_and(|(_, state)| state.epochs_completed < epochs)
 }
 
 /// Loads the weights of the checkpoint in `folder` into `model`, which must have the shape the

@@ -141,9 +141,15 @@ impl RunFolder {
     /// Opens the run folder `path` to go on after `epochs_completed` epochs: rows of later
     /// epochs (and a row cut short by a crash) are dropped, new rows are appended.
     pub fn reopen(path: &Path, epochs_completed: usize) -> Result<Self, RunError> {
-        let metrics =
-            Self::keep_epochs(&path.join("metrics.csv"), METRICS_HEADER, epochs_completed)?;
-        let epochs = Self::keep_epochs(&path.join("epochs.csv"), EPOCHS_HEADER, epochs_completed)?;
+        // The epoch is metrics.csv's second column and epochs.csv's first.
+        let metrics = Self::keep_epochs(
+            &path.join("metrics.csv"),
+            METRICS_HEADER,
+            1,
+            epochs_completed,
+        )?;
+        let epochs =
+            Self::keep_epochs(&path.join("epochs.csv"), EPOCHS_HEADER, 0, epochs_completed)?;
         Ok(Self {
             path: path.to_owned(),
             metrics,
@@ -151,11 +157,12 @@ impl RunFolder {
         })
     }
 
-    /// Rewrites the CSV at `path` with only its whole rows of epochs up to `last_epoch`
-    /// (counted from 1, the file's own numbering), then opens it for appending.
+    /// Rewrites the CSV at `path` with only its whole rows whose `epoch_column` is at most
+    /// `last_epoch` (counted from 1, the file's own numbering), then opens it for appending.
     fn keep_epochs(
         path: &Path,
         header: &str,
+        epoch_column: usize,
         last_epoch: usize,
     ) -> Result<BufWriter<File>, RunError> {
         let text = match fs::read_to_string(path) {
@@ -171,13 +178,9 @@ impl RunFolder {
                 continue;
             };
             let cells: Vec<&str> = row.split(',').collect();
-            let epoch = if header == METRICS_HEADER {
-                cells.get(1)
-            } else {
-                cells.first()
-            };
             if cells.len() == columns
-                && epoch
+                && cells
+                    .get(epoch_column)
                     .and_then(|e| e.parse::<usize>().ok())
                     .is_some_and(|e| e <= last_epoch)
             {
@@ -345,12 +348,10 @@ pub fn execute(
     on_stage: &mut dyn FnMut(Stage),
     on_event: &mut dyn FnMut(&TrainEvent),
 ) -> Result<RunRecord, RunError> {
-    let (data, load_secs, target) = prepare(experiment, on_stage)?;
+    let prepared = prepare(experiment, on_stage)?;
     let folder = RunFolder::create(runs_dir, experiment)?;
     on_stage(Stage::FolderCreated(folder.path().to_owned()));
-    train_into(
-        experiment, &data, &target, load_secs, None, folder, control, on_event,
-    )
+    train_into(experiment, &prepared, None, folder, control, on_event)
 }
 
 /// Why a run folder cannot be resumed, besides the errors any run can meet.
@@ -408,14 +409,12 @@ pub fn resume(
     on_event: &mut dyn FnMut(&TrainEvent),
 ) -> Result<RunRecord, RunError> {
     let (experiment, point) = resume_plan(run_folder)?;
-    let (data, load_secs, target) = prepare(&experiment, on_stage)?;
+    let prepared = prepare(&experiment, on_stage)?;
     let folder = RunFolder::reopen(run_folder, point.state.epochs_completed)?;
     on_stage(Stage::FolderCreated(folder.path().to_owned()));
     train_into(
         &experiment,
-        &data,
-        &target,
-        load_secs,
+        &prepared,
         Some(point),
         folder,
         control,
@@ -424,10 +423,14 @@ pub fn resume(
 }
 
 /// Everything before the run folder: data, checks, device.
-fn prepare(
-    experiment: &Experiment,
-    on_stage: &mut dyn FnMut(Stage),
-) -> Result<(ImageDataset, f64, TrainDevice), RunError> {
+/// What a run needs before its folder: the data, how long it took to load, the device.
+struct Prepared {
+    data: ImageDataset,
+    load_secs: f64,
+    target: TrainDevice,
+}
+
+fn prepare(experiment: &Experiment, on_stage: &mut dyn FnMut(Stage)) -> Result<Prepared, RunError> {
     on_stage(Stage::LoadingData);
     let load_started = Instant::now();
     let data: ImageDataset = data::load(&experiment.dataset, experiment.data_dir.as_deref())?;
@@ -445,16 +448,17 @@ fn prepare(
         id: info.id.clone(),
         name: info.name.clone(),
     };
-    Ok((data, load_secs, target))
+    Ok(Prepared {
+        data,
+        load_secs,
+        target,
+    })
 }
 
 /// Trains and records every event into `folder`.
-#[allow(clippy::too_many_arguments)]
 fn train_into(
     experiment: &Experiment,
-    data: &ImageDataset,
-    target: &TrainDevice,
-    load_secs: f64,
+    prepared: &Prepared,
     resume: Option<ResumePoint>,
     mut folder: RunFolder,
     control: &Arc<Control>,
@@ -466,10 +470,10 @@ fn train_into(
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         train::train(
             experiment,
-            data,
-            target,
+            &prepared.data,
+            &prepared.target,
             Preparation {
-                load_secs,
+                load_secs: prepared.load_secs,
                 run_folder: Some(folder.path().to_owned()),
                 resume,
             },
@@ -501,7 +505,7 @@ fn train_into(
             let failed = RunSummary {
                 outcome: RunOutcome::Failed,
                 error: Some(message),
-                ..RunSummary::new(&target.name, 0, load_secs, 0.0)
+                ..RunSummary::new(&prepared.target.name, 0, prepared.load_secs, 0.0)
             };
             // The error below is what the person sees; a summary that cannot be written adds nothing.
             let _ = folder.write_summary(&failed);

@@ -99,7 +99,12 @@ impl RunsPanel {
         self.resumable = self
             .runs
             .iter()
-            .filter(|r| kiln_core::run::resume_plan(&r.path).is_ok())
+            .filter(|r| {
+                // The config is already read; only the checkpoint's state is looked up.
+                r.config
+                    .as_ref()
+                    .is_some_and(|c| kiln_core::checkpoint::can_resume(&r.path, c.epochs))
+            })
             .map(|r| r.path.clone())
             .collect();
         let present: BTreeSet<PathBuf> = self.runs.iter().map(|r| r.path.clone()).collect();

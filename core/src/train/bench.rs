@@ -13,8 +13,8 @@ use burn::tensor::{Device, Int, Tensor, TensorData};
 use serde::Serialize;
 
 use super::{
-    DeviceTotals, TrainDevice, TrainError, batch_loss, build_optimizer, epoch_order,
-    pixel_transform, upload_splits,
+    DeviceTotals, InputPipeline, TrainDevice, TrainError, batch_loss, build_optimizer, epoch_order,
+    pixel_transform,
 };
 use crate::config::Experiment;
 use crate::data::ImageDataset;
@@ -82,7 +82,7 @@ pub fn bench(
     let per_epoch = data.train.len() / batch_size;
     // Only the Kiln style keeps the data set on the device; the naive loop never uploads it whole.
     let pipeline = match style {
-        LoopStyle::Kiln => Some(upload_splits(experiment, data, &transform, device)?),
+        LoopStyle::Kiln => Some(InputPipeline::upload(experiment, data, &transform, device)?),
         LoopStyle::Naive => None,
     };
 
@@ -114,9 +114,9 @@ pub fn bench(
         let start = in_epoch * batch_size;
         let rows = batch_size;
         let (images, labels) = match (&pipeline, &order_device) {
-            (Some((split, _, options)), Some(order)) => {
-                split.batch(order.clone().slice(start..start + rows), options)?
-            }
+            (Some(pipeline), Some(order)) => pipeline
+                .train
+                .batch(order.clone().slice(start..start + rows), &pipeline.plain)?,
             _ => {
                 let (images, labels) =
                     naive_batch(data, &order_host[start..start + rows], &transform, device);

@@ -296,22 +296,45 @@ fn is_diverging(train_loss: f64, chance: f64) -> bool {
     train_loss > 4.0 * chance.recip().ln().max(0.1)
 }
 
-/// Both splits as bytes on the device, and how their batches are built: the input scaling, and
-/// for a resizing model the resize, done in the same pass as the gather.
-fn upload_splits(
-    experiment: &Experiment,
-    data: &ImageDataset,
-    transform: &PixelTransform,
-    device: &Device,
-) -> Result<(ByteSplit, ByteSplit, BatchOptions), TrainError> {
-    let shape =
-        kiln_shaders::ImageShape::new(data.shape.channels, data.shape.height, data.shape.width);
-    let train = ByteSplit::upload(&data.train.images, &data.train.labels, shape, device)?;
-    let test = ByteSplit::upload(&data.test.images, &data.test.labels, shape, device)?;
-    let mut options = BatchOptions::new(transform.clone());
-    options.output_size = experiment.model.input_resize().map(|side| (side, side));
-    options.validate(shape)?;
-    Ok((train, test, options))
+/// Both splits as bytes on the device, and how their batches are built.
+struct InputPipeline {
+    train: ByteSplit,
+    test: ByteSplit,
+    /// The input scaling and, for a resizing model, the resize, done in the same pass as the
+    /// gather: what evaluation sees.
+    plain: BatchOptions,
+    /// `plain` plus the augmentation, for training batches only.
+    augmented: BatchOptions,
+}
+
+impl InputPipeline {
+    /// Uploads both splits and checks the batch options against the images once.
+    fn upload(
+        experiment: &Experiment,
+        data: &ImageDataset,
+        transform: &PixelTransform,
+        device: &Device,
+    ) -> Result<Self, TrainError> {
+        let shape =
+            kiln_shaders::ImageShape::new(data.shape.channels, data.shape.height, data.shape.width);
+        let train = ByteSplit::upload(&data.train.images, &data.train.labels, shape, device)?;
+        let test = ByteSplit::upload(&data.test.images, &data.test.labels, shape, device)?;
+        let mut plain = BatchOptions::new(transform.clone());
+        plain.output_size = experiment.model.input_resize().map(|side| (side, side));
+        let augmented = BatchOptions {
+            crop_padding: experiment.crop_padding,
+            flip: experiment.flip,
+            ..plain.clone()
+        };
+        plain.validate(shape)?;
+        augmented.validate(shape)?;
+        Ok(Self {
+            train,
+            test,
+            plain,
+            augmented,
+        })
+    }
 }
 
 /// Host-side timing of one readback window.
@@ -434,16 +457,13 @@ pub fn train(
     let transform = pixel_transform(experiment.input_scaling, data);
 
     let upload_started = Instant::now();
-    let (train_split, test_split, batch_options) =
-        upload_splits(experiment, data, &transform, device)?;
+    let InputPipeline {
+        train: train_split,
+        test: test_split,
+        plain: batch_options,
+        augmented: mut train_options,
+    } = InputPipeline::upload(experiment, data, &transform, device)?;
     let upload_secs = upload_started.elapsed().as_secs_f64();
-    // Augmentation is for training batches only; evaluation sees the images as they are.
-    let mut train_options = BatchOptions {
-        crop_padding: experiment.crop_padding,
-        flip: experiment.flip,
-        ..batch_options.clone()
-    };
-    train_options.validate(kiln_shaders::ImageShape::new(shape[0], shape[1], shape[2]))?;
 
     let autodiff = device.clone().autodiff();
     let mut model =
