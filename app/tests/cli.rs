@@ -162,6 +162,8 @@ fn bad_flags_end_in_one_sentence_and_no_run_folder() {
         (&["--device", "gpu:99"], "gpu:99"),
         (&["--preset", "nope"], "no preset named 'nope'"),
         (&["--momentum", "0.9"], "--optimizer sgd"),
+        (&["--precision", "f16"], "cannot train in f16"),
+        (&["--precision", "f8"], "--precision"),
         (
             &["--dataset", "mnist", "--data-dir", "/nonexistent/kiln"],
             "MNIST",

@@ -11,6 +11,7 @@ use egui_kittest::kittest::Queryable;
 use kiln::gui::{
     AppOptions, KilnApp, RunsPanel, SetupContext, SetupForm, plot_runs, plots_ui, runs_ui, setup_ui,
 };
+use kiln_core::config::Precision;
 use kiln_core::device::{DeviceClass, DeviceInfo};
 use kiln_core::export::XAxis;
 use kiln_core::history::{EpochRow, MetricsRow, RunHistory};
@@ -32,6 +33,7 @@ fn fixed_devices() -> Vec<DeviceInfo> {
             class: DeviceClass::Software,
             driver: "llvmpipe".to_owned(),
             driver_info: String::new(),
+            shader_f16: true,
         },
         DeviceInfo {
             id: "cpu".to_owned(),
@@ -40,6 +42,7 @@ fn fixed_devices() -> Vec<DeviceInfo> {
             class: DeviceClass::Cpu,
             driver: String::new(),
             driver_info: String::new(),
+            shader_f16: false,
         },
     ]
 }
@@ -130,6 +133,31 @@ fn setup_panel_marks_bad_values_where_typed() {
     harness.run();
     harness.get_by_label_contains("'lots' is not a whole number");
     harness.snapshot("setup_panel_errors");
+}
+
+#[test]
+fn f16_is_marked_on_a_device_without_16_bit_shaders_and_not_on_one_with_them() {
+    let on_cpu = SetupForm {
+        precision: Precision::F16,
+        device: "cpu".to_owned(),
+        ..SetupForm::default()
+    };
+    let mut harness = setup_harness(on_cpu);
+    harness.run();
+    harness.get_by_label_contains("the CPU trains in f32 only");
+    // The fixed listing's lavapipe has SHADER_F16.
+    let on_gpu = SetupForm {
+        precision: Precision::F16,
+        device: "gpu:0".to_owned(),
+        ..SetupForm::default()
+    };
+    let mut harness = setup_harness(on_gpu);
+    harness.run();
+    assert!(
+        harness
+            .query_by_label_contains("trains in f32 only")
+            .is_none()
+    );
 }
 
 #[test]

@@ -19,6 +19,7 @@ use burn::optim::ModuleOptimizer;
 use serde::{Deserialize, Serialize};
 
 use crate::model::Classifier;
+use crate::train::precision::LossScale;
 
 /// The folder of a run that holds its checkpoints.
 pub const CHECKPOINTS_DIR: &str = "checkpoints";
@@ -79,6 +80,9 @@ pub struct CheckpointState {
     pub test_accuracy: f64,
     /// Best test accuracy of any epoch so far.
     pub best_test_accuracy: f64,
+    /// The loss scale of an f16 run; none in f32 and in checkpoints written before f16 existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_scale: Option<LossScale>,
 }
 
 impl CheckpointState {
@@ -100,6 +104,7 @@ impl CheckpointState {
             test_loss: 0.0,
             test_accuracy: 0.0,
             best_test_accuracy: 0.0,
+            loss_scale: None,
         }
     }
 }

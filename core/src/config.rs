@@ -92,6 +92,39 @@ impl FromStr for InputScaling {
     }
 }
 
+/// The float type the network computes in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Precision {
+    /// 32-bit floats throughout.
+    #[default]
+    F32,
+    /// Mixed precision: f32 master weights, f16 arithmetic, the loss scaled so small gradients
+    /// do not flush to zero. Needs a GPU whose adapter has 16-bit float shaders.
+    F16,
+}
+
+impl fmt::Display for Precision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::F32 => "f32",
+            Self::F16 => "f16",
+        })
+    }
+}
+
+impl FromStr for Precision {
+    type Err = ConfigError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text {
+            "f32" => Ok(Self::F32),
+            "f16" => Ok(Self::F16),
+            other => Err(invalid("precision", other, "expected f32 or f16")),
+        }
+    }
+}
+
 /// What the cross-entropy is computed from: one of the defaults that make "the same model" end at
 /// different accuracies in different frameworks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -467,6 +500,8 @@ pub struct ExperimentDraft {
     pub crop_padding: usize,
     /// Training augmentation: mirror each training image left to right with probability ½.
     pub flip: bool,
+    /// The float type of the arithmetic.
+    pub precision: Precision,
 }
 
 impl Default for ExperimentDraft {
@@ -500,6 +535,7 @@ impl Default for ExperimentDraft {
             profile_steps: 0,
             crop_padding: 0,
             flip: false,
+            precision: Precision::F32,
         }
     }
 }

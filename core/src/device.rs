@@ -35,8 +35,10 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::thread::Thread;
 use std::time::Duration;
 
-use burn::tensor::{Device, DeviceKind};
+use burn::tensor::{Device, DeviceKind, FloatDType};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::config::Precision;
 
 /// The `backend` text of the CPU entry.
 pub const CPU_BACKEND: &str = "flex (CPU)";
@@ -103,6 +105,10 @@ pub struct DeviceInfo {
     pub driver: String,
     /// The driver's version text, empty when the driver does not say (and for the CPU).
     pub driver_info: String,
+    /// Whether the adapter runs 16-bit float shaders (wgpu's `SHADER_F16`), which f16 training
+    /// needs. Always false for the CPU, which Kiln trains in f32 only.
+    #[serde(default)]
+    pub shader_f16: bool,
 }
 
 impl DeviceInfo {
@@ -117,10 +123,15 @@ impl DeviceInfo {
             class: DeviceClass::Cpu,
             driver: String::new(),
             driver_info: String::new(),
+            shader_f16: false,
         }
     }
 
-    fn from_adapter(index: usize, adapter: &wgpu::AdapterInfo) -> Option<Self> {
+    fn from_adapter(index: usize, adapter: &Adapter) -> Option<Self> {
+        let Adapter {
+            info: adapter,
+            features,
+        } = adapter;
         let class = match adapter.device_type {
             wgpu::DeviceType::DiscreteGpu => DeviceClass::DiscreteGpu,
             wgpu::DeviceType::IntegratedGpu => DeviceClass::IntegratedGpu,
@@ -135,6 +146,7 @@ impl DeviceInfo {
             class,
             driver: adapter.driver.clone(),
             driver_info: adapter.driver_info.clone(),
+            shader_f16: features.contains(wgpu::Features::SHADER_F16),
         })
     }
 }
@@ -244,6 +256,14 @@ pub enum DeviceError {
         /// What this machine does have, and what to do instead.
         available: String,
     },
+    /// f16 training asked of a device that cannot compute in f16.
+    #[error("{device} cannot train in f16: {reason}. Train in f32 instead (`--precision f32`)")]
+    NoHalfPrecision {
+        /// The device's name.
+        device: String,
+        /// Why not.
+        reason: &'static str,
+    },
     /// A second software adapter, which Burn's `DeviceKind::Cpu` cannot select.
     #[error(
         "gpu:{index} ({name}) is a second software rasterizer, and Burn's wgpu backend can only \
@@ -270,7 +290,7 @@ pub fn list_devices() -> Vec<DeviceInfo> {
         .get_or_init(|| {
             let mut devices: Vec<DeviceInfo> = probe_with_timeout()
                 .iter()
-                .filter(|adapter| adapter.device_type != wgpu::DeviceType::Other)
+                .filter(|adapter| adapter.info.device_type != wgpu::DeviceType::Other)
                 .enumerate()
                 .filter_map(|(index, adapter)| DeviceInfo::from_adapter(index, adapter))
                 .collect();
@@ -278,6 +298,33 @@ pub fn list_devices() -> Vec<DeviceInfo> {
             devices
         })
         .clone()
+}
+
+/// Checks that `device` (listed as `info`) can train in `precision`. For a GPU, Burn's own answer
+/// decides: the adapter must run 16-bit float shaders, or f16 kernels would not compile.
+pub fn check_precision(
+    info: &DeviceInfo,
+    device: &Device,
+    precision: Precision,
+) -> Result<(), DeviceError> {
+    if precision == Precision::F32 {
+        return Ok(());
+    }
+    let refuse = |reason| DeviceError::NoHalfPrecision {
+        device: info.name.clone(),
+        reason,
+    };
+    if info.class == DeviceClass::Cpu {
+        return Err(refuse(
+            "the CPU backend computes f16 by way of f32, so it would only be slower",
+        ));
+    }
+    if !device.supports_dtype(FloatDType::F16) {
+        return Err(refuse(
+            "its adapter has no 16-bit float shaders (wgpu's SHADER_F16)",
+        ));
+    }
+    Ok(())
 }
 
 /// Which device `auto` means among `devices`: the first discrete GPU, else the first integrated,
@@ -391,7 +438,13 @@ fn no_such_gpu(index: usize, devices: &[DeviceInfo]) -> DeviceError {
 
 /// The adapters of the graphics API cubecl settles on, enumerated on a named thread so that a
 /// driver which blocks or panics costs at most [`PROBE_TIMEOUT`] and leaves the CPU entry.
-fn probe_with_timeout() -> Vec<wgpu::AdapterInfo> {
+/// What the probe keeps of one adapter.
+struct Adapter {
+    info: wgpu::AdapterInfo,
+    features: wgpu::Features,
+}
+
+fn probe_with_timeout() -> Vec<Adapter> {
     let (sender, receiver) = mpsc::channel();
     let spawned = std::thread::Builder::new()
         .name("kiln-gpu-probe".to_owned())
@@ -408,7 +461,7 @@ fn probe_with_timeout() -> Vec<wgpu::AdapterInfo> {
 
 /// Mirrors cubecl-wgpu 0.11.3's `settle(WgpuBackend::Auto)`: the first API in the chain with a
 /// hardware adapter, else the first with any adapter, else nothing.
-fn settled_adapters() -> Vec<wgpu::AdapterInfo> {
+fn settled_adapters() -> Vec<Adapter> {
     let mut software_only = None;
     for api in graphics_api_chain() {
         if !wgpu::Instance::enabled_backend_features().contains(api.into()) {
@@ -417,7 +470,7 @@ fn settled_adapters() -> Vec<wgpu::AdapterInfo> {
         let adapters = adapters_on(api);
         if adapters
             .iter()
-            .any(|adapter| adapter.device_type != wgpu::DeviceType::Cpu)
+            .any(|adapter| adapter.info.device_type != wgpu::DeviceType::Cpu)
         {
             return adapters;
         }
@@ -443,14 +496,17 @@ fn graphics_api_chain() -> Vec<wgpu::Backend> {
 
 /// cubecl-wgpu 0.11.3's `probe`: an instance limited to `api` with otherwise default settings,
 /// so the adapters come back in the order cubecl later indexes them in.
-fn adapters_on(api: wgpu::Backend) -> Vec<wgpu::AdapterInfo> {
+fn adapters_on(api: wgpu::Backend) -> Vec<Adapter> {
     let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
         backends: api.into(),
         ..wgpu::InstanceDescriptor::new_without_display_handle()
     });
     block_on(instance.enumerate_adapters(api.into()))
         .iter()
-        .map(wgpu::Adapter::get_info)
+        .map(|adapter| Adapter {
+            info: adapter.get_info(),
+            features: adapter.features(),
+        })
         .collect()
 }
 
@@ -514,6 +570,7 @@ mod tests {
                 class: *class,
                 driver: "driver".to_owned(),
                 driver_info: "1.0".to_owned(),
+                shader_f16: false,
             })
             .collect();
         devices.push(DeviceInfo::cpu());

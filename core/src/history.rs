@@ -668,6 +668,12 @@ pub(crate) fn describe(draft: &ExperimentDraft) -> Settings {
         ("seed", Some(draft.seed.to_string())),
         ("epochs", Some(draft.epochs.to_string())),
         ("device", device),
+        ("precision", Some(draft.precision.to_string())),
+        ("crop padding", Some(draft.crop_padding.to_string())),
+        (
+            "flip",
+            Some(if draft.flip { "on" } else { "off" }.to_owned()),
+        ),
     ]
 }
 
@@ -803,7 +809,9 @@ mod tests {
         }
         let mut summary = RunSummary::new("cpu", 100, 0.1, 0.0);
         summary.epochs_completed = 2;
-        folder.record(&TrainEvent::Finished(summary)).unwrap();
+        folder
+            .record(&TrainEvent::Finished(Box::new(summary)))
+            .unwrap();
         folder.path().to_owned()
     }
 

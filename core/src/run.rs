@@ -443,6 +443,7 @@ fn prepare(experiment: &Experiment, on_stage: &mut dyn FnMut(Stage)) -> Result<P
     });
     experiment.check_against(&data)?;
     let (info, device) = device::resolve(&experiment.device)?;
+    device::check_precision(&info, &device, experiment.precision)?;
     let target = TrainDevice {
         device,
         id: info.id.clone(),

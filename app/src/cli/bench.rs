@@ -38,6 +38,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let data = data::load(&experiment.dataset, experiment.data_dir.as_deref())?;
     experiment.check_against(&data)?;
     let (info, device) = device::resolve(&experiment.device)?;
+    device::check_precision(&info, &device, experiment.precision)?;
     let target = TrainDevice {
         device,
         id: info.id,

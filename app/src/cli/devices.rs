@@ -21,16 +21,21 @@ pub fn run(args: &DevicesArgs) -> anyhow::Result<()> {
     let auto = device::resolve(&DeviceChoice::Auto)
         .ok()
         .map(|(info, _)| info.id);
-    println!("{:<7} {:<10} {:<15} NAME", "ID", "BACKEND", "KIND");
+    println!(
+        "{:<7} {:<10} {:<19} {:<4} NAME",
+        "ID", "BACKEND", "KIND", "F16"
+    );
     for info in &devices {
         let mark = if auto.as_deref() == Some(info.id.as_str()) {
             "  <- auto"
         } else {
             ""
         };
+        // f16 training needs the adapter's 16-bit float shaders.
+        let f16 = if info.shader_f16 { "yes" } else { "no" };
         println!(
-            "{:<7} {:<10} {:<15} {}{mark}",
-            info.id, info.backend, info.class, info.name
+            "{:<7} {:<10} {:<19} {:<4} {}{mark}",
+            info.id, info.backend, info.class, f16, info.name
         );
     }
     Ok(())

@@ -115,6 +115,25 @@ impl Reporter {
                     s.mean_epoch_train_secs,
                     s.total_secs
                 ));
+                if let Some(cpu) = &s.cpu_threads {
+                    let timed = match cpu.one_thread_step_ms {
+                        Some(one) => format!(
+                            "{one:.2} ms per step on 1, {:.2} ms on all",
+                            cpu.all_threads_step_ms
+                        ),
+                        None => format!(
+                            "{:.0} ms per step on all, too slow to try 1",
+                            cpu.all_threads_step_ms
+                        ),
+                    };
+                    self.line(&format!("CPU threads: {} (first steps: {timed})", cpu.threads));
+                }
+                if let Some(scale) = &s.loss_scale {
+                    self.line(&format!(
+                        "f16: final loss scale {}, {} steps overflowed and applied no gradient",
+                        scale.final_scale, scale.overflowed_steps
+                    ));
+                }
                 if let Some(p) = &s.profile {
                     self.line(&format!(
                         "{}:\n  data {:.3} ms, forward {:.3} ms, backward {:.3} ms, optimizer {:.3} ms, host sync {:.3} ms",

@@ -6,7 +6,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::Context;
 use clap::Args;
-use kiln_core::config::{self, ExperimentDraft, InputScaling, LossInput, OptimizerSpec, Schedule};
+use kiln_core::config::{
+    self, ExperimentDraft, InputScaling, LossInput, OptimizerSpec, Precision, Schedule,
+};
 use kiln_core::data::DatasetSpec;
 use kiln_core::device::DeviceChoice;
 use kiln_core::model::{InitScheme, ModelSpec};
@@ -26,6 +28,7 @@ pub struct TrainArgs {
             "preset", "config", "dataset", "data_dir", "model", "optimizer", "lr", "momentum",
             "nesterov", "weight_decay", "schedule", "batch", "epochs", "seed", "device",
             "input_scaling", "init", "loss", "name", "keep_going_on_nan", "profile_steps", "crop_padding", "flip",
+            "precision",
         ]
     )]
     resume: Option<PathBuf>,
@@ -89,6 +92,10 @@ pub struct TrainArgs {
     /// Augment training batches: mirror each image left to right with probability 1/2.
     #[arg(long)]
     flip: bool,
+    /// f32, or f16: mixed precision (f32 master weights, f16 arithmetic, a dynamic loss scale) on
+    /// a GPU whose adapter has 16-bit float shaders.
+    #[arg(long)]
+    precision: Option<Precision>,
     /// Profiling mode: time N steps after warm-up phase by phase (data, forward, backward,
     /// optimizer, host sync), syncing the device after each; the medians go into summary.json.
     #[arg(long, value_name = "N")]
@@ -184,6 +191,9 @@ impl TrainArgs {
         }
         if self.flip {
             draft.flip = true;
+        }
+        if let Some(v) = self.precision {
+            draft.precision = v;
         }
         if let Some(v) = self.profile_steps {
             draft.profile_steps = v;

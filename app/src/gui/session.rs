@@ -216,7 +216,7 @@ impl Session {
             TrainEvent::Finished(summary) => {
                 self.warmup_secs = Some(summary.warmup_secs);
                 self.state = SessionState::Finished(summary.outcome);
-                self.history.summary = Some(summary);
+                self.history.summary = Some(*summary);
             }
             TrainEvent::Failed(reason) => self.state = SessionState::Failed(reason),
         }

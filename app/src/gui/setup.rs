@@ -6,11 +6,11 @@ use std::path::PathBuf;
 
 use kiln_core::config::{self, ConfigError, Experiment, ExperimentDraft, OptimizerSpec, Schedule};
 use kiln_core::data::{DEFAULT_FOLDER_IMAGE_SIZE_PX, DatasetSpec};
-use kiln_core::device::{DeviceChoice, DeviceInfo};
+use kiln_core::device::{DeviceChoice, DeviceClass, DeviceInfo};
 use kiln_core::model::{Activation, InitScheme, ModelSpec};
 use serde::{Deserialize, Serialize};
 
-use kiln_core::config::{InputScaling, LossInput};
+use kiln_core::config::{InputScaling, LossInput, Precision};
 
 /// Which data set the form points at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -252,6 +252,8 @@ pub struct SetupForm {
     pub crop_padding: String,
     /// Random horizontal flips of training images.
     pub flip: bool,
+    /// f32, or f16 mixed precision.
+    pub precision: Precision,
 }
 
 impl Default for SetupForm {
@@ -320,6 +322,7 @@ impl SetupForm {
             stop_on_non_finite_loss: draft.stop_on_non_finite_loss,
             crop_padding: draft.crop_padding.to_string(),
             flip: draft.flip,
+            precision: draft.precision,
         };
         match &draft.model {
             ModelSpec::Mlp {
@@ -410,6 +413,7 @@ impl SetupForm {
             readback_interval_ms: self.readback_interval_ms,
             stop_on_non_finite_loss: self.stop_on_non_finite_loss,
             flip: self.flip,
+            precision: self.precision,
             ..ExperimentDraft::default()
         };
         draft.dataset = match self.dataset {
@@ -731,6 +735,7 @@ const SEED_TIP: &str =
 const CROP_TIP: &str = "Training images get this many zero pixels on each side and are cropped back to their size at a random place (CIFAR's usual value is 4); 0 turns it off.";
 const FLIP_TIP: &str =
     "Mirror each training image left to right with probability ½; test images are never flipped.";
+const PRECISION_TIP: &str = "f16 computes in 16-bit floats with f32 master weights and a scaled loss; it needs a GPU with 16-bit float shaders.";
 const STOP_ON_NAN_TIP: &str =
     "End the run when the loss becomes NaN or infinite; a warning is shown either way.";
 const MOMENTUM_TIP: &str =
@@ -1090,6 +1095,7 @@ pub fn setup_ui(
                 text_row(ui, Field::Seed, &mut form.seed, SEED_TIP, errors);
                 device_row(ui, form, context.devices);
                 error_row(ui, Field::Device, errors);
+                precision_row(ui, form, context.devices);
                 text_row(ui, Field::Name, &mut form.name, NAME_TIP, errors);
                 ui.label("");
                 ui.checkbox(&mut form.stop_on_non_finite_loss, "Stop on NaN loss")
@@ -1098,6 +1104,43 @@ pub fn setup_ui(
             });
     });
     actions
+}
+
+/// The precision choice, with a red line when the chosen device cannot compute in f16; the engine
+/// refuses such a run with the same reason.
+fn precision_row(ui: &mut egui::Ui, form: &mut SetupForm, devices: Option<&[DeviceInfo]>) {
+    let options = [(Precision::F32, "f32"), (Precision::F16, "f16 (mixed)")];
+    combo_row(
+        ui,
+        "Precision",
+        PRECISION_TIP,
+        &mut form.precision,
+        &options,
+    );
+    if form.precision != Precision::F16 {
+        return;
+    }
+    let Some(devices) = devices else {
+        return;
+    };
+    let chosen = match form.device.as_str() {
+        "auto" => kiln_core::device::auto_choice(devices).to_string(),
+        id => id.to_owned(),
+    };
+    let problem = match devices.iter().find(|d| d.id == chosen) {
+        Some(device) if device.class == DeviceClass::Cpu => {
+            Some("the CPU trains in f32 only; pick a GPU or f32")
+        }
+        Some(device) if !device.shader_f16 => {
+            Some("this GPU has no 16-bit float shaders; pick f32")
+        }
+        _ => None,
+    };
+    if let Some(problem) = problem {
+        ui.label("");
+        ui.colored_label(ui.visuals().error_fg_color, problem);
+        ui.end_row();
+    }
 }
 
 fn presets_ui(ui: &mut egui::Ui, form: &mut SetupForm) {

@@ -3,7 +3,7 @@
 use burn::module::Param;
 use burn::nn::conv::{Conv2d, Conv2dConfig};
 use burn::nn::{BatchNorm, BatchNormConfig, Initializer, Linear, LinearConfig, PaddingConfig2d};
-use burn::tensor::{Device, Tensor};
+use burn::tensor::{DType, Device, FloatDType, Tensor};
 
 use super::InitScheme;
 
@@ -73,4 +73,15 @@ pub(crate) fn conv(
 /// Batch norm with PyTorch's defaults (ε = 1e-5, momentum 0.1); γ = 1, β = 0 under every scheme.
 pub(crate) fn batch_norm(features: usize, device: &Device) -> BatchNorm {
     BatchNormConfig::new(features).init(device)
+}
+
+/// Batch norm computed in f32 whatever the activations' float type: batch statistics and running
+/// averages need f32's range, so f16 training keeps this layer's parameters in f32 as well.
+pub(crate) fn normalize(norm: &BatchNorm, x: Tensor<4>) -> Tensor<4> {
+    let dtype = x.dtype();
+    if dtype == DType::F32 {
+        norm.forward(x)
+    } else {
+        norm.forward(x.cast(FloatDType::F32)).cast(dtype)
+    }
 }

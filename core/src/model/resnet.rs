@@ -8,7 +8,7 @@ use burn::tensor::activation::relu;
 use burn::tensor::{Device, Tensor};
 
 use super::InitScheme;
-use super::layers::{batch_norm, conv, linear};
+use super::layers::{batch_norm, conv, linear, normalize};
 
 /// Smallest image side ResNet-18 accepts: its three stride-2 stages divide the side by 8, and
 /// below 8×8 the later stages see a single pixel and stop being convolutional.
@@ -65,11 +65,11 @@ impl BasicBlock {
 
     fn forward(&self, x: Tensor<4>) -> Tensor<4> {
         let shortcut = match &self.downsample {
-            Some(down) => down.norm.forward(down.conv.forward(x.clone())),
+            Some(down) => normalize(&down.norm, down.conv.forward(x.clone())),
             None => x.clone(),
         };
-        let y = relu(self.norm1.forward(self.conv1.forward(x)));
-        let y = self.norm2.forward(self.conv2.forward(y));
+        let y = relu(normalize(&self.norm1, self.conv1.forward(x)));
+        let y = normalize(&self.norm2, self.conv2.forward(y));
         relu(y + shortcut)
     }
 }
@@ -112,7 +112,7 @@ impl ResNet18 {
 
     /// `[batch, C, H, W]` images to `[batch, classes]` logits.
     pub fn forward(&self, images: Tensor<4>) -> Tensor<2> {
-        let mut x = relu(self.stem_norm.forward(self.stem.forward(images)));
+        let mut x = relu(normalize(&self.stem_norm, self.stem.forward(images)));
         for block in &self.blocks {
             x = block.forward(x);
         }

@@ -10,7 +10,7 @@ use burn::tensor::ops::{InterpolateMode, InterpolateOptions};
 use burn::tensor::{Device, Tensor};
 
 use super::InitScheme;
-use super::layers::{batch_norm, conv, linear};
+use super::layers::{batch_norm, conv, linear, normalize};
 
 /// Smallest image side VGG16 accepts: five 2×2 max-pools must leave at least one pixel.
 pub const MIN_SIDE: usize = 32;
@@ -43,7 +43,7 @@ impl VggConv {
     fn forward(&self, x: Tensor<4>) -> Tensor<4> {
         let x = self.conv.forward(x);
         let x = match &self.norm {
-            Some(norm) => norm.forward(x),
+            Some(norm) => normalize(norm, x),
             None => x,
         };
         relu(x)

@@ -8,16 +8,18 @@
 use std::time::Instant;
 
 use burn::nn::loss::CrossEntropyLossConfig;
-use burn::optim::GradientsParams;
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use serde::Serialize;
 
+use super::precision::StepPrecision;
+use super::threads::{CpuThreadChoice, CpuThreads};
 use super::{
     DeviceTotals, InputPipeline, TrainDevice, TrainError, batch_loss, build_optimizer, epoch_order,
-    pixel_transform,
+    is_cpu, pixel_transform,
 };
-use crate::config::Experiment;
+use crate::config::{Experiment, Precision};
 use crate::data::ImageDataset;
+use crate::model::Classifier;
 
 /// Steps per timed window; each window ends in one sync.
 pub const WINDOW_STEPS: usize = 10;
@@ -41,6 +43,8 @@ pub struct BenchReport {
     pub workload: String,
     /// Adapter or CPU name.
     pub device: String,
+    /// The float type of the arithmetic.
+    pub precision: Precision,
     /// Images per step.
     pub batch_size: usize,
     /// Steps timed after the first.
@@ -57,6 +61,8 @@ pub struct BenchReport {
     pub peak_rss_bytes: Option<u64>,
     /// The most memory the device's allocator held at a window end (GPU only).
     pub peak_device_bytes: Option<u64>,
+    /// On the CPU: the threads the steps ran on after the first steps were timed both ways.
+    pub cpu_threads: Option<CpuThreadChoice>,
 }
 
 /// Trains `experiment` on `data` for `steps` steps after a first, warm-up step, in `style`.
@@ -78,6 +84,9 @@ pub fn bench(
             .init(data.shape, data.num_classes(), experiment.init, &autodiff)?;
     let mut optimizer = build_optimizer(&experiment.optimizer);
     let loss_fn = CrossEntropyLossConfig::new().init(&autodiff);
+    // The loss scale stays at its first value: a bench reads nothing back until its end.
+    let precision = StepPrecision::new(experiment.precision, None);
+    let mut threads = CpuThreads::new(is_cpu(device));
     let batch_size = experiment.batch_size.min(data.train.len()).max(1);
     let per_epoch = data.train.len() / batch_size;
     // Only the Kiln style keeps the data set on the device; the naive loop never uploads it whole.
@@ -124,30 +133,40 @@ pub fn bench(
             }
         };
         let images = images.autodiff();
-        let logits = model.forward(images);
-        let loss = batch_loss(
-            &loss_fn,
-            experiment.loss,
-            logits.clone(),
-            labels.clone().autodiff(),
-        );
-        if style == LoopStyle::Naive {
-            // `loss.item()` in the user's loop: the host waits for the step to finish.
-            let _ = loss
-                .clone()
-                .into_data()
-                .iter::<f32>()
-                .next()
-                .ok_or_else(|| TrainError::Readback("the loss read back empty".to_owned()))?;
-        } else {
-            totals.add(
-                logits.detach().without_autodiff(),
-                labels,
-                loss.clone().detach().without_autodiff(),
-            );
-        }
-        let grads = GradientsParams::from_grads(loss.backward(), &model);
-        model = optimizer.step(experiment.lr, model, grads);
+        let (loss_input, lr) = (experiment.loss, experiment.lr);
+        model = {
+            let (optimizer, totals, precision, loss_fn) =
+                (&mut optimizer, &mut totals, &precision, &loss_fn);
+            threads.run(move || -> Result<Classifier, TrainError> {
+                let logits = precision.forward(&model, images);
+                let loss = batch_loss(
+                    loss_fn,
+                    loss_input,
+                    logits.clone(),
+                    labels.clone().autodiff(),
+                );
+                if style == LoopStyle::Naive {
+                    // `loss.item()` in the user's loop: the host waits for the step to finish.
+                    let _ = loss
+                        .clone()
+                        .into_data()
+                        .iter::<f32>()
+                        .next()
+                        .ok_or_else(|| {
+                            TrainError::Readback("the loss read back empty".to_owned())
+                        })?;
+                } else {
+                    totals.add(
+                        logits.detach().without_autodiff(),
+                        labels,
+                        loss.clone().detach().without_autodiff(),
+                    );
+                }
+                let (grads, overflowed) = precision.gradients(loss, &model);
+                totals.add_overflow(overflowed);
+                Ok(optimizer.step(lr, model, grads))
+            })?
+        };
 
         let window_end = step == 0 || step % WINDOW_STEPS == 0 || step == steps;
         if !window_end {
@@ -178,6 +197,7 @@ pub fn bench(
         style,
         workload: experiment.name.clone(),
         device: target.name.clone(),
+        precision: experiment.precision,
         batch_size,
         steps,
         warmup_secs,
@@ -186,6 +206,7 @@ pub fn bench(
         samples_per_sec: (steps * batch_size) as f64 / steady_secs.max(1e-9),
         peak_rss_bytes: peak_rss_bytes(),
         peak_device_bytes,
+        cpu_threads: threads.choice().cloned(),
     })
 }
 

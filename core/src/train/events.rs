@@ -2,6 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::precision::LossScaleReport;
+use super::threads::CpuThreadChoice;
+use crate::config::Precision;
+
 /// Sent once, after the data is on the device and the model is built.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StartInfo {
@@ -213,6 +217,15 @@ pub struct RunSummary {
     /// Where a step's time goes, from the profiling mode (`profile_steps` in the config).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<StepProfile>,
+    /// The float type the run computed in.
+    #[serde(default)]
+    pub precision: Precision,
+    /// What the loss scale did in an f16 run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_scale: Option<LossScaleReport>,
+    /// On the CPU: how many threads the steps ran on, as timed on the first steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_threads: Option<CpuThreadChoice>,
 }
 
 /// Median milliseconds of each phase of a training step, measured with the device synced after
@@ -264,6 +277,9 @@ impl RunSummary {
             parameter_count,
             error: None,
             profile: None,
+            precision: Precision::F32,
+            loss_scale: None,
+            cpu_threads: None,
         }
     }
 }
@@ -369,8 +385,9 @@ pub enum TrainEvent {
     Predictions(TestPredictions),
     /// Something looks wrong; see [`TrainWarning`].
     Warning(TrainWarning),
-    /// The run ended (completed, cancelled or diverged).
-    Finished(RunSummary),
+    /// The run ended (completed, cancelled or diverged). Boxed: the summary is by far the
+    /// largest event and comes once.
+    Finished(Box<RunSummary>),
     /// The run could not go on; the sentence says why.
     Failed(String),
 }

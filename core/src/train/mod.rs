@@ -8,6 +8,8 @@
 pub mod bench;
 mod control;
 mod events;
+pub mod precision;
+mod threads;
 
 pub use control::{Control, ControlState};
 pub use events::{
@@ -21,7 +23,7 @@ use burn::module::Module;
 use burn::nn::loss::{CrossEntropyLoss, CrossEntropyLossConfig};
 use burn::optim::decay::WeightDecayConfig;
 use burn::optim::momentum::MomentumConfig;
-use burn::optim::{AdamConfig, AdamWConfig, GradientsParams, ModuleOptimizer, SgdConfig};
+use burn::optim::{AdamConfig, AdamWConfig, ModuleOptimizer, SgdConfig};
 use burn::tensor::{Device, Int, Tensor, TensorData, Transaction};
 use kiln_shaders::{BatchOptions, ByteSplit, PixelTransform};
 
@@ -29,6 +31,9 @@ use crate::checkpoint::{self, CheckpointState, Slot};
 use crate::config::{Experiment, InputScaling, LossInput, OptimizerSpec};
 use crate::data::ImageDataset;
 use crate::model::Classifier;
+use precision::StepPrecision;
+pub use threads::CpuThreadChoice;
+use threads::CpuThreads;
 
 /// Why training could not run or go on.
 #[derive(Debug, thiserror::Error)]
@@ -337,6 +342,11 @@ impl InputPipeline {
     }
 }
 
+/// Whether `device` is the CPU backend, which computes each op as it is called.
+fn is_cpu(device: &Device) -> bool {
+    matches!(device.as_dispatch(), burn::backend::DispatchDevice::Flex(_))
+}
+
 /// Host-side timing of one readback window.
 #[derive(Default)]
 struct Window {
@@ -351,6 +361,15 @@ struct Window {
 struct DeviceTotals {
     loss_sum: Tensor<1>,
     correct: Tensor<1, Int>,
+    /// f16 steps whose gradients overflowed.
+    overflowed: Tensor<1, Int>,
+}
+
+/// What one readback of [`DeviceTotals`] holds.
+struct Sums {
+    loss_sum: f64,
+    correct: f64,
+    overflowed: u64,
 }
 
 impl DeviceTotals {
@@ -358,6 +377,13 @@ impl DeviceTotals {
         Self {
             loss_sum: Tensor::zeros([1], device),
             correct: Tensor::zeros([1], device),
+            overflowed: Tensor::zeros([1], device),
+        }
+    }
+
+    fn add_overflow(&mut self, overflowed: Option<Tensor<1, Int>>) {
+        if let Some(overflowed) = overflowed {
+            self.overflowed = self.overflowed.clone() + overflowed;
         }
     }
 
@@ -369,16 +395,21 @@ impl DeviceTotals {
         self.loss_sum = self.loss_sum.clone() + mean_loss.mul_scalar(batch as f64);
     }
 
-    /// One transaction for both sums: a single sync.
-    fn read(&self) -> Result<(f64, f64), TrainError> {
+    /// One transaction for every sum: a single sync.
+    fn read(&self) -> Result<Sums, TrainError> {
         let data = Transaction::default()
             .register(self.loss_sum.clone())
             .register(self.correct.clone())
+            .register(self.overflowed.clone())
             .try_execute()
             .map_err(|e| TrainError::Readback(format!("{e:?}")))?;
         let first = |d: Option<&TensorData>| d.and_then(|d| d.iter::<f64>().next());
-        match (first(data.first()), first(data.get(1))) {
-            (Some(loss), Some(correct)) => Ok((loss, correct)),
+        match (first(data.first()), first(data.get(1)), first(data.get(2))) {
+            (Some(loss_sum), Some(correct), Some(overflowed)) => Ok(Sums {
+                loss_sum,
+                correct,
+                overflowed: overflowed as u64,
+            }),
             _ => Err(TrainError::Readback(
                 "the readback returned no value".to_owned(),
             )),
@@ -433,7 +464,9 @@ fn evaluate(
         totals.add(logits, labels, loss);
         start = end;
     }
-    let (loss_sum, correct) = totals.read()?;
+    let Sums {
+        loss_sum, correct, ..
+    } = totals.read()?;
     let n = split.len().max(1) as f64;
     Ok((loss_sum / n, correct / n))
 }
@@ -481,6 +514,14 @@ pub fn train(
     };
     let loss_fn = CrossEntropyLossConfig::new().init(&autodiff);
     let parameter_count = model.num_params();
+    let mut threads = CpuThreads::new(is_cpu(device));
+    let mut precision = StepPrecision::new(
+        experiment.precision,
+        preparation
+            .resume
+            .as_ref()
+            .and_then(|resume| resume.state.loss_scale.as_ref()),
+    );
 
     let batch_size = experiment.batch_size;
     let train_len = train_split.len();
@@ -552,6 +593,8 @@ pub fn train(
         let order = epoch_order(train_len, experiment.seed, epoch);
         let order = Tensor::<1, Int>::from_data(TensorData::new(order, [train_len]), device);
         let mut totals = DeviceTotals::zeros(device);
+        // Overflowed f16 steps of this epoch the loss scale has already been told about.
+        let mut overflows_seen = 0;
         let mut window = Window::default();
         let mut epoch_samples: u64 = 0;
         let mut lr = experiment.lr;
@@ -605,20 +648,33 @@ pub fn train(
             lr = experiment
                 .schedule
                 .lr_at(experiment.lr, epoch, summary.steps, total_steps);
-            let logits = model.forward(images);
-            let loss = batch_loss(&loss_fn, experiment.loss, logits.clone(), labels_ad);
-            totals.add(
-                logits.detach().without_autodiff(),
-                labels,
-                loss.clone().detach().without_autodiff(),
-            );
-            settle()?;
-            let forward_done = Instant::now();
-            let grads = GradientsParams::from_grads(loss.backward(), &model);
-            settle()?;
-            let backward_done = Instant::now();
-            model = optimizer.step(lr, model, grads);
-            settle()?;
+            // The arithmetic of the step, on the threads the calibration chose (CPU only).
+            let loss_input = experiment.loss;
+            let (stepped, forward_done, backward_done) = {
+                let (optimizer, totals, precision, loss_fn, settle) =
+                    (&mut optimizer, &mut totals, &precision, &loss_fn, &settle);
+                threads.run(
+                    move || -> Result<(Classifier, Instant, Instant), TrainError> {
+                        let logits = precision.forward(&model, images);
+                        let loss = batch_loss(loss_fn, loss_input, logits.clone(), labels_ad);
+                        totals.add(
+                            logits.detach().without_autodiff(),
+                            labels,
+                            loss.clone().detach().without_autodiff(),
+                        );
+                        settle()?;
+                        let forward_done = Instant::now();
+                        let (grads, overflowed) = precision.gradients(loss, &model);
+                        totals.add_overflow(overflowed);
+                        settle()?;
+                        let backward_done = Instant::now();
+                        let stepped = optimizer.step(lr, model, grads);
+                        settle()?;
+                        Ok((stepped, forward_done, backward_done))
+                    },
+                )?
+            };
+            model = stepped;
             let compute_done = Instant::now();
 
             window.data += data_done - step_started;
@@ -659,9 +715,14 @@ pub fn train(
                 continue;
             }
             let sync_started = Instant::now();
-            let (loss_sum, correct) = totals.read()?;
+            let sums = totals.read()?;
             let now = Instant::now();
             let sync = now - sync_started;
+            precision.observe(sums.overflowed - overflows_seen, window.steps as u64);
+            overflows_seen = sums.overflowed;
+            let Sums {
+                loss_sum, correct, ..
+            } = sums;
             let window_secs = window
                 .started
                 .map_or(0.0, |started| (now - started).as_secs_f64());
@@ -714,8 +775,12 @@ pub fn train(
 
         // End of epoch: the last window, then evaluation, each one readback.
         let sync_started = Instant::now();
-        let (loss_sum, correct) = totals.read()?;
+        let sums = totals.read()?;
         let now = Instant::now();
+        precision.observe(sums.overflowed - overflows_seen, window.steps as u64);
+        let Sums {
+            loss_sum, correct, ..
+        } = sums;
         let window_secs = window
             .started
             .map_or(0.0, |started| (now - started).as_secs_f64());
@@ -814,6 +879,7 @@ pub fn train(
                 test_loss,
                 test_accuracy,
                 best_test_accuracy: summary.best_test_accuracy.unwrap_or(test_accuracy),
+                loss_scale: precision.loss_scale(),
                 ..CheckpointState::new(epoch + 1)
             };
             let saved =
@@ -840,6 +906,9 @@ pub fn train(
 
     summary.total_secs = wall_secs();
     summary.profile = step_profile(&profile);
+    summary.precision = experiment.precision;
+    summary.cpu_threads = threads.choice().cloned();
+    summary.loss_scale = precision.report();
     summary.steady_samples_per_sec = if steady_secs > 0.0 {
         steady_samples as f64 / steady_secs
     } else {
@@ -887,7 +956,7 @@ pub fn train(
             }
         }
     }
-    on_event(TrainEvent::Finished(summary.clone()));
+    on_event(TrainEvent::Finished(Box::new(summary.clone())));
     Ok(summary)
 }
 
