@@ -169,9 +169,18 @@ pub enum BatchError {
     /// An image has no pixels.
     #[error("images must have at least one channel, row and column")]
     EmptyImage,
-    /// The split is past what the device kernel can address (4 GiB of bytes).
-    #[error("the split has {0} bytes; at most 4 GiB fit on the device")]
-    TooLarge(usize),
+    /// The split is past what the kernel's buffers hold.
+    #[error(
+        "the split has {bytes} bytes of images, more than the {limit} bytes the GPU input pipeline holds ({MAX_CHUNKS} buffers of at most {chunk} bytes); train on the CPU or with smaller images"
+    )]
+    TooLarge {
+        /// Image bytes given.
+        bytes: usize,
+        /// What fits.
+        limit: usize,
+        /// Bytes per buffer.
+        chunk: usize,
+    },
     /// The affine map covers another number of channels than the images have.
     #[error("the pixel transform has {transform} channels but the images have {images}")]
     ChannelMismatch {
@@ -203,12 +212,27 @@ pub enum BatchError {
     },
 }
 
+/// The largest buffer of image bytes: WebGPU's default limit on one storage binding, which every
+/// adapter grants (Mesa's lavapipe grants no more; CIFAR-10's 154 MB of training bytes need two).
+pub const MAX_CHUNK_BYTES: usize = 128 << 20;
+/// Buffers of image bytes the kernel reads: with its index, parameter and output buffers that is
+/// seven, inside WebGPU's default of eight storage buffers per shader.
+pub const MAX_CHUNKS: usize = 4;
+
 /// The bytes as they live on the device: what the batch builder of that backend reads best.
+// One per split, made once and never moved in a loop: the size difference costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 enum Pixels {
-    /// A CubeCL device (wgpu): four bytes per `u32` word, little-endian, images back to back.
-    /// WGSL has no 8-bit type, so the kernel unpacks the words itself.
-    Packed(Tensor<1, Int>),
+    /// A CubeCL device (wgpu): four bytes per `u32` word, little-endian, images back to back,
+    /// `rows_per_chunk` images per buffer. WGSL has no 8-bit type, so the kernel unpacks the
+    /// words itself. Always [`MAX_CHUNKS`] buffers: the unused ones hold one word.
+    Packed {
+        /// The buffers, in image order.
+        chunks: [Tensor<1, Int>; MAX_CHUNKS],
+        /// Images in every buffer but the last used one.
+        rows_per_chunk: usize,
+    },
     /// Any other backend (the CPU's `flex`): one `u8` row per image, for Burn's tensor ops.
     Rows(Tensor<2, Int>),
 }
@@ -237,6 +261,18 @@ impl ByteSplit {
         shape: ImageShape,
         device: &Device,
     ) -> Result<Self, BatchError> {
+        Self::upload_in_chunks(images, labels, shape, device, MAX_CHUNK_BYTES)
+    }
+
+    /// [`ByteSplit::upload`] with buffers of at most `chunk_bytes` on a GPU, so that tests can
+    /// exercise several buffers with a small split.
+    pub fn upload_in_chunks(
+        images: &[u8],
+        labels: &[u8],
+        shape: ImageShape,
+        device: &Device,
+        chunk_bytes: usize,
+    ) -> Result<Self, BatchError> {
         let per_image = shape.values();
         if per_image == 0 {
             return Err(BatchError::EmptyImage);
@@ -248,23 +284,43 @@ impl ByteSplit {
                 per_image,
             });
         }
-        if images.len() > u32::MAX as usize {
-            return Err(BatchError::TooLarge(images.len()));
-        }
         let len = labels.len();
         let inner = device.clone().inner();
         let pixels = if is_cube(&inner) {
-            let words: Vec<u32> = images
-                .chunks(4)
-                .map(|chunk| {
-                    let mut word = [0u8; 4];
-                    word[..chunk.len()].copy_from_slice(chunk);
-                    u32::from_le_bytes(word)
-                })
-                .collect();
-            let count = words.len();
+            // Whole images per buffer, a multiple of four of them so every buffer starts on a
+            // word; the kernel finds an image's buffer by division.
+            let rows_per_chunk = (chunk_bytes / per_image) / 4 * 4;
+            let too_large = || BatchError::TooLarge {
+                bytes: images.len(),
+                limit: MAX_CHUNKS * rows_per_chunk * per_image,
+                chunk: chunk_bytes,
+            };
+            if rows_per_chunk == 0 || len > MAX_CHUNKS * rows_per_chunk {
+                return Err(too_large());
+            }
             let options = TensorCreationOptions::new(inner.clone()).with_dtype(DType::U32);
-            Pixels::Packed(Tensor::from_data(TensorData::new(words, [count]), options))
+            let upload_words = |bytes: &[u8]| {
+                let words: Vec<u32> = bytes
+                    .chunks(4)
+                    .map(|chunk| {
+                        let mut word = [0u8; 4];
+                        word[..chunk.len()].copy_from_slice(chunk);
+                        u32::from_le_bytes(word)
+                    })
+                    .collect();
+                let count = words.len().max(1);
+                let words = if words.is_empty() { vec![0] } else { words };
+                Tensor::<1, Int>::from_data(TensorData::new(words, [count]), options.clone())
+            };
+            let chunks = std::array::from_fn(|chunk| {
+                let start = (chunk * rows_per_chunk).min(len) * per_image;
+                let end = ((chunk + 1) * rows_per_chunk).min(len) * per_image;
+                upload_words(&images[start..end])
+            });
+            Pixels::Packed {
+                chunks,
+                rows_per_chunk,
+            }
         } else {
             let options = TensorCreationOptions::new(inner.clone()).with_dtype(DType::U8);
             Pixels::Rows(Tensor::from_data(
@@ -319,8 +375,12 @@ impl ByteSplit {
         } else {
             let choices: Vec<SampleChoice> = (0..count).map(|i| options.choice(i)).collect();
             match &self.pixels {
-                Pixels::Packed(words) => crate::kernel::batch(
-                    words.clone(),
+                Pixels::Packed {
+                    chunks,
+                    rows_per_chunk,
+                } => crate::kernel::batch(
+                    chunks.clone(),
+                    *rows_per_chunk,
                     indices.clone(),
                     self.len,
                     self.shape,

@@ -17,12 +17,14 @@ use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::ops::numeric::empty_device_dtype;
 use cubecl::prelude::*;
 
-use crate::batch::{BatchOptions, ImageShape, SampleChoice};
+use crate::batch::{BatchOptions, ImageShape, MAX_CHUNKS, SampleChoice};
 
 /// Everything about one batch that is not a tensor: sizes and the per-sample choices.
 #[derive(Debug, Clone)]
 pub struct BatchPlan {
     images: u32,
+    /// Images in each buffer of bytes but the last used one.
+    rows_per_chunk: u32,
     channels: u32,
     height: u32,
     width: u32,
@@ -49,26 +51,39 @@ impl BatchPlan {
 /// The input pipeline as a backend operation, so it can be launched on the dispatch `Device`.
 #[backend_extension(Cube, Fusion)]
 pub trait InputPipelineBackend: Backend {
-    /// Builds a batch from `words` (packed bytes) and `indices` per `plan`.
-    #[fusion(meta = |_words, _indices, plan| TensorSpec::new(plan.output_shape(), DType::F32))]
+    /// Builds a batch from the four buffers of packed bytes and `indices` per `plan`.
+    #[fusion(meta = |_w0, _w1, _w2, _w3, _indices, plan| {
+        TensorSpec::new(plan.output_shape(), DType::F32)
+    })]
     fn gather_batch(
-        words: IntTensor<Self>,
+        words0: IntTensor<Self>,
+        words1: IntTensor<Self>,
+        words2: IntTensor<Self>,
+        words3: IntTensor<Self>,
         indices: IntTensor<Self>,
         plan: BatchPlan,
     ) -> FloatTensor<Self>;
 }
 
 impl InputPipelineBackend for CubeBackend {
-    fn gather_batch(words: CubeTensor, indices: CubeTensor, plan: BatchPlan) -> CubeTensor {
+    fn gather_batch(
+        words0: CubeTensor,
+        words1: CubeTensor,
+        words2: CubeTensor,
+        words3: CubeTensor,
+        indices: CubeTensor,
+        plan: BatchPlan,
+    ) -> CubeTensor {
         // The kernel reads 32-bit indices; a slice of a shuffled order may be a strided view.
         let indices = match indices.dtype {
             DType::I32 | DType::U32 => indices,
             _ => CubeBackend::int_cast(indices, IntDType::I32),
         };
         let indices = into_contiguous(indices);
-        let words = into_contiguous(words);
-        let client = words.client.clone();
-        let device = words.device.clone();
+        let [words0, words1, words2, words3] =
+            [words0, words1, words2, words3].map(into_contiguous);
+        let client = words0.client.clone();
+        let device = words0.device.clone();
         let output = empty_device_dtype(
             client.clone(),
             device.clone(),
@@ -87,11 +102,15 @@ impl InputPipelineBackend for CubeBackend {
             &client,
             cube_count,
             cube_dim,
-            words.into_buffer_arg(),
+            words0.into_buffer_arg(),
+            words1.into_buffer_arg(),
+            words2.into_buffer_arg(),
+            words3.into_buffer_arg(),
             indices.into_buffer_arg(),
             params.into_buffer_arg(),
             output.clone().into_buffer_arg(),
             plan.images,
+            plan.rows_per_chunk,
             plan.channels,
             plan.height,
             plan.width,
@@ -123,15 +142,44 @@ fn upload(
     )
 }
 
-/// The byte at padded coordinates `(y, x)` of the plane starting at byte `base`, 0 in the padding.
+/// Word `index` of buffer `chunk` of the packed bytes.
+#[cube]
+fn word_at(c0: &[u32], c1: &[u32], c2: &[u32], c3: &[u32], chunk: u32, index: u32) -> u32 {
+    let at = index as usize;
+    if chunk == 0 {
+        c0[at]
+    } else if chunk == 1 {
+        c1[at]
+    } else if chunk == 2 {
+        c2[at]
+    } else {
+        c3[at]
+    }
+}
+
+/// The byte at padded coordinates `(y, x)` of the plane starting at byte `base` of buffer
+/// `chunk`, 0 in the padding.
 ///
 /// `rows` is 0 for an image that does not exist, so that every read is padding.
 #[cube]
-fn padded_byte(data: &[u32], base: u32, y: u32, x: u32, pad: u32, rows: u32, width: u32) -> f32 {
+#[allow(clippy::too_many_arguments)]
+fn padded_byte(
+    c0: &[u32],
+    c1: &[u32],
+    c2: &[u32],
+    c3: &[u32],
+    chunk: u32,
+    base: u32,
+    y: u32,
+    x: u32,
+    pad: u32,
+    rows: u32,
+    width: u32,
+) -> f32 {
     let mut value = 0.0f32;
     if y >= pad && x >= pad && y < pad + rows && x < pad + width {
         let at = base + (y - pad) * width + (x - pad);
-        let word = data[(at / 4) as usize];
+        let word = word_at(c0, c1, c2, c3, chunk, at / 4);
         value = f32::cast_from((word >> ((at % 4) * 8)) & 255u32);
     }
     value
@@ -172,11 +220,15 @@ fn taps(out: u32, scale: f32, input: u32) -> (u32, u32, f32) {
 #[cube(launch)]
 #[allow(clippy::too_many_arguments)]
 fn batch_kernel(
-    data: &[u32],
+    c0: &[u32],
+    c1: &[u32],
+    c2: &[u32],
+    c3: &[u32],
     indices: &[u32],
     params: &[u32],
     output: &mut [f32],
     images: u32,
+    rows_per_chunk: u32,
     channels: u32,
     height: u32,
     width: u32,
@@ -206,8 +258,10 @@ fn batch_kernel(
     // An index past the end reads as an all-padding image rather than outside the buffer.
     let mut base = 0u32;
     let mut rows = 0u32;
+    let mut chunk = 0u32;
     if image < images {
-        base = (image * channels + channel) * height * width;
+        chunk = image / rows_per_chunk;
+        base = ((image % rows_per_chunk) * channels + channel) * height * width;
         rows = height;
     }
 
@@ -220,14 +274,14 @@ fn batch_kernel(
         let yb = y1 + dy;
         let h0 = 1.0 - h1;
         let w0 = 1.0 - w1;
-        let p00 = padded_byte(data, base, ya, xa, pad, rows, width);
-        let p01 = padded_byte(data, base, ya, xb, pad, rows, width);
-        let p10 = padded_byte(data, base, yb, xa, pad, rows, width);
-        let p11 = padded_byte(data, base, yb, xb, pad, rows, width);
+        let p00 = padded_byte(c0, c1, c2, c3, chunk, base, ya, xa, pad, rows, width);
+        let p01 = padded_byte(c0, c1, c2, c3, chunk, base, ya, xb, pad, rows, width);
+        let p10 = padded_byte(c0, c1, c2, c3, chunk, base, yb, xa, pad, rows, width);
+        let p11 = padded_byte(c0, c1, c2, c3, chunk, base, yb, xb, pad, rows, width);
         h0 * (w0 * p00 + w1 * p01) + h1 * (w0 * p10 + w1 * p11)
     } else {
         let x = mirrored(ox, flip, width) + dx;
-        padded_byte(data, base, oy + dy, x, pad, rows, width)
+        padded_byte(c0, c1, c2, c3, chunk, base, oy + dy, x, pad, rows, width)
     };
     let offset = f32::reinterpret(params[channel as usize]);
     let scale = f32::reinterpret(params[(channels + channel) as usize]);
@@ -236,7 +290,8 @@ fn batch_kernel(
 
 /// Builds a batch on a CubeCL device with the fused kernel.
 pub(crate) fn batch(
-    words: Tensor<1, Int>,
+    chunks: [Tensor<1, Int>; MAX_CHUNKS],
+    rows_per_chunk: usize,
     indices: Tensor<1, Int>,
     images: usize,
     shape: ImageShape,
@@ -245,8 +300,9 @@ pub(crate) fn batch(
 ) -> Tensor<4> {
     let (out_h, out_w) = options.output_size(shape);
     let plan = BatchPlan {
-        // `ByteSplit::upload` keeps the byte count within u32, and `validate` the sizes.
+        // `ByteSplit::upload` keeps each buffer within 128 MiB, and `validate` the sizes.
         images: images as u32,
+        rows_per_chunk: rows_per_chunk as u32,
         channels: shape.channels as u32,
         height: shape.height as u32,
         width: shape.width as u32,
@@ -262,6 +318,7 @@ pub(crate) fn batch(
             .chain(choices.iter().flat_map(|c| [c.dy, c.dx, u32::from(c.flip)]))
             .collect(),
     };
-    let out = Dispatch::gather_batch(words.into_dispatch(), indices.into_dispatch(), plan);
+    let [c0, c1, c2, c3] = chunks.map(Tensor::into_dispatch);
+    let out = Dispatch::gather_batch(c0, c1, c2, c3, indices.into_dispatch(), plan);
     Tensor::from_dispatch(out)
 }

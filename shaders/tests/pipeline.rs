@@ -162,6 +162,61 @@ fn check_against_reference(device: &Device, tolerance: f32) {
     }
 }
 
+/// The same cases with the bytes in four buffers of four images each, and a gather that reads
+/// from every buffer, the last one short.
+fn check_chunked_against_reference(device: &Device, tolerance: f32) {
+    let order = [14usize, 0, 9, 14, 5, 3, 12];
+    for (name, shape, options) in cases() {
+        let (images, labels) = split(shape, 15);
+        let split =
+            ByteSplit::upload_in_chunks(&images, &labels, shape, device, 4 * shape.values())
+                .expect("upload");
+        let (batch, batch_labels) = split.batch(ints(&order, device), &options).expect("batch");
+        let expected = batch_reference(&images, shape, &order, &options);
+        assert_close(
+            &floats(batch),
+            &expected,
+            tolerance,
+            &format!("{name} in chunks"),
+        );
+        assert_eq!(
+            labels_of(batch_labels),
+            vec![14, 0, 9, 14, 5, 3, 12],
+            "{name}: labels"
+        );
+        // A range across the boundary of the first two buffers.
+        let (range, _) = split.range(2, 7, &options).expect("range");
+        let expected = batch_reference(&images, shape, &[2, 3, 4, 5, 6], &options);
+        assert_close(
+            &floats(range),
+            &expected,
+            tolerance,
+            &format!("{name} range in chunks"),
+        );
+    }
+}
+
+#[test]
+fn wgpu_kernel_reads_a_split_spread_over_several_buffers() {
+    let Some(device) = wgpu_device() else { return };
+    check_chunked_against_reference(&device, 1e-5);
+}
+
+#[test]
+fn a_split_past_four_buffers_is_refused_with_its_size() {
+    let Some(device) = wgpu_device() else { return };
+    let shape = ImageShape::new(1, 4, 4);
+    let (images, labels) = split(shape, 17);
+    // Four images per buffer, four buffers: sixteen images fit, seventeen do not.
+    let error = ByteSplit::upload_in_chunks(&images, &labels, shape, &device, 64)
+        .expect_err("17 images in 4 buffers of 4");
+    let message = error.to_string();
+    assert!(message.contains("272 bytes"), "{message}");
+    assert!(message.contains("CPU"), "{message}");
+    let fits = &labels[..16];
+    ByteSplit::upload_in_chunks(&images[..16 * 16], fits, shape, &device, 64).expect("16 fit");
+}
+
 #[test]
 fn cpu_tensor_path_matches_the_reference() {
     check_against_reference(&Device::flex(), 1e-6);
