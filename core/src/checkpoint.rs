@@ -281,3 +281,28 @@ pub fn load_optimizer(
     }))
     .map_err(|_| read_error("the optimizer state is damaged".to_owned()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Precision;
+    use crate::train::precision::StepPrecision;
+
+    #[test]
+    fn an_f16_loss_scale_survives_state_json_and_older_files_read_as_f32() {
+        let scale = StepPrecision::new(Precision::F16, None).loss_scale();
+        assert!(scale.is_some());
+        let state = CheckpointState {
+            loss_scale: scale.clone(),
+            ..CheckpointState::new(2)
+        };
+        let text = serde_json::to_string(&state).expect("json");
+        let back: CheckpointState = serde_json::from_str(&text).expect("read back");
+        assert_eq!(back.loss_scale, scale);
+        // A file written before f16 existed has no `loss_scale`, and an f32 run writes none.
+        let f32_text = serde_json::to_string(&CheckpointState::new(2)).expect("json");
+        assert!(!f32_text.contains("loss_scale"), "{f32_text}");
+        let older: CheckpointState = serde_json::from_str(&f32_text).expect("older file");
+        assert_eq!(older.loss_scale, None);
+    }
+}

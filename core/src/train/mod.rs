@@ -1257,6 +1257,20 @@ mod tests {
             _ => None,
         });
         assert_eq!(last_progress.map(|p| p.samples_seen), Some(600));
+        // 21 steps cover the thread calibration (6 each way) on any machine with two cores.
+        if rayon::current_num_threads() > 1 {
+            let choice = summary
+                .cpu_threads
+                .as_ref()
+                .expect("the CPU run chose its threads");
+            assert!(
+                choice.one_thread_step_ms.is_some(),
+                "tiny steps time both ways"
+            );
+            assert!(choice.threads >= 1);
+        }
+        assert_eq!(summary.precision, crate::config::Precision::F32);
+        assert_eq!(summary.loss_scale, None);
     }
 
     #[test]
