@@ -148,13 +148,14 @@ mod tests {
             eprintln!("skipped: one core, nothing to choose");
             return;
         }
-        // Steps that are slower on the one-thread pool's thread than on the caller's.
+        // Steps 20× slower on the one-thread pool's thread than on the caller's: far apart, so
+        // a busy test machine preempting a few of them cannot swap the medians.
         let caller = std::thread::current().id();
         let mut ran_elsewhere = false;
         for _ in 0..2 * (CALIBRATION_STEPS + 1) {
             let elsewhere = threads.run(|| {
                 let elsewhere = std::thread::current().id() != caller;
-                busy(if elsewhere { 6 } else { 2 });
+                busy(if elsewhere { 20 } else { 1 });
                 elsewhere
             });
             ran_elsewhere |= elsewhere;
