@@ -1,6 +1,8 @@
 //! A split kept on the device as its raw bytes, and batches built from it on the device: gather
 //! by index, crop, flip, bilinear resize and the affine map in one pass.
 
+use std::sync::{Arc, Mutex};
+
 use burn::backend::DispatchDevice;
 use burn::tensor::{DType, Device, Int, Tensor, TensorCreationOptions, TensorData};
 
@@ -105,20 +107,23 @@ impl BatchOptions {
 
     /// The random choices of the sample at `position` in the batch.
     ///
-    /// Drawn on the host from `(seed, position)` by a counter-based hash, so the kernel, the
-    /// tensor-op path and the reference all see the very same choices without replaying a
-    /// random stream.
+    /// Drawn from `(seed, position)` by a counter-based hash in 32-bit arithmetic, which the
+    /// GPU kernel computes itself (`kernel::sample_choice`): the kernel, the tensor-op path and
+    /// the reference see the very same choices, and no step uploads them.
     pub fn choice(&self, position: usize) -> SampleChoice {
-        let span = 2 * self.crop_padding as u64 + 1;
-        let z = splitmix64(
-            self.seed
-                .wrapping_add((position as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
-        );
+        let (seed_lo, seed_hi) = self.seed_words();
+        let span = 2 * self.crop_padding as u32 + 1;
+        let [dy, dx, flip] = choice_words(seed_lo, seed_hi, position as u32);
         SampleChoice {
-            dy: (z % span) as u32,
-            dx: ((z >> 24) % span) as u32,
-            flip: self.flip && (z >> 63) == 1,
+            dy: dy % span,
+            dx: dx % span,
+            flip: self.flip && flip >> 31 == 1,
         }
+    }
+
+    /// The seed as two 32-bit words, low first, as the kernel takes it.
+    pub(crate) fn seed_words(&self) -> (u32, u32) {
+        (self.seed as u32, (self.seed >> 32) as u32)
     }
 
     /// Checks the options against the images they will be applied to.
@@ -146,6 +151,27 @@ impl BatchOptions {
 const MAX_SIDE: usize = 1 << 14;
 
 /// SplitMix64's finaliser: a cheap, well-mixed hash of a 64-bit counter.
+/// Three hashed words for the sample at `position`; the kernel's `choice_words` is the same
+/// arithmetic (wrapping 32-bit multiplies), line for line.
+pub(crate) fn choice_words(seed_lo: u32, seed_hi: u32, position: u32) -> [u32; 3] {
+    let base = mix32(seed_lo ^ mix32(seed_hi ^ position.wrapping_mul(0x9E37_79B9)));
+    [
+        mix32(base ^ 0x68E3_1DA4),
+        mix32(base ^ 0xB529_7A4D),
+        mix32(base ^ 0x1B56_C4E9),
+    ]
+}
+
+/// A 32-bit finalizer (Wellons's lowbias32): every input bit reaches every output bit.
+pub(crate) fn mix32(x: u32) -> u32 {
+    let mut x = x;
+    x ^= x >> 16;
+    x = x.wrapping_mul(0x7FEB_352D);
+    x ^= x >> 15;
+    x = x.wrapping_mul(0x846C_A68B);
+    x ^ (x >> 16)
+}
+
 fn splitmix64(x: u64) -> u64 {
     let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -219,6 +245,9 @@ pub const MAX_CHUNK_BYTES: usize = 128 << 20;
 /// seven, inside WebGPU's default of eight storage buffers per shader.
 pub const MAX_CHUNKS: usize = 4;
 
+/// An affine map's words (offsets, then scales, as f32 bits) and their copy on the device.
+type AffineOnDevice = (Vec<u32>, Tensor<1, Int>);
+
 /// The bytes as they live on the device: what the batch builder of that backend reads best.
 // One per split, made once and never moved in a loop: the size difference costs nothing.
 #[allow(clippy::large_enum_variant)]
@@ -232,6 +261,9 @@ enum Pixels {
         chunks: [Tensor<1, Int>; MAX_CHUNKS],
         /// Images in every buffer but the last used one.
         rows_per_chunk: usize,
+        /// The last affine map uploaded, as the kernel reads it (offsets, then scales, as f32
+        /// bits): a run uses one map, so after its first batch no batch uploads anything.
+        affine: Arc<Mutex<Option<AffineOnDevice>>>,
     },
     /// Any other backend (the CPU's `flex`): one `u8` row per image, for Burn's tensor ops.
     Rows(Tensor<2, Int>),
@@ -320,6 +352,7 @@ impl ByteSplit {
             Pixels::Packed {
                 chunks,
                 rows_per_chunk,
+                affine: Arc::default(),
             }
         } else {
             let options = TensorCreationOptions::new(inner.clone()).with_dtype(DType::U8);
@@ -373,21 +406,24 @@ impl ByteSplit {
                 &self.device.clone().inner(),
             )
         } else {
-            let choices: Vec<SampleChoice> = (0..count).map(|i| options.choice(i)).collect();
             match &self.pixels {
                 Pixels::Packed {
                     chunks,
                     rows_per_chunk,
+                    affine,
                 } => crate::kernel::batch(
                     chunks.clone(),
                     *rows_per_chunk,
+                    self.affine_on_device(affine, &options.transform),
                     indices.clone(),
+                    count,
                     self.len,
                     self.shape,
                     options,
-                    &choices,
                 ),
                 Pixels::Rows(rows) => {
+                    let choices: Vec<SampleChoice> =
+                        (0..count).map(|i| options.choice(i)).collect();
                     crate::ops::batch(rows.clone(), indices.clone(), self.shape, options, &choices)
                 }
             }
@@ -414,6 +450,36 @@ impl ByteSplit {
         let indices =
             Tensor::<1, Int>::arange(start as i64..end as i64, &self.device.clone().inner());
         self.batch(indices, options)
+    }
+
+    /// The kernel's copy of `transform` on the device, uploaded only when it differs from the
+    /// last one.
+    fn affine_on_device(
+        &self,
+        cache: &Mutex<Option<AffineOnDevice>>,
+        transform: &PixelTransform,
+    ) -> Tensor<1, Int> {
+        let words: Vec<u32> = transform
+            .offset
+            .iter()
+            .chain(&transform.scale)
+            .map(|v| v.to_bits())
+            .collect();
+        // A poisoned lock only means another batch panicked mid-upload: upload again.
+        let mut cached = cache
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some((known, tensor)) = cached.as_ref()
+            && *known == words
+        {
+            return tensor.clone();
+        }
+        let options =
+            TensorCreationOptions::new(self.device.clone().inner()).with_dtype(DType::U32);
+        let count = words.len();
+        let tensor = Tensor::<1, Int>::from_data(TensorData::new(words.clone(), [count]), options);
+        *cached = Some((words, tensor.clone()));
+        tensor
     }
 
     /// Gives the batch the autodiff setting of the device the split was uploaded for.

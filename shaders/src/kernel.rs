@@ -17,11 +17,13 @@ use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::ops::numeric::empty_device_dtype;
 use cubecl::prelude::*;
 
-use crate::batch::{BatchOptions, ImageShape, MAX_CHUNKS, SampleChoice};
+use crate::batch::{BatchOptions, ImageShape, MAX_CHUNKS};
 
-/// Everything about one batch that is not a tensor: sizes and the per-sample choices.
+/// Everything about one batch that is not a tensor: sizes and the seed of its random choices,
+/// all passed as launch scalars, so a batch uploads nothing.
 #[derive(Debug, Clone)]
 pub struct BatchPlan {
+    samples: u32,
     images: u32,
     /// Images in each buffer of bytes but the last used one.
     rows_per_chunk: u32,
@@ -31,16 +33,17 @@ pub struct BatchPlan {
     out_h: u32,
     out_w: u32,
     pad: u32,
-    /// The offsets, then the scales, one per channel (f32 bits); then three words per sample:
-    /// first row, first column, flip (0 or 1). One buffer, so a batch costs one small upload.
-    params: Vec<u32>,
+    /// 1 when samples may be mirrored.
+    flip: u32,
+    seed_lo: u32,
+    seed_hi: u32,
 }
 
 impl BatchPlan {
     /// `[B, C, OH, OW]` of the batch.
     fn output_shape(&self) -> Shape {
         Shape::from([
-            (self.params.len() - 2 * self.channels as usize) / 3,
+            self.samples as usize,
             self.channels as usize,
             self.out_h as usize,
             self.out_w as usize,
@@ -51,8 +54,9 @@ impl BatchPlan {
 /// The input pipeline as a backend operation, so it can be launched on the dispatch `Device`.
 #[backend_extension(Cube, Fusion)]
 pub trait InputPipelineBackend: Backend {
-    /// Builds a batch from the four buffers of packed bytes and `indices` per `plan`.
-    #[fusion(meta = |_w0, _w1, _w2, _w3, _indices, plan| {
+    /// Builds a batch from the four buffers of packed bytes and `indices` per `plan`; `affine`
+    /// holds the per-channel offsets, then the scales, as f32 bits.
+    #[fusion(meta = |_w0, _w1, _w2, _w3, _indices, _affine, plan| {
         TensorSpec::new(plan.output_shape(), DType::F32)
     })]
     fn gather_batch(
@@ -61,6 +65,7 @@ pub trait InputPipelineBackend: Backend {
         words2: IntTensor<Self>,
         words3: IntTensor<Self>,
         indices: IntTensor<Self>,
+        affine: IntTensor<Self>,
         plan: BatchPlan,
     ) -> FloatTensor<Self>;
 }
@@ -72,6 +77,7 @@ impl InputPipelineBackend for CubeBackend {
         words2: CubeTensor,
         words3: CubeTensor,
         indices: CubeTensor,
+        affine: CubeTensor,
         plan: BatchPlan,
     ) -> CubeTensor {
         // The kernel reads 32-bit indices; a slice of a shuffled order may be a strided view.
@@ -90,7 +96,7 @@ impl InputPipelineBackend for CubeBackend {
             plan.output_shape(),
             DType::F32,
         );
-        let params = upload(&client, &device, &plan.params);
+        let affine = into_contiguous(affine);
 
         let total = plan.output_shape().num_elements();
         let cube_dim = CubeDim::new_1d(256);
@@ -107,7 +113,7 @@ impl InputPipelineBackend for CubeBackend {
             words2.into_buffer_arg(),
             words3.into_buffer_arg(),
             indices.into_buffer_arg(),
-            params.into_buffer_arg(),
+            affine.into_buffer_arg(),
             output.clone().into_buffer_arg(),
             plan.images,
             plan.rows_per_chunk,
@@ -117,6 +123,9 @@ impl InputPipelineBackend for CubeBackend {
             plan.out_h,
             plan.out_w,
             plan.pad,
+            plan.flip,
+            plan.seed_lo,
+            plan.seed_hi,
             scale_y,
             scale_x,
             resize,
@@ -125,20 +134,25 @@ impl InputPipelineBackend for CubeBackend {
     }
 }
 
-/// A small host array as a one-dimensional `u32` tensor on `device`.
-fn upload(
-    client: &cubecl::client::Client,
-    device: &burn_cubecl::CubeDevice,
-    words: &[u32],
-) -> CubeTensor {
-    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    let handle = client.create_from_slice(&bytes);
-    CubeTensor::new_contiguous(
-        client.clone(),
-        device.clone(),
-        Shape::from([words.len()]),
-        handle,
-        DType::U32,
+/// `batch::mix32`, on the device.
+#[cube]
+fn mix32(x: u32) -> u32 {
+    let mut x = x;
+    x ^= x >> 16;
+    x *= 0x7FEB_352Du32;
+    x ^= x >> 15;
+    x *= 0x846C_A68Bu32;
+    x ^ (x >> 16)
+}
+
+/// `batch::choice_words`, on the device: three hashed words for sample `position`.
+#[cube]
+fn choice_words(seed_lo: u32, seed_hi: u32, position: u32) -> (u32, u32, u32) {
+    let base = mix32(seed_lo ^ mix32(seed_hi ^ (position * 0x9E37_79B9u32)));
+    (
+        mix32(base ^ 0x68E3_1DA4u32),
+        mix32(base ^ 0xB529_7A4Du32),
+        mix32(base ^ 0x1B56_C4E9u32),
     )
 }
 
@@ -225,7 +239,7 @@ fn batch_kernel(
     c2: &[u32],
     c3: &[u32],
     indices: &[u32],
-    params: &[u32],
+    affine: &[u32],
     output: &mut [f32],
     images: u32,
     rows_per_chunk: u32,
@@ -235,6 +249,9 @@ fn batch_kernel(
     out_h: u32,
     out_w: u32,
     pad: u32,
+    flip_on: u32,
+    seed_lo: u32,
+    seed_hi: u32,
     scale_y: f32,
     scale_x: f32,
     #[comptime] resize: bool,
@@ -251,10 +268,14 @@ fn batch_kernel(
     let sample = rest / channels;
 
     let image = indices[sample as usize];
-    let choice = 2 * channels + sample * 3;
-    let dy = params[choice as usize];
-    let dx = params[(choice + 1) as usize];
-    let flip = params[(choice + 2) as usize];
+    let (dy_word, dx_word, flip_word) = choice_words(seed_lo, seed_hi, sample);
+    let span = 2 * pad + 1;
+    let dy = dy_word % span;
+    let dx = dx_word % span;
+    let mut flip = 0u32;
+    if flip_on == 1u32 && (flip_word >> 31) == 1u32 {
+        flip = 1u32;
+    }
     // An index past the end reads as an all-padding image rather than outside the buffer.
     let mut base = 0u32;
     let mut rows = 0u32;
@@ -283,24 +304,28 @@ fn batch_kernel(
         let x = mirrored(ox, flip, width) + dx;
         padded_byte(c0, c1, c2, c3, chunk, base, oy + dy, x, pad, rows, width)
     };
-    let offset = f32::reinterpret(params[channel as usize]);
-    let scale = f32::reinterpret(params[(channels + channel) as usize]);
+    let offset = f32::reinterpret(affine[channel as usize]);
+    let scale = f32::reinterpret(affine[(channels + channel) as usize]);
     output[ABSOLUTE_POS] = (value - offset) * scale;
 }
 
 /// Builds a batch on a CubeCL device with the fused kernel.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn batch(
     chunks: [Tensor<1, Int>; MAX_CHUNKS],
     rows_per_chunk: usize,
+    affine: Tensor<1, Int>,
     indices: Tensor<1, Int>,
+    samples: usize,
     images: usize,
     shape: ImageShape,
     options: &BatchOptions,
-    choices: &[SampleChoice],
 ) -> Tensor<4> {
     let (out_h, out_w) = options.output_size(shape);
+    let (seed_lo, seed_hi) = options.seed_words();
     let plan = BatchPlan {
         // `ByteSplit::upload` keeps each buffer within 128 MiB, and `validate` the sizes.
+        samples: samples as u32,
         images: images as u32,
         rows_per_chunk: rows_per_chunk as u32,
         channels: shape.channels as u32,
@@ -309,16 +334,19 @@ pub(crate) fn batch(
         out_h: out_h as u32,
         out_w: out_w as u32,
         pad: options.crop_padding as u32,
-        params: options
-            .transform
-            .offset
-            .iter()
-            .chain(&options.transform.scale)
-            .map(|v| v.to_bits())
-            .chain(choices.iter().flat_map(|c| [c.dy, c.dx, u32::from(c.flip)]))
-            .collect(),
+        flip: u32::from(options.flip),
+        seed_lo,
+        seed_hi,
     };
     let [c0, c1, c2, c3] = chunks.map(Tensor::into_dispatch);
-    let out = Dispatch::gather_batch(c0, c1, c2, c3, indices.into_dispatch(), plan);
+    let out = Dispatch::gather_batch(
+        c0,
+        c1,
+        c2,
+        c3,
+        indices.into_dispatch(),
+        affine.into_dispatch(),
+        plan,
+    );
     Tensor::from_dispatch(out)
 }

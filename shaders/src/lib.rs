@@ -5,8 +5,10 @@
 //!
 //! - [`ByteSplit`] keeps the raw bytes on the device and builds each batch from them: gather by
 //!   index, random crop with zero padding, horizontal flip, bilinear resize and the per-channel
-//!   affine map, in NCHW order. On a CubeCL device (wgpu) one fused kernel does all of it; on
-//!   the CPU's `flex` Burn tensor ops do the same.
+//!   affine map, in NCHW order. On a CubeCL device (wgpu) one fused kernel does all of it and a
+//!   batch uploads nothing: the crop and flip draws are hashed in the kernel from the step's
+//!   seed, and the affine map stays on the device between batches. On the CPU's `flex` Burn
+//!   tensor ops do the same.
 //! - [`DeviceSplit`] uploads pre-scaled f32 rows and gathers them with `select`.
 //!
 //! [`reference`] holds the plain-Rust host loops that define both; the tests compare every path

@@ -203,6 +203,22 @@ fn wgpu_kernel_reads_a_split_spread_over_several_buffers() {
 }
 
 #[test]
+fn wgpu_kernel_follows_a_change_of_map_on_one_split() {
+    let Some(device) = wgpu_device() else { return };
+    // The kernel keeps the last map on the device; a different one must replace it.
+    let shape = ImageShape::new(3, 6, 4);
+    let (images, labels) = split(shape, 6);
+    let split = ByteSplit::upload(&images, &labels, shape, &device).expect("upload");
+    let unit = BatchOptions::new(PixelTransform::uniform(3, 0.0, 1.0 / 255.0));
+    let centred = BatchOptions::new(PixelTransform::uniform(3, 127.5, 1.0 / 127.5));
+    for options in [&unit, &centred, &unit] {
+        let (batch, _) = split.batch(ints(&[5, 2], &device), options).expect("batch");
+        let expected = batch_reference(&images, shape, &[5, 2], options);
+        assert_close(&floats(batch), &expected, 1e-5, "map change");
+    }
+}
+
+#[test]
 fn a_split_past_four_buffers_is_refused_with_its_size() {
     let Some(device) = wgpu_device() else { return };
     let shape = ImageShape::new(1, 4, 4);
