@@ -53,6 +53,15 @@ say "all $epochs epochs of fashion-mlp (target for 20: under 10 s; warm-up repor
 run "$kiln" train "${fashion[@]}" --epochs "$epochs" --runs-dir "$work/runs" --name gpu-check
 cp "$work"/runs/*-gpu-check/summary.json "$out/fashion-mlp-20-epochs-summary.json"
 
+say "what the metrics readback costs: 2 epochs reading back every 250 ms (default), then every 5 s"
+# On lavapipe the default interval halved throughput (680 against 1320 samples/s).
+sed 's/^seed = 42$/seed = 42\nreadback_interval_ms = 5000/' assets/presets/fashion-mlp.toml \
+  >"$work/readback-5s.toml"
+for config in assets/presets/fashion-mlp.toml "$work/readback-5s.toml"; do
+  run "$kiln" train --config "$config" --data-dir "$data/fashion-mnist" --device "$device" \
+    --epochs 2 --runs-dir "$work/readback" | grep -E '^done'
+done
+
 say "f32 against f16, fashion-mlp"
 for precision in f32 f16; do
   run "$kiln" bench "${fashion[@]}" --steps "$steps" --precision "$precision" \

@@ -579,6 +579,41 @@ mod tests {
     }
 
     #[test]
+    fn the_first_short_last_batch_counts_as_warm_up_not_steady_state() {
+        // 12 000 images in batches of 512: 23 full steps and a short one of 224 per epoch. Its
+        // new shape compiles kernels on a GPU's first launch (20 s on lavapipe, measured), so
+        // the window that ends with it is warm-up; the second epoch's short batch is steady.
+        let experiment = ExperimentDraft {
+            name: "short".into(),
+            model: "mlp:16".parse().unwrap(),
+            batch_size: 512,
+            epochs: 2,
+            device: DeviceChoice::Cpu,
+            ..ExperimentDraft::default()
+        }
+        .validate()
+        .unwrap();
+        let runs = scratch("short-batch");
+        let record = execute(
+            &experiment,
+            &runs,
+            &Arc::new(Control::new()),
+            &mut |_| {},
+            &mut |_| {},
+        )
+        .unwrap();
+        let (_, state) = checkpoint::find(&record.path, Slot::Last).unwrap();
+        let all = 2 * 12_000;
+        assert!(
+            state.steady_samples <= all - 512 - 224,
+            "the first step and the first short batch are left out: {}",
+            state.steady_samples
+        );
+        assert!(state.steady_samples >= 12_000, "{}", state.steady_samples);
+        let _ = fs::remove_dir_all(&runs);
+    }
+
+    #[test]
     fn panics_are_told_by_what_they_mean() {
         let lost: Box<dyn std::any::Any + Send> =
             Box::new("Device lost: the driver reset".to_owned());

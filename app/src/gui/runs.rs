@@ -4,6 +4,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use kiln_core::config::Precision;
 use kiln_core::history::{self, RunHistory};
 use kiln_core::train::RunOutcome;
 
@@ -259,8 +260,13 @@ fn run_row_ui(
         }
     }
     if let Some(config) = &run.config {
+        // f32 is the default and goes unsaid; an f16 run says so.
+        let precision = match config.precision {
+            Precision::F32 => "",
+            Precision::F16 => ", f16",
+        };
         ui.small(format!(
-            "{} on {}, {} lr {}, batch {}",
+            "{} on {}, {} lr {}, batch {}{precision}",
             config.model,
             config.dataset,
             config.optimizer.name(),

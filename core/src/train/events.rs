@@ -196,7 +196,9 @@ pub struct RunSummary {
     pub final_train_accuracy: Option<f64>,
     /// Training loss of the last completed epoch.
     pub final_train_loss: Option<f64>,
-    /// Seconds to the first finished step: shader compilation, autotuning, first allocations.
+    /// Seconds of warm-up: to the first finished step (shader compilation, autotuning, first
+    /// allocations), plus the readback window of the first short last batch of an epoch, whose
+    /// new shape compiles and autotunes its own kernels.
     pub warmup_secs: f64,
     /// Training images per second after warm-up, over all epochs (evaluation excluded).
     pub steady_samples_per_sec: f64,

@@ -581,6 +581,9 @@ pub fn train(
     }
     let wall_secs = || wall_offset_secs + run_started.elapsed().as_secs_f64();
     let mut launch_steps = 0_usize;
+    // Whether this launch has met the epoch's short last batch, whose new shape compiles and
+    // autotunes kernels once (40 s on lavapipe's first launch, measured).
+    let mut short_batch_met = false;
     // Per profiled step: data, forward, backward, optimizer, readback milliseconds.
     let mut profile: Vec<[f64; 5]> = Vec::new();
     let chance = 1.0 / data.num_classes().max(1) as f64;
@@ -784,9 +787,19 @@ pub fn train(
         let window_secs = window
             .started
             .map_or(0.0, |started| (now - started).as_secs_f64());
+        let short_last = steps_done == steps_per_epoch && train_len % batch_size != 0;
+        let first_short = short_last && !short_batch_met;
+        short_batch_met |= short_last;
         if launch_steps > 1 && window.steps > 0 {
-            steady_secs += window_secs;
-            steady_samples += window.samples;
+            if first_short {
+                // One-time kernel compilation is warm-up, not steady state.
+                if first_epoch == 0 {
+                    summary.warmup_secs += window_secs;
+                }
+            } else {
+                steady_secs += window_secs;
+                steady_samples += window.samples;
+            }
         }
         let epoch_train_secs = epoch_started.elapsed().as_secs_f64();
         train_secs_total += epoch_train_secs;
