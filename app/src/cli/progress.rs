@@ -116,17 +116,11 @@ impl Reporter {
                     s.total_secs
                 ));
                 if let Some(cpu) = &s.cpu_threads {
-                    let timed = match cpu.one_thread_step_ms {
-                        Some(one) => format!(
-                            "{one:.2} ms per step on 1, {:.2} ms on all",
-                            cpu.all_threads_step_ms
-                        ),
-                        None => format!(
-                            "{:.0} ms per step on all, too slow to try 1",
-                            cpu.all_threads_step_ms
-                        ),
+                    let why = match cpu.forward_multiply_adds {
+                        Some(macs) => format!("an MLP step of {:.1} M multiply-adds", macs as f64 / 1e6),
+                        None => "a model with convolutions".to_owned(),
                     };
-                    self.line(&format!("CPU threads: {} (first steps: {timed})", cpu.threads));
+                    self.line(&format!("CPU threads: {} ({why})", cpu.threads));
                 }
                 if let Some(scale) = &s.loss_scale {
                     self.line(&format!(

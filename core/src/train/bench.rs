@@ -61,7 +61,7 @@ pub struct BenchReport {
     pub peak_rss_bytes: Option<u64>,
     /// The most memory the device's allocator held at a window end (GPU only).
     pub peak_device_bytes: Option<u64>,
-    /// On the CPU: the threads the steps ran on after the first steps were timed both ways.
+    /// On the CPU: the threads the steps ran on, and the step size that decided it.
     pub cpu_threads: Option<CpuThreadChoice>,
 }
 
@@ -86,7 +86,7 @@ pub fn bench(
     let loss_fn = CrossEntropyLossConfig::new().init(&autodiff);
     // The loss scale stays at its first value: a bench reads nothing back until its end.
     let precision = StepPrecision::new(experiment.precision, None);
-    let mut threads = CpuThreads::new(is_cpu(device));
+    let threads = CpuThreads::new(is_cpu(device), experiment, data.shape, data.num_classes());
     let batch_size = experiment.batch_size.min(data.train.len()).max(1);
     let per_epoch = data.train.len() / batch_size;
     // Only the Kiln style keeps the data set on the device; the naive loop never uploads it whole.

@@ -197,8 +197,8 @@ pub struct RunSummary {
     /// Training loss of the last completed epoch.
     pub final_train_loss: Option<f64>,
     /// Seconds of warm-up: to the first finished step (shader compilation, autotuning, first
-    /// allocations), plus the readback window of the first short last batch of an epoch, whose
-    /// new shape compiles and autotunes its own kernels.
+    /// allocations), plus on a GPU the readback window of the first short last batch of an
+    /// epoch, whose new shape compiles and autotunes its own kernels.
     pub warmup_secs: f64,
     /// Training images per second after warm-up, over all epochs (evaluation excluded).
     pub steady_samples_per_sec: f64,
@@ -225,7 +225,7 @@ pub struct RunSummary {
     /// What the loss scale did in an f16 run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss_scale: Option<LossScaleReport>,
-    /// On the CPU: how many threads the steps ran on, as timed on the first steps.
+    /// On the CPU: how many threads the steps ran on, and the step size that decided it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_threads: Option<CpuThreadChoice>,
 }

@@ -1,191 +1,166 @@
 //! How many CPU threads a training step's arithmetic gets.
 //!
-//! Burn's CPU backend hands every large enough matrix product to rayon's pool of all cores. At
-//! `fashion-mlp`'s sizes the hand-offs cost more than the second core gives back (measured on a
-//! 2-core machine: 3.4 ms per step on both cores, 2.6 ms on one), while a CNN's larger products
-//! run 1.6× faster on both. No size rule fits every machine, so a CPU run times its first steps
-//! both ways and keeps the faster. The choice does not change the arithmetic: each output of a
-//! product is summed in the same order on any number of threads.
-
-use std::time::{Duration, Instant};
+//! Burn's CPU backend hands every matrix product above 192³ multiply-adds to rayon's pool of all
+//! cores. Below a few tens of millions of multiply-adds per step the hand-offs cost more than the
+//! second core gives back. Measured on a 2-core machine, MLP 784-512-512-10, ms per step on one
+//! thread against two:
+//!
+//! | batch | forward multiply-adds | one thread | two threads |
+//! |---|---|---|---|
+//! | 64 | 43 M | 2.64 | 3.12 |
+//! | 128 | 86 M | 3.85 | 3.64 |
+//! | 256 | 171 M | 6.22 | 5.63 |
+//!
+//! Convolutions' products are far larger (the small CNN: 230 ms on one thread, 142 on two). So
+//! an MLP whose step is below [`ONE_THREAD_BELOW`] multiply-adds runs on one thread, and every
+//! other model on all cores. The rule depends on the config alone, never on a timing: thread
+//! counts change the order of some sums, and a seeded run must repeat bit for bit.
 
 use serde::{Deserialize, Serialize};
 
-/// Steps timed each way, after one untimed step each way (first-touch allocations).
-const CALIBRATION_STEPS: usize = 5;
-/// A step at least this slow has products large enough for every core; timing a one-thread
-/// alternative would only waste the person's time.
-const SLOW_STEP: Duration = Duration::from_millis(100);
+use crate::config::Experiment;
+use crate::data::ImageShape;
+use crate::model::ModelSpec;
 
-/// What the calibration found, for `summary.json` and `kiln bench`.
+/// Forward multiply-adds per step under which an MLP trains faster on one thread.
+pub const ONE_THREAD_BELOW: u64 = 64_000_000;
+
+/// The threads a CPU run's steps ran on, and why, for `summary.json` and `kiln bench`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CpuThreadChoice {
-    /// Threads the steps run on after the calibration.
+    /// Threads the step's arithmetic ran on.
     pub threads: usize,
-    /// Median milliseconds of a calibration step on all cores.
-    pub all_threads_step_ms: f64,
-    /// Median milliseconds of a calibration step on one thread; none when the all-core steps were
-    /// slow enough to skip it.
-    pub one_thread_step_ms: Option<f64>,
+    /// Forward multiply-adds of one step of an MLP; none for models with convolutions.
+    pub forward_multiply_adds: Option<u64>,
 }
 
-/// Runs steps on all cores or on one, timing the first few both ways to choose.
+/// Runs each step's arithmetic on one thread or on all cores, as [`CpuThreads::new`] decided.
 pub(crate) struct CpuThreads {
-    /// The one-thread pool; none on a GPU or a one-core machine, where there is nothing to choose.
+    /// The one-thread pool, when the steps run there.
     one: Option<rayon::ThreadPool>,
-    all_cores: usize,
-    all_ms: Vec<f64>,
-    one_ms: Vec<f64>,
-    chosen: Option<CpuThreadChoice>,
+    choice: Option<CpuThreadChoice>,
 }
 
 impl CpuThreads {
-    /// For a CPU run; `on_cpu` false (a GPU) runs every step as it comes.
-    pub(crate) fn new(on_cpu: bool) -> Self {
+    /// For a run of `experiment` on images of `shape` with `classes` classes; `on_cpu` false (a
+    /// GPU) runs every step as it comes and chooses nothing.
+    pub(crate) fn new(
+        on_cpu: bool,
+        experiment: &Experiment,
+        shape: ImageShape,
+        classes: usize,
+    ) -> Self {
         let all_cores = rayon::current_num_threads();
-        let one = (on_cpu && all_cores > 1)
-            .then(|| rayon::ThreadPoolBuilder::new().num_threads(1).build().ok())
-            .flatten();
-        Self {
-            one,
-            all_cores,
-            all_ms: Vec::new(),
-            one_ms: Vec::new(),
-            chosen: None,
-        }
-    }
-
-    /// Runs one step's arithmetic where the calibration says, timing it while it calibrates.
-    /// The CPU backend computes as it is called, so a step's wall time is its compute time.
-    pub(crate) fn run<R: Send>(&mut self, step: impl FnOnce() -> R + Send) -> R {
-        let Some(one) = &self.one else {
-            return step();
-        };
-        if let Some(chosen) = &self.chosen {
-            return if chosen.threads == 1 {
-                one.install(step)
-            } else {
-                step()
+        if !on_cpu {
+            return Self {
+                one: None,
+                choice: None,
             };
         }
-        // All cores first: if those steps are slow, the one-thread steps are never taken.
-        let on_one = self.all_ms.len() > CALIBRATION_STEPS;
-        let started = Instant::now();
-        let result = if on_one { one.install(step) } else { step() };
-        let ms = started.elapsed().as_secs_f64() * 1e3;
-        if on_one {
-            self.one_ms.push(ms);
+        let macs = forward_multiply_adds(&experiment.model, shape, classes, experiment.batch_size);
+        let small = macs.is_some_and(|macs| macs < ONE_THREAD_BELOW);
+        // A pool that cannot be built leaves the steps where they are: slower, never wrong.
+        let one = (small && all_cores > 1)
+            .then(|| rayon::ThreadPoolBuilder::new().num_threads(1).build().ok())
+            .flatten();
+        let threads = if one.is_some() || all_cores == 1 {
+            1
         } else {
-            self.all_ms.push(ms);
+            all_cores
+        };
+        Self {
+            one,
+            choice: Some(CpuThreadChoice {
+                threads,
+                forward_multiply_adds: macs,
+            }),
         }
-        self.decide();
-        result
     }
 
-    /// The choice once made; none before, and none where there was nothing to choose.
+    /// Runs one step's arithmetic on the chosen threads.
+    pub(crate) fn run<R: Send>(&self, step: impl FnOnce() -> R + Send) -> R {
+        match &self.one {
+            Some(one) => one.install(step),
+            None => step(),
+        }
+    }
+
+    /// The choice of a CPU run; none on a GPU.
     pub(crate) fn choice(&self) -> Option<&CpuThreadChoice> {
-        self.chosen.as_ref()
-    }
-
-    fn decide(&mut self) {
-        // The first step of each side pays first-touch costs and is left out.
-        let all = median(self.all_ms.get(1..).unwrap_or_default());
-        if self.all_ms.len() > CALIBRATION_STEPS && self.one_ms.is_empty() && all >= slow_ms() {
-            self.chosen = Some(CpuThreadChoice {
-                threads: self.all_cores,
-                all_threads_step_ms: all,
-                one_thread_step_ms: None,
-            });
-            return;
-        }
-        if self.one_ms.len() <= CALIBRATION_STEPS {
-            return;
-        }
-        let one = median(&self.one_ms[1..]);
-        self.chosen = Some(CpuThreadChoice {
-            threads: if one < all { 1 } else { self.all_cores },
-            all_threads_step_ms: all,
-            one_thread_step_ms: Some(one),
-        });
+        self.choice.as_ref()
     }
 }
 
-fn slow_ms() -> f64 {
-    SLOW_STEP.as_secs_f64() * 1e3
-}
-
-fn median(values: &[f64]) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    sorted.get(sorted.len() / 2).copied().unwrap_or(0.0)
+/// Multiply-adds of one forward pass of a batch through an MLP's layers; none for other models.
+fn forward_multiply_adds(
+    model: &ModelSpec,
+    shape: ImageShape,
+    classes: usize,
+    batch: usize,
+) -> Option<u64> {
+    let ModelSpec::Mlp { widths, .. } = model else {
+        return None;
+    };
+    let inputs = shape.channels * shape.height * shape.width;
+    let mut fan_in = inputs as u64;
+    let mut per_sample = 0u64;
+    for &width in widths.iter().chain(std::iter::once(&classes)) {
+        per_sample = per_sample.saturating_add(fan_in.saturating_mul(width as u64));
+        fan_in = width as u64;
+    }
+    Some(per_sample.saturating_mul(batch as u64))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::ExperimentDraft;
 
-    fn busy(ms: u64) {
-        let until = Instant::now() + Duration::from_millis(ms);
-        while Instant::now() < until {
-            std::hint::spin_loop();
+    fn experiment(model: &str, batch_size: usize) -> Experiment {
+        ExperimentDraft {
+            model: model.parse().expect("model"),
+            batch_size,
+            ..ExperimentDraft::default()
         }
+        .validate()
+        .expect("experiment")
+    }
+
+    const FASHION: ImageShape = ImageShape {
+        channels: 1,
+        height: 28,
+        width: 28,
+    };
+
+    #[test]
+    fn small_mlp_steps_run_on_one_thread_and_the_rest_on_all_cores() {
+        let cores = rayon::current_num_threads();
+        // fashion-mlp: 64 × (784·512 + 512·512 + 512·10) = 42.8 M multiply-adds.
+        let small = CpuThreads::new(true, &experiment("mlp:512,512", 64), FASHION, 10);
+        let choice = small.choice().expect("a CPU run chooses");
+        assert_eq!(choice.forward_multiply_adds, Some(42_795_008));
+        assert_eq!(choice.threads, 1);
+        if cores > 1 {
+            let caller = std::thread::current().id();
+            assert_ne!(small.run(|| std::thread::current().id()), caller);
+        }
+        let large = CpuThreads::new(true, &experiment("mlp:512,512", 256), FASHION, 10);
+        assert_eq!(large.choice().map(|c| c.threads), Some(cores));
+        let cnn = CpuThreads::new(true, &experiment("cnn", 64), FASHION, 10);
+        let choice = cnn.choice().expect("a CPU run chooses");
+        assert_eq!(
+            (choice.threads, choice.forward_multiply_adds),
+            (cores, None)
+        );
+        let caller = std::thread::current().id();
+        assert_eq!(cnn.run(|| std::thread::current().id()), caller);
     }
 
     #[test]
     fn a_gpu_runs_every_step_where_it_is_called_and_chooses_nothing() {
-        let mut threads = CpuThreads::new(false);
+        let threads = CpuThreads::new(false, &experiment("mlp:16", 8), FASHION, 10);
         let caller = std::thread::current().id();
-        for _ in 0..20 {
-            assert_eq!(threads.run(|| std::thread::current().id()), caller);
-        }
+        assert_eq!(threads.run(|| std::thread::current().id()), caller);
         assert_eq!(threads.choice(), None);
-    }
-
-    #[test]
-    fn the_faster_side_is_kept_after_timing_both() {
-        let mut threads = CpuThreads::new(true);
-        if threads.one.is_none() {
-            eprintln!("skipped: one core, nothing to choose");
-            return;
-        }
-        // Steps 20× slower on the one-thread pool's thread than on the caller's: far apart, so
-        // a busy test machine preempting a few of them cannot swap the medians.
-        let caller = std::thread::current().id();
-        let mut ran_elsewhere = false;
-        for _ in 0..2 * (CALIBRATION_STEPS + 1) {
-            let elsewhere = threads.run(|| {
-                let elsewhere = std::thread::current().id() != caller;
-                busy(if elsewhere { 20 } else { 1 });
-                elsewhere
-            });
-            ran_elsewhere |= elsewhere;
-        }
-        assert!(ran_elsewhere, "the one-thread side was timed");
-        let choice = threads.choice().expect("decided after both sides");
-        assert_eq!(choice.threads, threads.all_cores);
-        assert!(
-            choice
-                .one_thread_step_ms
-                .is_some_and(|ms| ms > choice.all_threads_step_ms)
-        );
-        // Decided: later steps stay on the caller's thread.
-        assert!(!threads.run(|| std::thread::current().id() != caller));
-    }
-
-    #[test]
-    fn slow_steps_skip_the_one_thread_side() {
-        let mut threads = CpuThreads::new(true);
-        if threads.one.is_none() {
-            eprintln!("skipped: one core, nothing to choose");
-            return;
-        }
-        threads.all_ms = vec![500.0; CALIBRATION_STEPS];
-        threads.run(|| ());
-        // The last step was fast, but the median of the rest decides.
-        let choice = threads
-            .choice()
-            .expect("decided without the one-thread side");
-        assert_eq!(choice.one_thread_step_ms, None);
-        assert_eq!(choice.threads, threads.all_cores);
     }
 }
