@@ -811,6 +811,15 @@ pub fn status_ui(ui: &mut egui::Ui, session: Option<&Session>) {
     if let Some(start) = &session.start {
         parts.push(format!("{} ({})", start.device_name, start.device_id));
     }
+    // f32 goes unsaid, as in the runs list.
+    if session
+        .history
+        .config
+        .as_ref()
+        .is_some_and(|config| config.precision == kiln_core::config::Precision::F16)
+    {
+        parts.push("f16".to_owned());
+    }
     parts.push(format!("elapsed {}", duration_text(session.elapsed_secs())));
     ui.label(parts.join(" · "));
 }
