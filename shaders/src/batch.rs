@@ -459,21 +459,23 @@ impl ByteSplit {
         cache: &Mutex<Option<AffineOnDevice>>,
         transform: &PixelTransform,
     ) -> Tensor<1, Int> {
-        let words: Vec<u32> = transform
-            .offset
-            .iter()
-            .chain(&transform.scale)
-            .map(|v| v.to_bits())
-            .collect();
+        let words = || {
+            transform
+                .offset
+                .iter()
+                .chain(&transform.scale)
+                .map(|v| v.to_bits())
+        };
         // A poisoned lock only means another batch panicked mid-upload: upload again.
         let mut cached = cache
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some((known, tensor)) = cached.as_ref()
-            && *known == words
+            && known.iter().copied().eq(words())
         {
             return tensor.clone();
         }
+        let words: Vec<u32> = words().collect();
         let options =
             TensorCreationOptions::new(self.device.clone().inner()).with_dtype(DType::U32);
         let count = words.len();

@@ -7,15 +7,14 @@
 
 use std::time::Instant;
 
-use burn::nn::loss::CrossEntropyLossConfig;
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use serde::Serialize;
 
 use super::precision::StepPrecision;
-use super::threads::{CpuThreadChoice, CpuThreads};
+use super::threads::CpuThreadChoice;
 use super::{
-    DeviceTotals, InputPipeline, TrainDevice, TrainError, batch_loss, build_optimizer, epoch_order,
-    is_cpu, pixel_transform,
+    DeviceTotals, InputPipeline, TrainDevice, TrainError, Trainee, batch_loss, epoch_order,
+    pixel_transform,
 };
 use crate::config::{Experiment, Precision};
 use crate::data::ImageDataset;
@@ -77,16 +76,14 @@ pub fn bench(
     device.seed(experiment.seed);
     let shape = [data.shape.channels, data.shape.height, data.shape.width];
     let transform = pixel_transform(experiment.input_scaling, data);
-    let autodiff = device.clone().autodiff();
-    let mut model =
-        experiment
-            .model
-            .init(data.shape, data.num_classes(), experiment.init, &autodiff)?;
-    let mut optimizer = build_optimizer(&experiment.optimizer);
-    let loss_fn = CrossEntropyLossConfig::new().init(&autodiff);
+    let Trainee {
+        mut model,
+        mut optimizer,
+        loss_fn,
+        threads,
+    } = Trainee::new(experiment, data, device)?;
     // The loss scale stays at its first value: a bench reads nothing back until its end.
     let precision = StepPrecision::new(experiment.precision, None);
-    let threads = CpuThreads::new(is_cpu(device), experiment, data.shape, data.num_classes());
     let batch_size = experiment.batch_size.min(data.train.len()).max(1);
     let per_epoch = data.train.len() / batch_size;
     // Only the Kiln style keeps the data set on the device; the naive loop never uploads it whole.

@@ -342,6 +342,34 @@ impl InputPipeline {
     }
 }
 
+/// A fresh model on the autodiff device with its optimizer, its loss and the CPU threads of its
+/// steps: how both a run and `kiln bench` start.
+struct Trainee {
+    model: Classifier,
+    optimizer: ModuleOptimizer,
+    loss_fn: CrossEntropyLoss,
+    threads: CpuThreads,
+}
+
+impl Trainee {
+    fn new(
+        experiment: &Experiment,
+        data: &ImageDataset,
+        device: &Device,
+    ) -> Result<Self, TrainError> {
+        let autodiff = device.clone().autodiff();
+        let classes = data.num_classes();
+        Ok(Self {
+            model: experiment
+                .model
+                .init(data.shape, classes, experiment.init, &autodiff)?,
+            optimizer: build_optimizer(&experiment.optimizer),
+            loss_fn: CrossEntropyLossConfig::new().init(&autodiff),
+            threads: CpuThreads::new(is_cpu(device), experiment, data.shape, classes),
+        })
+    }
+}
+
 /// Whether `device` is the CPU backend, which computes each op as it is called.
 fn is_cpu(device: &Device) -> bool {
     matches!(device.as_dispatch(), burn::backend::DispatchDevice::Flex(_))
@@ -498,12 +526,12 @@ pub fn train(
     } = InputPipeline::upload(experiment, data, &transform, device)?;
     let upload_secs = upload_started.elapsed().as_secs_f64();
 
-    let autodiff = device.clone().autodiff();
-    let mut model =
-        experiment
-            .model
-            .init(data.shape, data.num_classes(), experiment.init, &autodiff)?;
-    let mut optimizer = build_optimizer(&experiment.optimizer);
+    let Trainee {
+        mut model,
+        mut optimizer,
+        loss_fn,
+        threads,
+    } = Trainee::new(experiment, data, device)?;
     let first_epoch = match &preparation.resume {
         Some(resume) => {
             model = checkpoint::load_model(&resume.folder, model)?;
@@ -512,9 +540,7 @@ pub fn train(
         }
         None => 0,
     };
-    let loss_fn = CrossEntropyLossConfig::new().init(&autodiff);
     let parameter_count = model.num_params();
-    let threads = CpuThreads::new(is_cpu(device), experiment, data.shape, data.num_classes());
     let mut precision = StepPrecision::new(
         experiment.precision,
         preparation
@@ -651,7 +677,7 @@ pub fn train(
             lr = experiment
                 .schedule
                 .lr_at(experiment.lr, epoch, summary.steps, total_steps);
-            // The arithmetic of the step, on the threads the calibration chose (CPU only).
+            // The arithmetic of the step, on the threads `CpuThreads` chose (CPU only).
             let loss_input = experiment.loss;
             let (stepped, forward_done, backward_done) = {
                 let (optimizer, totals, precision, loss_fn, settle) =

@@ -147,40 +147,43 @@ pub struct LossScaleReport {
     pub overflowed_steps: u64,
 }
 
+/// How Burn's derived `Module::map` names batch norm when it enters one of its fields.
+const BATCH_NORM: &str = "Struct:BatchNorm";
+
 /// Casts every float parameter outside batch norm to one float type. `Param::map` keeps the cast
 /// on the autodiff graph, so the cast copy's gradients flow back to the original parameters.
 struct CastParams {
     dtype: FloatDType,
-    /// The struct types being mapped, innermost last.
-    containers: Vec<String>,
+    /// How deep the mapping is inside batch norm layers (0: outside every one).
+    batch_norm_depth: usize,
 }
 
 impl CastParams {
     fn to(dtype: FloatDType) -> Self {
         Self {
             dtype,
-            containers: Vec::new(),
+            batch_norm_depth: 0,
         }
     }
 }
 
 impl ModuleMapper for CastParams {
     fn enter_module(&mut self, _name: &str, container_type: &str) {
-        self.containers.push(container_type.to_owned());
+        if container_type == BATCH_NORM {
+            self.batch_norm_depth += 1;
+        }
     }
 
-    fn exit_module(&mut self, _name: &str, _container_type: &str) {
-        self.containers.pop();
+    fn exit_module(&mut self, _name: &str, container_type: &str) {
+        if container_type == BATCH_NORM {
+            self.batch_norm_depth -= 1;
+        }
     }
 
     fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
         // Batch norm stays f32 (`model::layers::normalize`); its running statistics are shared
         // state that a cast copy would overwrite.
-        if self
-            .containers
-            .last()
-            .is_some_and(|container| container == "Struct:BatchNorm")
-        {
+        if self.batch_norm_depth > 0 {
             return param;
         }
         let dtype = self.dtype;
