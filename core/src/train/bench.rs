@@ -3,7 +3,7 @@
 //!
 //! Both styles are timed in windows of [`WINDOW_STEPS`] steps that end in one host sync, so the
 //! figures are device time, not time to enqueue work; the Kiln style syncs only there, the naive
-//! style also after every step, as `loss.item()` does.
+//! style also twice after every step, as `loss.item()` and `correct.item()` do.
 
 use std::time::Instant;
 
@@ -62,6 +62,10 @@ pub struct BenchReport {
     pub peak_device_bytes: Option<u64>,
     /// On the CPU: the threads the steps ran on, and the step size that decided it.
     pub cpu_threads: Option<CpuThreadChoice>,
+    /// Mean training loss over every step, warm-up included, from the loop's own running sum.
+    pub train_loss: f64,
+    /// Fraction of training images classified right over every step, counted by the loop.
+    pub train_accuracy: f64,
 }
 
 /// Trains `experiment` on `data` for `steps` steps after a first, warm-up step, in `style`.
@@ -93,6 +97,8 @@ pub fn bench(
     };
 
     let mut totals = DeviceTotals::zeros(device);
+    // The naive loop's running loss sum and correct count, kept on the host as it keeps them.
+    let mut naive_sums = (0.0f64, 0.0f64);
     let mut order_host = Vec::new();
     let mut order_device: Option<Tensor<1, Int>> = None;
     let mut window_ms = Vec::new();
@@ -132,8 +138,13 @@ pub fn bench(
         let images = images.autodiff();
         let (loss_input, lr) = (experiment.loss, experiment.lr);
         model = {
-            let (optimizer, totals, precision, loss_fn) =
-                (&mut optimizer, &mut totals, &precision, &loss_fn);
+            let (optimizer, totals, precision, loss_fn, naive_sums) = (
+                &mut optimizer,
+                &mut totals,
+                &precision,
+                &loss_fn,
+                &mut naive_sums,
+            );
             threads.run(move || -> Result<Classifier, TrainError> {
                 let logits = precision.forward(&model, images);
                 let loss = batch_loss(
@@ -143,15 +154,15 @@ pub fn bench(
                     labels.clone().autodiff(),
                 );
                 if style == LoopStyle::Naive {
-                    // `loss.item()` in the user's loop: the host waits for the step to finish.
-                    let _ = loss
-                        .clone()
-                        .into_data()
-                        .iter::<f32>()
-                        .next()
-                        .ok_or_else(|| {
-                            TrainError::Readback("the loss read back empty".to_owned())
-                        })?;
+                    // The user's loop keeps the same two metrics on the host:
+                    // `running_loss += loss.item()` and
+                    // `correct += (outputs.argmax(1) == labels).sum().item()`, each a wait for
+                    // the device.
+                    let loss_value = read_scalar(loss.clone())?;
+                    let predicted = logits.clone().detach().argmax(1).reshape([rows]);
+                    let correct = read_scalar(predicted.equal(labels).int().sum().float())?;
+                    naive_sums.0 += f64::from(loss_value) * rows as f64;
+                    naive_sums.1 += f64::from(correct);
                 } else {
                     totals.add(
                         logits.detach().without_autodiff(),
@@ -189,7 +200,14 @@ pub fn bench(
     }
     let steady_secs = (Instant::now() - started).as_secs_f64() - warmup_secs;
     // The Kiln loop reads its sums a few times per second; once here keeps them honest work.
-    totals.read()?;
+    let (loss_sum, correct) = match style {
+        LoopStyle::Kiln => {
+            let sums = totals.read()?;
+            (sums.loss_sum, sums.correct)
+        }
+        LoopStyle::Naive => naive_sums,
+    };
+    let samples_trained = ((steps + 1) * batch_size) as f64;
     Ok(BenchReport {
         style,
         workload: experiment.name.clone(),
@@ -204,6 +222,8 @@ pub fn bench(
         peak_rss_bytes: peak_rss_bytes(),
         peak_device_bytes,
         cpu_threads: threads.choice().cloned(),
+        train_loss: loss_sum / samples_trained,
+        train_accuracy: correct / samples_trained,
     })
 }
 
@@ -229,6 +249,15 @@ fn naive_batch(
         Tensor::<2>::from_data(TensorData::new(pixels, [indices.len(), values]), device),
         Tensor::<1, Int>::from_data(TensorData::new(labels, [indices.len()]), device),
     )
+}
+
+/// The one value of `tensor`, read back to the host: a `.item()`.
+fn read_scalar(tensor: Tensor<1>) -> Result<f32, TrainError> {
+    tensor
+        .into_data()
+        .iter::<f32>()
+        .next()
+        .ok_or_else(|| TrainError::Readback("a metric read back empty".to_owned()))
 }
 
 /// The `q` quantile (0–1) of `values` by nearest rank; 0 for none.
@@ -274,8 +303,10 @@ mod tests {
         .validate()
         .unwrap();
         let target = super::super::tests::cpu();
+        let mut metrics = Vec::new();
         for style in [LoopStyle::Kiln, LoopStyle::Naive] {
             let report = bench(&experiment, &data, &target, style, 25).unwrap();
+            metrics.push((report.train_loss, report.train_accuracy));
             assert_eq!(report.steps, 25);
             assert_eq!(report.batch_size, 20);
             assert!(report.warmup_secs > 0.0);
@@ -288,5 +319,23 @@ mod tests {
             #[cfg(target_os = "linux")]
             assert!(report.peak_rss_bytes.is_some_and(|b| b > 1 << 20));
         }
+        // Same seed, same order, same arithmetic: the two loops train identical steps, so the
+        // metrics each keeps its own way agree. The naive loop once skipped its accuracy.
+        let [(kiln_loss, kiln_accuracy), (naive_loss, naive_accuracy)] = metrics[..] else {
+            unreachable!("two styles ran");
+        };
+        assert!(kiln_loss.is_finite() && kiln_loss > 0.0, "{kiln_loss}");
+        assert!(
+            (kiln_loss - naive_loss).abs() < 1e-4,
+            "{kiln_loss} {naive_loss}"
+        );
+        assert!(
+            kiln_accuracy > 0.0 && kiln_accuracy <= 1.0,
+            "{kiln_accuracy}"
+        );
+        assert!(
+            (kiln_accuracy - naive_accuracy).abs() < 1e-9,
+            "{kiln_accuracy} {naive_accuracy}"
+        );
     }
 }
