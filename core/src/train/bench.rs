@@ -13,12 +13,10 @@ use serde::Serialize;
 use super::precision::StepPrecision;
 use super::threads::CpuThreadChoice;
 use super::{
-    DeviceTotals, InputPipeline, TrainDevice, TrainError, Trainee, batch_loss, epoch_order,
-    pixel_transform,
+    DeviceTotals, InputPipeline, TrainDevice, TrainError, Trainee, epoch_order, pixel_transform,
 };
 use crate::config::{Experiment, Precision};
 use crate::data::ImageDataset;
-use crate::model::Classifier;
 
 /// Steps per timed window; each window ends in one sync.
 pub const WINDOW_STEPS: usize = 10;
@@ -80,12 +78,7 @@ pub fn bench(
     device.seed(experiment.seed);
     let shape = [data.shape.channels, data.shape.height, data.shape.width];
     let transform = pixel_transform(experiment.input_scaling, data);
-    let Trainee {
-        mut model,
-        mut optimizer,
-        loss_fn,
-        threads,
-    } = Trainee::new(experiment, data, device)?;
+    let (mut model, mut trainee) = Trainee::new(experiment, data, device)?;
     // The loss scale stays at its first value: a bench reads nothing back until its end.
     let precision = StepPrecision::new(experiment.precision, None);
     let batch_size = experiment.batch_size.min(data.train.len()).max(1);
@@ -135,46 +128,34 @@ pub fn bench(
                 (images.reshape([rows, shape[0], shape[1], shape[2]]), labels)
             }
         };
-        let images = images.autodiff();
-        let (loss_input, lr) = (experiment.loss, experiment.lr);
-        model = {
-            let (optimizer, totals, precision, loss_fn, naive_sums) = (
-                &mut optimizer,
-                &mut totals,
-                &precision,
-                &loss_fn,
-                &mut naive_sums,
-            );
-            threads.run(move || -> Result<Classifier, TrainError> {
-                let logits = precision.forward(&model, images);
-                let loss = batch_loss(
-                    loss_fn,
-                    loss_input,
-                    logits.clone(),
-                    labels.clone().autodiff(),
-                );
-                if style == LoopStyle::Naive {
-                    // The user's loop keeps the same two metrics on the host:
-                    // `running_loss += loss.item()` and
-                    // `correct += (outputs.argmax(1) == labels).sum().item()`, each a wait for
-                    // the device.
-                    let loss_value = read_scalar(loss.clone())?;
-                    let predicted = logits.clone().detach().argmax(1).reshape([rows]);
-                    let correct = read_scalar(predicted.equal(labels).int().sum().float())?;
-                    naive_sums.0 += f64::from(loss_value) * rows as f64;
-                    naive_sums.1 += f64::from(correct);
-                } else {
-                    totals.add(
-                        logits.detach().without_autodiff(),
-                        labels,
-                        loss.clone().detach().without_autodiff(),
-                    );
-                }
-                let (grads, overflowed) = precision.gradients(loss, &model);
-                totals.add_overflow(overflowed);
-                Ok(optimizer.step(lr, model, grads))
-            })?
+        let keep = |logits: Tensor<2>, loss: Tensor<1>, labels: Tensor<1, Int>| match style {
+            LoopStyle::Kiln => {
+                totals.add(logits, labels, loss);
+                Ok(())
+            }
+            LoopStyle::Naive => {
+                // The user's loop keeps the same two metrics on the host:
+                // `running_loss += loss.item()` and
+                // `correct += (outputs.argmax(1) == labels).sum().item()`, each a wait for the
+                // device.
+                let loss_value = read_scalar(loss)?;
+                let predicted = logits.argmax(1).reshape([rows]);
+                let correct = read_scalar(predicted.equal(labels).int().sum().float())?;
+                naive_sums.0 += f64::from(loss_value) * rows as f64;
+                naive_sums.1 += f64::from(correct);
+                Ok(())
+            }
         };
+        let stepped = trainee.step(
+            model,
+            &precision,
+            (images, labels),
+            experiment.lr,
+            keep,
+            &|| Ok(()),
+        )?;
+        model = stepped.model;
+        totals.add_overflow(stepped.overflowed);
 
         let window_end = step == 0 || step % WINDOW_STEPS == 0 || step == steps;
         if !window_end {
@@ -221,7 +202,7 @@ pub fn bench(
         samples_per_sec: (steps * batch_size) as f64 / steady_secs.max(1e-9),
         peak_rss_bytes: peak_rss_bytes(),
         peak_device_bytes,
-        cpu_threads: threads.choice().cloned(),
+        cpu_threads: trainee.threads.choice().cloned(),
         train_loss: loss_sum / samples_trained,
         train_accuracy: correct / samples_trained,
     })

@@ -342,30 +342,94 @@ impl InputPipeline {
     }
 }
 
-/// A fresh model on the autodiff device with its optimizer, its loss and the CPU threads of its
-/// steps: how both a run and `kiln bench` start.
+/// How a run and `kiln bench` train: the optimizer, the loss and the CPU threads of the steps.
 struct Trainee {
-    model: Classifier,
     optimizer: ModuleOptimizer,
     loss_fn: CrossEntropyLoss,
+    loss_input: LossInput,
     threads: CpuThreads,
 }
 
+/// What one training step hands back.
+struct Stepped {
+    /// The model after the optimizer step.
+    model: Classifier,
+    /// For f16 steps: 1 on the device when the gradients overflowed and the step was skipped.
+    overflowed: Option<Tensor<1, Int>>,
+    forward_done: Instant,
+    backward_done: Instant,
+}
+
 impl Trainee {
+    /// A fresh model on the autodiff device, and how to train it.
     fn new(
         experiment: &Experiment,
         data: &ImageDataset,
         device: &Device,
-    ) -> Result<Self, TrainError> {
+    ) -> Result<(Classifier, Self), TrainError> {
         let autodiff = device.clone().autodiff();
         let classes = data.num_classes();
-        Ok(Self {
-            model: experiment
-                .model
-                .init(data.shape, classes, experiment.init, &autodiff)?,
-            optimizer: build_optimizer(&experiment.optimizer),
-            loss_fn: CrossEntropyLossConfig::new().init(&autodiff),
-            threads: CpuThreads::new(is_cpu(device), experiment, data.shape, classes),
+        let model = experiment
+            .model
+            .init(data.shape, classes, experiment.init, &autodiff)?;
+        Ok((
+            model,
+            Self {
+                optimizer: build_optimizer(&experiment.optimizer),
+                loss_fn: CrossEntropyLossConfig::new().init(&autodiff),
+                loss_input: experiment.loss,
+                threads: CpuThreads::new(is_cpu(device), experiment, data.shape, classes),
+            },
+        ))
+    }
+
+    /// One optimizer step of `model` on a batch, on the chosen threads.
+    ///
+    /// `keep` takes the step's detached logits, mean loss and labels before the backward pass:
+    /// a run adds them to its device sums, the naive bench loop reads them back. `settle` runs
+    /// after each phase; it waits for the device only in profiling mode.
+    fn step(
+        &mut self,
+        model: Classifier,
+        precision: &StepPrecision,
+        (images, labels): (Tensor<4>, Tensor<1, Int>),
+        lr: f64,
+        keep: impl FnOnce(Tensor<2>, Tensor<1>, Tensor<1, Int>) -> Result<(), TrainError> + Send,
+        settle: &(dyn Fn() -> Result<(), TrainError> + Sync),
+    ) -> Result<Stepped, TrainError> {
+        let Self {
+            optimizer,
+            loss_fn,
+            loss_input,
+            threads,
+        } = self;
+        let loss_input = *loss_input;
+        threads.run(move || {
+            let logits = precision.forward(&model, images.autodiff());
+            let loss = batch_loss(
+                loss_fn,
+                loss_input,
+                logits.clone(),
+                labels.clone().autodiff(),
+            );
+            keep(
+                logits.detach().without_autodiff(),
+                loss.clone().detach().without_autodiff(),
+                labels,
+            )?;
+            settle()?;
+            let forward_done = Instant::now();
+            let (grads, overflowed) = precision.gradients(loss, &model);
+            settle()?;
+            let backward_done = Instant::now();
+            let model = optimizer.step(lr, model, grads);
+            settle()?;
+            Ok(Stepped {
+                model,
+                overflowed,
+                forward_done,
+                backward_done,
+            })
         })
     }
 }
@@ -526,16 +590,11 @@ pub fn train(
     } = InputPipeline::upload(experiment, data, &transform, device)?;
     let upload_secs = upload_started.elapsed().as_secs_f64();
 
-    let Trainee {
-        mut model,
-        mut optimizer,
-        loss_fn,
-        threads,
-    } = Trainee::new(experiment, data, device)?;
+    let (mut model, mut trainee) = Trainee::new(experiment, data, device)?;
     let first_epoch = match &preparation.resume {
         Some(resume) => {
             model = checkpoint::load_model(&resume.folder, model)?;
-            optimizer = checkpoint::load_optimizer(&resume.folder, optimizer)?;
+            trainee.optimizer = checkpoint::load_optimizer(&resume.folder, trainee.optimizer)?;
             resume.state.epochs_completed
         }
         None => 0,
@@ -669,41 +728,26 @@ pub fn train(
             train_options.seed = BatchOptions::step_seed(experiment.seed, summary.steps as u64);
             let (images, labels) =
                 train_split.batch(order.clone().slice(start..end), &train_options)?;
-            let images = images.autodiff();
-            let labels_ad = labels.clone().autodiff();
             settle()?;
             let data_done = Instant::now();
 
             lr = experiment
                 .schedule
                 .lr_at(experiment.lr, epoch, summary.steps, total_steps);
-            // The arithmetic of the step, on the threads `CpuThreads` chose (CPU only).
-            let loss_input = experiment.loss;
-            let (stepped, forward_done, backward_done) = {
-                let (optimizer, totals, precision, loss_fn, settle) =
-                    (&mut optimizer, &mut totals, &precision, &loss_fn, &settle);
-                threads.run(
-                    move || -> Result<(Classifier, Instant, Instant), TrainError> {
-                        let logits = precision.forward(&model, images);
-                        let loss = batch_loss(loss_fn, loss_input, logits.clone(), labels_ad);
-                        totals.add(
-                            logits.detach().without_autodiff(),
-                            labels,
-                            loss.clone().detach().without_autodiff(),
-                        );
-                        settle()?;
-                        let forward_done = Instant::now();
-                        let (grads, overflowed) = precision.gradients(loss, &model);
-                        totals.add_overflow(overflowed);
-                        settle()?;
-                        let backward_done = Instant::now();
-                        let stepped = optimizer.step(lr, model, grads);
-                        settle()?;
-                        Ok((stepped, forward_done, backward_done))
-                    },
-                )?
-            };
-            model = stepped;
+            let stepped = trainee.step(
+                model,
+                &precision,
+                (images, labels),
+                lr,
+                |logits, loss, labels| {
+                    totals.add(logits, labels, loss);
+                    Ok(())
+                },
+                &settle,
+            )?;
+            model = stepped.model;
+            totals.add_overflow(stepped.overflowed);
+            let (forward_done, backward_done) = (stepped.forward_done, stepped.backward_done);
             let compute_done = Instant::now();
 
             window.data += data_done - step_started;
@@ -922,8 +966,8 @@ pub fn train(
                 loss_scale: precision.loss_scale(),
                 ..CheckpointState::new(epoch + 1)
             };
-            let saved =
-                checkpoint::save(folder, Slot::Last, &model, &optimizer, &state).and_then(|()| {
+            let saved = checkpoint::save(folder, Slot::Last, &model, &trainee.optimizer, &state)
+                .and_then(|()| {
                     if improved {
                         checkpoint::copy_slot(folder, Slot::Last, Slot::Best)
                     } else {
@@ -947,7 +991,7 @@ pub fn train(
     summary.total_secs = wall_secs();
     summary.profile = step_profile(&profile);
     summary.precision = experiment.precision;
-    summary.cpu_threads = threads.choice().cloned();
+    summary.cpu_threads = trainee.threads.choice().cloned();
     summary.loss_scale = precision.report();
     summary.steady_samples_per_sec = if steady_secs > 0.0 {
         steady_samples as f64 / steady_secs
