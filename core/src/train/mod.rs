@@ -274,26 +274,45 @@ fn step_profile(samples: &[[f64; 5]]) -> Option<StepProfile> {
     })
 }
 
-/// Warns once about a NaN or infinite loss; true when the run must stop because of it.
-fn stops_on_non_finite(
-    train_loss: f64,
-    experiment: &Experiment,
-    epoch: usize,
-    warned: &mut bool,
-    on_event: &mut dyn FnMut(TrainEvent),
-) -> bool {
-    if train_loss.is_finite() {
-        return false;
+/// Watches the running training loss: warns once about a NaN or infinite loss and once about
+/// divergence, and says when the run must stop.
+struct LossWatch {
+    /// The accuracy of uniform guessing, 1 / classes.
+    chance: f64,
+    stop_on_non_finite: bool,
+    non_finite_warned: bool,
+    diverging_warned: bool,
+}
+
+impl LossWatch {
+    /// Looks at the running `train_loss` of `epoch`; true when the run must stop because of it.
+    fn stops(
+        &mut self,
+        train_loss: f64,
+        epoch: usize,
+        on_event: &mut dyn FnMut(TrainEvent),
+    ) -> bool {
+        if !train_loss.is_finite() {
+            if !self.non_finite_warned {
+                self.non_finite_warned = true;
+                on_event(TrainEvent::Warning(TrainWarning::NonFiniteLoss {
+                    epoch,
+                    stopped: self.stop_on_non_finite,
+                }));
+            }
+            if self.stop_on_non_finite {
+                return true;
+            }
+        }
+        if !self.diverging_warned && is_diverging(train_loss, self.chance) {
+            self.diverging_warned = true;
+            on_event(TrainEvent::Warning(TrainWarning::Diverging {
+                epoch,
+                loss: train_loss,
+            }));
+        }
+        false
     }
-    let stop = experiment.stop_on_non_finite_loss;
-    if !*warned {
-        *warned = true;
-        on_event(TrainEvent::Warning(TrainWarning::NonFiniteLoss {
-            epoch,
-            stopped: stop,
-        }));
-    }
-    stop
 }
 
 /// Uniform guessing costs ln(classes); a running loss four times that means the run blows up.
@@ -643,8 +662,12 @@ pub fn train(
     let mut steady_secs = 0.0;
     let mut steady_samples: u64 = 0;
     let mut train_secs_total = 0.0;
-    let mut diverging_warned = false;
-    let mut non_finite_warned = false;
+    let mut loss_watch = LossWatch {
+        chance: 1.0 / data.num_classes().max(1) as f64,
+        stop_on_non_finite: experiment.stop_on_non_finite_loss,
+        non_finite_warned: false,
+        diverging_warned: false,
+    };
     // Rows of a resumed run continue the time axis of the rows before the stop.
     let mut wall_offset_secs = 0.0;
     if let Some(resume) = &preparation.resume {
@@ -661,7 +684,7 @@ pub fn train(
         steady_secs = state.steady_secs;
         steady_samples = state.steady_samples;
         train_secs_total = state.train_secs_total;
-        diverging_warned = state.diverging_warned;
+        loss_watch.diverging_warned = state.diverging_warned;
         wall_offset_secs = state.wall_secs;
     }
     let wall_secs = || wall_offset_secs + run_started.elapsed().as_secs_f64();
@@ -671,7 +694,6 @@ pub fn train(
     let mut short_batch_met = false;
     // Per profiled step: data, forward, backward, optimizer, readback milliseconds.
     let mut profile: Vec<[f64; 5]> = Vec::new();
-    let chance = 1.0 / data.num_classes().max(1) as f64;
 
     'epochs: for epoch in first_epoch..experiment.epochs {
         // Dropout draws depend on the seed and the epoch only, so a run resumed at this epoch
@@ -823,22 +845,9 @@ pub fn train(
                 sync_ms: sync.as_secs_f64() * 1e3,
                 lr,
             }));
-            if stops_on_non_finite(
-                train_loss,
-                experiment,
-                epoch,
-                &mut non_finite_warned,
-                on_event,
-            ) {
+            if loss_watch.stops(train_loss, epoch, on_event) {
                 summary.outcome = RunOutcome::Diverged;
                 break 'epochs;
-            }
-            if !diverging_warned && is_diverging(train_loss, chance) {
-                diverging_warned = true;
-                on_event(TrainEvent::Warning(TrainWarning::Diverging {
-                    epoch,
-                    loss: train_loss,
-                }));
             }
             window = Window {
                 started: Some(now),
@@ -894,22 +903,9 @@ pub fn train(
                 lr,
             }));
         }
-        if stops_on_non_finite(
-            train_loss,
-            experiment,
-            epoch,
-            &mut non_finite_warned,
-            on_event,
-        ) {
+        if loss_watch.stops(train_loss, epoch, on_event) {
             summary.outcome = RunOutcome::Diverged;
             break;
-        }
-        if !diverging_warned && is_diverging(train_loss, chance) {
-            diverging_warned = true;
-            on_event(TrainEvent::Warning(TrainWarning::Diverging {
-                epoch,
-                loss: train_loss,
-            }));
         }
         if steps_done < steps_per_epoch {
             break;
@@ -957,7 +953,7 @@ pub fn train(
                 steady_secs,
                 steady_samples,
                 warmup_secs: summary.warmup_secs,
-                diverging_warned,
+                diverging_warned: loss_watch.diverging_warned,
                 train_loss,
                 train_accuracy,
                 test_loss,
@@ -980,7 +976,10 @@ pub fn train(
                 }));
             }
         }
-        if !test_split.is_empty() && test_accuracy <= chance + 0.02 && chance < 0.5 {
+        if !test_split.is_empty()
+            && test_accuracy <= loss_watch.chance + 0.02
+            && loss_watch.chance < 0.5
+        {
             on_event(TrainEvent::Warning(TrainWarning::StuckAtChance {
                 epoch,
                 accuracy: test_accuracy,
