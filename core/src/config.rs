@@ -130,11 +130,14 @@ impl FromStr for Precision {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum LossInput {
-    /// Log-softmax of the logits, exact for any logit, as PyTorch's `CrossEntropyLoss`.
+    /// Log-softmax of the logits, exact for any logit: PyTorch's `CrossEntropyLoss`, and what
+    /// Keras on TensorFlow computes for a softmax layer followed by categorical cross-entropy
+    /// (it takes the softmax's input instead of its output).
     #[default]
     Logits,
-    /// A softmax output and the log of its probabilities clipped to [1e-7, 1 − 1e-7], as Keras's
-    /// `categorical_crossentropy` after a softmax layer: a clipped probability passes no gradient.
+    /// A softmax output and the log of its probabilities clipped to [1e-7, 1 − 1e-7], as Keras
+    /// computes `categorical_crossentropy` on its JAX and PyTorch backends: a clipped probability
+    /// passes no gradient.
     Probabilities,
 }
 

@@ -83,7 +83,7 @@ pub struct TrainArgs {
     /// pytorch-default or glorot-uniform.
     #[arg(long)]
     init: Option<InitScheme>,
-    /// logits (PyTorch's CrossEntropyLoss) or probabilities (Keras: softmax, clipped at 1e-7).
+    /// logits (PyTorch; Keras on TensorFlow) or probabilities (softmax clipped at 1e-7: Keras on JAX or PyTorch).
     #[arg(long)]
     loss: Option<LossInput>,
     /// Augment training batches: pad each side by N zero pixels, then crop back at random.

@@ -753,7 +753,7 @@ const DROPOUT_TIP: &str =
 const SCALING_TIP: &str = "How pixel bytes become inputs: /255 like PyTorch's ToTensor, raw 0–255 like the Keras report, or standardized.";
 const INIT_TIP: &str =
     "How weights start: PyTorch's default uniform, or Keras's Glorot-uniform with zero biases.";
-const LOSS_TIP: &str = "Cross-entropy from the logits, or from softmax probabilities clipped at 1e-7 as Keras does, which stops learning from confidently wrong images.";
+const LOSS_TIP: &str = "Cross-entropy from the logits (PyTorch, and Keras on TensorFlow), or from softmax probabilities clipped at 1e-7 (Keras on JAX or PyTorch), which stops learning from confidently wrong images.";
 const DEVICE_TIP: &str =
     "Where to train: auto picks a hardware GPU, else the CPU; software GPUs are slow.";
 const SCHEDULE_TIP: &str = "How the learning rate changes over the run.";
@@ -998,8 +998,8 @@ pub fn setup_ui(
                 ];
                 combo_row(ui, "Init", INIT_TIP, &mut form.init, &options);
                 let options = [
-                    (LossInput::Logits, "on logits (PyTorch)"),
-                    (LossInput::Probabilities, "on probabilities (Keras)"),
+                    (LossInput::Logits, "on logits"),
+                    (LossInput::Probabilities, "on clipped probabilities"),
                 ];
                 combo_row(ui, "Loss", LOSS_TIP, &mut form.loss, &options);
             });
