@@ -300,23 +300,11 @@ mod tests {
             #[cfg(target_os = "linux")]
             assert!(report.peak_rss_bytes.is_some_and(|b| b > 1 << 20));
         }
-        // Same seed, same order, same arithmetic: the two loops train identical steps, so the
-        // metrics each keeps its own way agree. The naive loop once skipped its accuracy.
-        let [(kiln_loss, kiln_accuracy), (naive_loss, naive_accuracy)] = metrics[..] else {
-            unreachable!("two styles ran");
-        };
-        assert!(kiln_loss.is_finite() && kiln_loss > 0.0, "{kiln_loss}");
-        assert!(
-            (kiln_loss - naive_loss).abs() < 1e-4,
-            "{kiln_loss} {naive_loss}"
-        );
-        assert!(
-            kiln_accuracy > 0.0 && kiln_accuracy <= 1.0,
-            "{kiln_accuracy}"
-        );
-        assert!(
-            (kiln_accuracy - naive_accuracy).abs() < 1e-9,
-            "{kiln_accuracy} {naive_accuracy}"
-        );
+        // Each loop keeps its own metrics; that they agree is tests/seeded_runs.rs's to check,
+        // where no other test draws from the backend's one generator.
+        for (loss, accuracy) in metrics {
+            assert!(loss.is_finite() && loss > 0.0, "{loss}");
+            assert!(accuracy > 0.0 && accuracy <= 1.0, "{accuracy}");
+        }
     }
 }
