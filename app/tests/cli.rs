@@ -500,11 +500,18 @@ fn bench_compare_prints_both_loops_and_their_ratio_as_json() {
             "median_step_ms",
             "p90_step_ms",
             "samples_per_sec",
+            "train_loss",
         ] {
             assert!(line[key].as_f64().is_some_and(|v| v > 0.0), "{key}: {line}");
         }
+        let accuracy = line["train_accuracy"].as_f64();
+        assert!(accuracy.is_some_and(|a| (0.0..=1.0).contains(&a)), "{line}");
         assert!(line.get("peak_device_bytes").is_some());
     }
+    // Both loops trained the same steps, each keeping its own metrics.
+    let metric = |i: usize, key: &str| lines[i][key].as_f64().unwrap_or(f64::NAN);
+    assert!((metric(0, "train_loss") - metric(1, "train_loss")).abs() < 1e-4);
+    assert_eq!(metric(0, "train_accuracy"), metric(1, "train_accuracy"));
     assert!(
         lines[2]["samples_per_sec_ratio"]
             .as_f64()
