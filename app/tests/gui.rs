@@ -277,6 +277,41 @@ fn a_start_click_trains_plots_and_lists_the_run() {
 }
 
 #[test]
+fn a_profiled_run_shows_where_the_step_time_goes() {
+    let runs_dir = scratch("profiled");
+    let mut harness = app_harness(&runs_dir);
+    harness.state_mut().form = SetupForm {
+        name: "profiled".to_owned(),
+        mlp_widths: "32".to_owned(),
+        epochs: "1".to_owned(),
+        batch_size: "256".to_owned(),
+        device: "cpu".to_owned(),
+        profile_steps: "5".to_owned(),
+        ..SetupForm::default()
+    };
+    harness.run();
+    harness.get_by_label_contains("▶ Start").click();
+    harness.run_steps(2);
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while harness.state().is_training() {
+        assert!(Instant::now() < deadline, "the run did not finish in time");
+        std::thread::sleep(Duration::from_millis(50));
+        harness.step();
+    }
+    harness.run();
+    let profile = harness
+        .state()
+        .session
+        .as_ref()
+        .and_then(|s| s.history.summary.as_ref())
+        .and_then(|s| s.profile.clone())
+        .expect("a profiled run's summary has its profile");
+    assert_eq!(profile.steps, 5);
+    harness.get_by_label_contains("Where a step's time goes");
+    harness.get_by_label("host sync");
+}
+
+#[test]
 fn start_is_disabled_with_the_reason_shown() {
     let runs_dir = scratch("disabled");
     let mut harness = app_harness(&runs_dir);
@@ -395,6 +430,42 @@ fn compare_table_snapshot() {
     harness.run();
     harness.get_by_label_contains("(+");
     harness.snapshot("compare_table");
+}
+
+#[test]
+fn step_profile_snapshot_draws_runs_to_one_scale() {
+    let profile = |forward_ms: f64, backward_ms: f64| kiln_core::train::StepProfile {
+        mode: "profiling".into(),
+        steps: 20,
+        data_ms: 0.1,
+        forward_ms,
+        backward_ms,
+        optimizer_ms: 0.4,
+        host_sync_ms: 0.05,
+    };
+    let (cpu, gpu) = (profile(0.9, 1.2), profile(0.2, 0.3));
+    let runs = [
+        kiln::gui::ProfiledRun {
+            label: "cpu",
+            color: kiln::gui::run_color(0),
+            profile: &cpu,
+        },
+        kiln::gui::ProfiledRun {
+            label: "gpu:0",
+            color: kiln::gui::run_color(1),
+            profile: &gpu,
+        },
+    ];
+    let mut harness = Harness::builder()
+        .with_size([760.0, 140.0])
+        .build_ui(|ui| kiln::gui::step_profile_ui(ui, &runs));
+    harness.run();
+    // Each phase in ms and the whole step, per run.
+    harness.get_by_label("1.20 ms");
+    harness.get_by_label("2.65 ms");
+    harness.get_by_label("1.05 ms");
+    assert_eq!(harness.get_all_by_label("0.40 ms").count(), 2);
+    harness.snapshot("step_profile");
 }
 
 #[test]

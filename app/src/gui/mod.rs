@@ -3,6 +3,7 @@
 
 mod fetch;
 mod plots;
+mod profile;
 mod runs;
 mod session;
 mod setup;
@@ -22,6 +23,7 @@ use kiln_core::train::TestPredictions;
 use serde::{Deserialize, Serialize};
 
 pub use plots::{PlotRun, SeedBand, plot_runs, plots_ui, run_color};
+pub use profile::{ProfiledRun, step_profile_ui};
 
 pub use runs::{ExportKind, RunsAction, RunsPanel, runs_ui};
 pub use session::{Session, SessionState};
@@ -588,6 +590,25 @@ impl KilnApp {
                         .max_height(ui.available_height() * 0.5)
                         .show(ui, |ui| confusion_ui(ui, predictions));
                 });
+        }
+        let profiled: Vec<ProfiledRun<'_>> = histories
+            .iter()
+            .zip(&labels)
+            .enumerate()
+            .filter_map(|(i, (history, label))| {
+                let profile = history.summary.as_ref()?.profile.as_ref()?;
+                Some(ProfiledRun {
+                    label,
+                    color: run_color(i),
+                    profile,
+                })
+            })
+            .collect();
+        if !profiled.is_empty() {
+            egui::CollapsingHeader::new("Where a step's time goes (profiling mode)")
+                .id_salt("step-profile")
+                .default_open(true)
+                .show(ui, |ui| step_profile_ui(ui, &profiled));
         }
         let mut bands = Vec::new();
         if histories.len() >= 2 {

@@ -153,6 +153,8 @@ pub enum Field {
     CropPadding,
     /// Device.
     Device,
+    /// Profiled steps.
+    ProfileSteps,
 }
 
 impl Field {
@@ -175,6 +177,7 @@ impl Field {
             "batch_size" => Self::Batch,
             "epochs" => Self::Epochs,
             "crop_padding" => Self::CropPadding,
+            "profile_steps" => Self::ProfileSteps,
             _ => return None,
         })
     }
@@ -254,6 +257,8 @@ pub struct SetupForm {
     pub flip: bool,
     /// f32, or f16 mixed precision.
     pub precision: Precision,
+    /// Steps timed phase by phase after warm-up; 0 is off.
+    pub profile_steps: String,
 }
 
 impl Default for SetupForm {
@@ -323,6 +328,7 @@ impl SetupForm {
             crop_padding: draft.crop_padding.to_string(),
             flip: draft.flip,
             precision: draft.precision,
+            profile_steps: draft.profile_steps.to_string(),
         };
         match &draft.model {
             ModelSpec::Mlp {
@@ -556,6 +562,14 @@ impl SetupForm {
         )
         .map_or(1, |v| v as usize);
         draft.seed = parse_int(&self.seed, Field::Seed, errors, 0, u64::MAX).unwrap_or(0);
+        draft.profile_steps = parse_int(
+            &self.profile_steps,
+            Field::ProfileSteps,
+            errors,
+            0,
+            config::MAX_PROFILE_STEPS as u64,
+        )
+        .map_or(0, |v| v as usize);
         draft.device = match self.device.parse::<DeviceChoice>() {
             Ok(device) => device,
             Err(e) => {
@@ -692,6 +706,7 @@ pub fn field_label(field: Field) -> &'static str {
         Field::Seed => "Seed",
         Field::CropPadding => "Crop padding",
         Field::Device => "Device",
+        Field::ProfileSteps => "Profile steps",
     }
 }
 
@@ -736,6 +751,7 @@ const CROP_TIP: &str = "Training images get this many zero pixels on each side a
 const FLIP_TIP: &str =
     "Mirror each training image left to right with probability ½; test images are never flipped.";
 const PRECISION_TIP: &str = "f16 computes in 16-bit floats with f32 master weights and a scaled loss; it needs a GPU with 16-bit float shaders.";
+const PROFILE_TIP: &str = "Profiling mode: time this many steps after warm-up phase by phase (data, forward, backward, optimizer, host sync), waiting for the device after each; the breakdown shows above the plots and those steps stay out of samples/s. 0 is off.";
 const STOP_ON_NAN_TIP: &str =
     "End the run when the loss becomes NaN or infinite; a warning is shown either way.";
 const MOMENTUM_TIP: &str =
@@ -1096,6 +1112,13 @@ pub fn setup_ui(
                 device_row(ui, form, context.devices);
                 error_row(ui, Field::Device, errors);
                 precision_row(ui, form, context.devices);
+                text_row(
+                    ui,
+                    Field::ProfileSteps,
+                    &mut form.profile_steps,
+                    PROFILE_TIP,
+                    errors,
+                );
                 text_row(ui, Field::Name, &mut form.name, NAME_TIP, errors);
                 ui.label("");
                 ui.checkbox(&mut form.stop_on_non_finite_loss, "Stop on NaN loss")
@@ -1255,6 +1278,27 @@ mod tests {
         );
         assert!(
             check.errors[&Field::Lr].contains("positive"),
+            "{:?}",
+            check.errors
+        );
+    }
+
+    #[test]
+    fn profile_steps_reach_the_run_or_are_marked() {
+        let form = SetupForm {
+            profile_steps: "5".to_owned(),
+            ..SetupForm::default()
+        };
+        let check = form.check();
+        assert_eq!(check.experiment.map(|e| e.profile_steps), Some(5));
+        let form = SetupForm {
+            profile_steps: "20000".to_owned(),
+            ..SetupForm::default()
+        };
+        let check = form.check();
+        assert!(check.experiment.is_none());
+        assert!(
+            check.errors.contains_key(&Field::ProfileSteps),
             "{:?}",
             check.errors
         );
