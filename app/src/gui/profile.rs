@@ -13,7 +13,7 @@ const PHASES: [(&str, Color32); 5] = [
 ];
 
 /// Width of the longest bar; the others are drawn to the same milliseconds-per-pixel scale.
-const BAR_WIDTH: f32 = 260.0;
+const BAR_WIDTH: f32 = 140.0;
 
 /// One profiled run to show.
 #[derive(Debug, Clone, Copy)]
@@ -49,9 +49,20 @@ pub fn step_profile_ui(ui: &mut egui::Ui, runs: &[ProfiledRun<'_>]) {
     } else {
         0.0
     };
+    // Wider than the panel scrolls sideways rather than pushing the plots out of the window.
+    egui::ScrollArea::horizontal()
+        .id_salt("step-profile-scroll")
+        .show(ui, |ui| profile_grid_ui(ui, runs, px_per_ms));
+    ui.weak(
+        "Median milliseconds over the profiled steps, each phase waited for on its own: the \
+         normal loop never waits like this, so these steps are left out of samples/s.",
+    );
+}
+
+fn profile_grid_ui(ui: &mut egui::Ui, runs: &[ProfiledRun<'_>], px_per_ms: f64) {
     egui::Grid::new("step-profile-grid")
         .striped(true)
-        .spacing([12.0, 4.0])
+        .spacing([10.0, 4.0])
         .show(ui, |ui| {
             ui.label("");
             ui.label("");
@@ -77,14 +88,10 @@ pub fn step_profile_ui(ui: &mut egui::Ui, runs: &[ProfiledRun<'_>]) {
                     left += width;
                 }
                 for phase in ms {
-                    ui.label(format!("{phase:.2} ms"));
+                    ui.label(format!("{phase:.2}"));
                 }
-                ui.strong(format!("{:.2} ms", ms.iter().sum::<f64>()));
+                ui.strong(format!("{:.2}", ms.iter().sum::<f64>()));
                 ui.end_row();
             }
         });
-    ui.weak(
-        "Medians over the profiled steps, each phase waited for on its own: the normal loop \
-         never waits like this, so these steps are left out of samples/s.",
-    );
 }
