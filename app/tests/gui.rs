@@ -208,16 +208,26 @@ fn app_harness(runs_dir: &Path) -> Harness<'static, KilnApp> {
         })
 }
 
-/// Fills the form with a small MLP on the built-in data on the CPU and clicks Start.
-fn start_small_run(harness: &mut Harness<'static, KilnApp>, name: &str, epochs: u32, batch: u32) {
-    harness.state_mut().form = SetupForm {
+/// A small MLP on the built-in data on the CPU.
+fn small_run_form(name: &str, epochs: u32, batch: u32) -> SetupForm {
+    SetupForm {
         name: name.to_owned(),
         mlp_widths: "32".to_owned(),
         epochs: epochs.to_string(),
         batch_size: batch.to_string(),
         device: "cpu".to_owned(),
         ..SetupForm::default()
-    };
+    }
+}
+
+/// Fills the form with a small run and clicks Start.
+fn start_small_run(harness: &mut Harness<'static, KilnApp>, name: &str, epochs: u32, batch: u32) {
+    start_run(harness, small_run_form(name, epochs, batch));
+}
+
+/// Fills the form with `form` and clicks Start.
+fn start_run(harness: &mut Harness<'static, KilnApp>, form: SetupForm) {
+    harness.state_mut().form = form;
     harness.run();
     harness.get_by_label_contains("▶ Start").click();
     // A run wakes the window as it goes, so the UI never settles: step, do not `run`.
@@ -280,24 +290,12 @@ fn a_start_click_trains_plots_and_lists_the_run() {
 fn a_profiled_run_shows_where_the_step_time_goes() {
     let runs_dir = scratch("profiled");
     let mut harness = app_harness(&runs_dir);
-    harness.state_mut().form = SetupForm {
-        name: "profiled".to_owned(),
-        mlp_widths: "32".to_owned(),
-        epochs: "1".to_owned(),
-        batch_size: "256".to_owned(),
-        device: "cpu".to_owned(),
+    let form = SetupForm {
         profile_steps: "5".to_owned(),
-        ..SetupForm::default()
+        ..small_run_form("profiled", 1, 256)
     };
-    harness.run();
-    harness.get_by_label_contains("▶ Start").click();
-    harness.run_steps(2);
-    let deadline = Instant::now() + Duration::from_secs(300);
-    while harness.state().is_training() {
-        assert!(Instant::now() < deadline, "the run did not finish in time");
-        std::thread::sleep(Duration::from_millis(50));
-        harness.step();
-    }
+    start_run(&mut harness, form);
+    step_until(&mut harness, 300, |app| !app.is_training());
     harness.run();
     let profile = harness
         .state()
