@@ -162,10 +162,14 @@ fn f16_is_marked_on_a_device_without_16_bit_shaders_and_not_on_one_with_them() {
 
 #[test]
 fn runs_panel_snapshot() {
-    let mut panel = RunsPanel::with_runs(vec![
-        fake_history("fast", 0.1, 9000.0),
-        fake_history("slow", 0.01, 3000.0),
-    ]);
+    let mut slow = fake_history("slow", 0.01, 3000.0);
+    let mut summary = kiln_core::train::RunSummary::new("CPU", 100, 0.1, 0.0);
+    summary.outcome = kiln_core::train::RunOutcome::Completed;
+    summary.epochs_completed = 3;
+    summary.steady_samples_per_sec = 3000.0;
+    summary.warmup_secs = 0.4;
+    slow.summary = Some(summary);
+    let mut panel = RunsPanel::with_runs(vec![fake_history("fast", 0.1, 9000.0), slow]);
     panel.selected.insert(panel.runs[0].path.clone());
     let mut harness = Harness::builder().with_size([320.0, 420.0]).build_ui_state(
         |ui, panel: &mut RunsPanel| {
@@ -174,6 +178,8 @@ fn runs_panel_snapshot() {
         panel,
     );
     harness.run();
+    // Speed and warm-up side by side, so a second launch shows what the kept cache saved.
+    harness.get_by_label_contains("3000 samples/s, warm-up 0.40 s");
     harness.snapshot("runs_panel");
 }
 

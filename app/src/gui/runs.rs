@@ -135,9 +135,11 @@ fn outcome_text(run: &RunHistory) -> String {
                 RunOutcome::Diverged => "diverged",
                 RunOutcome::Failed => "failed",
             };
+            // Warm-up beside speed: a second launch of a workload shows what the kept
+            // autotune cache saved.
             format!(
-                "{outcome}, {} epochs{accuracy}, {:.0} samples/s",
-                summary.epochs_completed, summary.steady_samples_per_sec
+                "{outcome}, {} epochs{accuracy}, {:.0} samples/s, warm-up {:.2} s",
+                summary.epochs_completed, summary.steady_samples_per_sec, summary.warmup_secs
             )
         }
     }
