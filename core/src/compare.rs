@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::history::{RunHistory, Settings, describe, legend_labels};
+use crate::train::StepProfile;
 
 /// One figure compared across runs.
 #[derive(Debug, Clone, PartialEq)]
@@ -62,6 +63,9 @@ fn final_test_accuracy(run: &RunHistory) -> Option<f64> {
         .or_else(|| run.epochs.last().map(|e| e.test_accuracy))
 }
 
+/// Reads one phase's milliseconds out of a step profile.
+type PhaseMs = fn(&StepProfile) -> f64;
+
 /// Compares `runs`; the first is the reference the differences are taken against.
 pub fn compare(runs: &[&RunHistory]) -> Comparison {
     let described: Vec<Option<Settings>> = runs
@@ -98,7 +102,7 @@ pub fn compare(runs: &[&RunHistory]) -> Comparison {
             .collect()
     };
     let percent = |v: Vec<Option<f64>>| v.into_iter().map(|x| x.map(|x| x * 100.0)).collect();
-    let figures = vec![
+    let mut figures = vec![
         Figure {
             name: "final test accuracy (%)",
             values: runs
@@ -137,7 +141,7 @@ pub fn compare(runs: &[&RunHistory]) -> Comparison {
         },
         Figure {
             name: "steady samples/s",
-            values: summary(|s| Some(s.steady_samples_per_sec)),
+            values: summary(|s| s.steady_rate()),
             decimals: 0,
         },
         Figure {
@@ -146,6 +150,28 @@ pub fn compare(runs: &[&RunHistory]) -> Comparison {
             decimals: 2,
         },
     ];
+    // Where a step's time goes, once any run was trained in profiling mode: the question after
+    // "which is slower" is "in which phase".
+    let profiles: Vec<Option<&StepProfile>> = runs
+        .iter()
+        .map(|r| r.summary.as_ref().and_then(|s| s.profile.as_ref()))
+        .collect();
+    if profiles.iter().any(Option::is_some) {
+        let phases: [(&'static str, PhaseMs); 5] = [
+            ("profiled data (ms/step)", |p| p.data_ms),
+            ("profiled forward (ms/step)", |p| p.forward_ms),
+            ("profiled backward (ms/step)", |p| p.backward_ms),
+            ("profiled optimizer (ms/step)", |p| p.optimizer_ms),
+            ("profiled host sync (ms/step)", |p| p.host_sync_ms),
+        ];
+        for (name, phase) in phases {
+            figures.push(Figure {
+                name,
+                values: profiles.iter().map(|p| p.map(phase)).collect(),
+                decimals: 3,
+            });
+        }
+    }
     Comparison {
         labels: legend_labels(runs),
         folders: runs.iter().map(|r| r.folder_name()).collect(),
@@ -363,6 +389,33 @@ mod tests {
         assert!((group.mean_accuracy_pct - 82.0).abs() < 1e-9);
         assert!((group.std_accuracy_pct - 2.0).abs() < 1e-9);
         assert!(comparison.to_text().contains("82.00 ± 2.00 %"));
+    }
+
+    #[test]
+    fn profiled_phases_are_compared_only_when_a_run_has_them() {
+        let a = run("a", 0.01, 1, 0.80, 1000.0);
+        let mut b = run("b", 0.1, 1, 0.85, 1100.0);
+        let plain = compare(&[&a, &b]);
+        assert!(!plain.figures.iter().any(|f| f.name.starts_with("profiled")));
+        if let Some(summary) = b.summary.as_mut() {
+            summary.profile = Some(StepProfile {
+                mode: "profiling".into(),
+                steps: 10,
+                data_ms: 0.05,
+                forward_ms: 0.9,
+                backward_ms: 1.4,
+                optimizer_ms: 0.35,
+                host_sync_ms: 0.01,
+            });
+        }
+        let profiled = compare(&[&a, &b]);
+        let backward = profiled
+            .figures
+            .iter()
+            .find(|f| f.name == "profiled backward (ms/step)")
+            .expect("a backward row");
+        assert_eq!(backward.values, vec![None, Some(1.4)]);
+        assert!(profiled.to_text().contains("profiled forward (ms/step)"));
     }
 
     #[test]

@@ -107,11 +107,14 @@ impl Reporter {
                 let accuracy = s
                     .final_test_accuracy
                     .map_or_else(|| "-".to_owned(), |a| format!("{:.2} %", a * 100.0));
+                let steady = s.steady_rate().map_or_else(
+                    || "no window after warm-up".to_owned(),
+                    |r| format!("{r:.0} samples/s"),
+                );
                 self.line(&format!(
-                    "{outcome}: {} epochs, test accuracy {accuracy}, warm-up {:.2} s, steady {:.0} samples/s, {:.2} s per epoch, {:.1} s in all",
+                    "{outcome}: {} epochs, test accuracy {accuracy}, warm-up {:.2} s, steady {steady}, {:.2} s per epoch, {:.1} s in all",
                     s.epochs_completed,
                     s.warmup_secs,
-                    s.steady_samples_per_sec,
                     s.mean_epoch_train_secs,
                     s.total_secs
                 ));

@@ -137,9 +137,12 @@ fn outcome_text(run: &RunHistory) -> String {
             };
             // Warm-up beside speed: a second launch of a workload shows what the kept
             // autotune cache saved.
+            let speed = summary
+                .steady_rate()
+                .map_or_else(|| "- samples/s".to_owned(), |r| format!("{r:.0} samples/s"));
             format!(
-                "{outcome}, {} epochs{accuracy}, {:.0} samples/s, warm-up {:.2} s",
-                summary.epochs_completed, summary.steady_samples_per_sec, summary.warmup_secs
+                "{outcome}, {} epochs{accuracy}, {speed}, warm-up {:.2} s",
+                summary.epochs_completed, summary.warmup_secs
             )
         }
     }

@@ -200,7 +200,8 @@ pub struct RunSummary {
     /// allocations), plus on a GPU the readback window of the first short last batch of an
     /// epoch, whose new shape compiles and autotunes its own kernels.
     pub warmup_secs: f64,
-    /// Training images per second after warm-up, over all epochs (evaluation excluded).
+    /// Training images per second after warm-up, over all epochs (evaluation excluded); 0 when
+    /// the run was too short for any window after warm-up (see [`RunSummary::steady_rate`]).
     pub steady_samples_per_sec: f64,
     /// Mean training seconds per epoch, evaluation excluded.
     pub mean_epoch_train_secs: f64,
@@ -252,6 +253,12 @@ pub struct StepProfile {
 }
 
 impl RunSummary {
+    /// Steady samples per second, or none when the run had no window after warm-up to measure
+    /// it: shown as "-", never as 0.
+    pub fn steady_rate(&self) -> Option<f64> {
+        (self.steady_samples_per_sec > 0.0).then_some(self.steady_samples_per_sec)
+    }
+
     /// A summary of a run that has done nothing yet; the loop fills it in as it goes.
     pub fn new(
         device_name: &str,

@@ -661,6 +661,9 @@ pub fn train(
     let run_started = Instant::now();
     let mut steady_secs = 0.0;
     let mut steady_samples: u64 = 0;
+    // On the CPU, the first short batch's window: out of the rate, but the only figure a run too
+    // short for any other window after warm-up (and profiling) has.
+    let mut short_window: Option<(f64, u64)> = None;
     let mut train_secs_total = 0.0;
     let mut loss_watch = LossWatch {
         chance: 1.0 / data.num_classes().max(1) as f64,
@@ -875,6 +878,8 @@ pub fn train(
                 // nothing, so there the window only stays out of the rate.
                 if first_epoch == 0 && !is_cpu(device) {
                     summary.warmup_secs += window_secs;
+                } else if is_cpu(device) {
+                    short_window = Some((window_secs, window.samples));
                 }
             } else {
                 steady_secs += window_secs;
@@ -992,6 +997,11 @@ pub fn train(
     summary.precision = experiment.precision;
     summary.cpu_threads = trainee.threads.choice().cloned();
     summary.loss_scale = precision.report();
+    if steady_samples == 0
+        && let Some((secs, samples)) = short_window
+    {
+        (steady_secs, steady_samples) = (secs, samples);
+    }
     summary.steady_samples_per_sec = if steady_secs > 0.0 {
         steady_samples as f64 / steady_secs
     } else {
@@ -1438,6 +1448,12 @@ mod tests {
         assert!(run(&draft).profile.is_none());
         draft.profile_steps = 3;
         let summary = run(&draft);
+        // Regression: the profiled steps and the short last batch left no window to measure,
+        // and the run reported 0 samples/s; on the CPU that last window is the figure.
+        assert!(
+            summary.steady_rate().is_some_and(|r| r > 0.0),
+            "{summary:?}"
+        );
         let profile = summary.profile.expect("a profile");
         assert_eq!(profile.steps, 3);
         assert!(
