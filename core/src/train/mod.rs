@@ -664,6 +664,7 @@ pub fn train(
     // On the CPU, the first short batch's window: out of the rate, but the only figure a run too
     // short for any other window after warm-up (and profiling) has.
     let mut short_window: Option<(f64, u64)> = None;
+    let on_cpu = is_cpu(device);
     let mut train_secs_total = 0.0;
     let mut loss_watch = LossWatch {
         chance: 1.0 / data.num_classes().max(1) as f64,
@@ -876,10 +877,10 @@ pub fn train(
             if first_short {
                 // One-time kernel compilation is warm-up, not steady state. The CPU compiles
                 // nothing, so there the window only stays out of the rate.
-                if first_epoch == 0 && !is_cpu(device) {
-                    summary.warmup_secs += window_secs;
-                } else if is_cpu(device) {
+                if on_cpu {
                     short_window = Some((window_secs, window.samples));
+                } else if first_epoch == 0 {
+                    summary.warmup_secs += window_secs;
                 }
             } else {
                 steady_secs += window_secs;
