@@ -3,7 +3,8 @@
 
 use std::fmt::Write as _;
 
-use crate::history::{RunHistory, Settings, describe, legend_labels};
+use crate::plot::{Settings, describe, legend_labels};
+use crate::run_folder::RunHistory;
 use crate::train::StepProfile;
 
 /// One figure compared across runs.
@@ -228,20 +229,9 @@ pub type Band = Vec<(f64, f64, f64)>;
 /// that differ only in their seed.
 pub fn seed_band(
     runs: &[&RunHistory],
-    x_axis: crate::export::XAxis,
-    value: impl Fn(&crate::history::EpochRow) -> f64,
+    x_axis: crate::plot::XAxis,
+    value: impl Fn(&crate::run_folder::EpochRow) -> f64,
 ) -> Band {
-    use crate::export::XAxis;
-    let epoch_x = |run: &RunHistory, epoch: usize| {
-        run.metrics
-            .iter()
-            .rev()
-            .find(|m| m.epoch == epoch)
-            .map(|m| match x_axis {
-                XAxis::Steps => m.global_step as f64,
-                XAxis::WallSecs => m.wall_secs,
-            })
-    };
     let epochs = runs.iter().map(|r| r.epochs.len()).min().unwrap_or(0);
     let mut band = Vec::new();
     if runs.len() < 2 {
@@ -250,7 +240,7 @@ pub fn seed_band(
     for e in 0..epochs {
         let positions: Vec<f64> = runs
             .iter()
-            .filter_map(|r| epoch_x(r, r.epochs[e].epoch))
+            .filter_map(|r| crate::plot::epoch_x(r, &r.epochs[e], x_axis))
             .collect();
         let values: Vec<f64> = runs.iter().map(|r| value(&r.epochs[e])).collect();
         if positions.len() != runs.len() || values.iter().any(|v| !v.is_finite()) {
@@ -323,7 +313,7 @@ impl Comparison {
 mod tests {
     use super::*;
     use crate::config::ExperimentDraft;
-    use crate::history::EpochRow;
+    use crate::run_folder::EpochRow;
     use crate::train::RunSummary;
 
     fn run(name: &str, lr: f64, seed: u64, accuracy: f64, speed: f64) -> RunHistory {

@@ -4,11 +4,9 @@
 //! the same thing. Text uses the DejaVu Sans font shipped in `assets/fonts/`, so exports look the
 //! same on every machine and need no system fonts.
 
-use std::collections::HashMap;
-use std::fmt::{self, Write as _};
+use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::sync::OnceLock;
 
 use plotters::coord::Shift;
@@ -16,49 +14,9 @@ use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::FontStyle;
 
-use crate::history::{RunHistory, legend_labels};
-use crate::run::write_atomically;
-
-/// What the plots' horizontal axis measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum XAxis {
-    /// Optimizer steps done in the whole run: compares runs step for step.
-    #[default]
-    Steps,
-    /// Seconds since the run started: compares runs by how fast they get there.
-    WallSecs,
-}
-
-impl fmt::Display for XAxis {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Steps => "steps",
-            Self::WallSecs => "wall",
-        })
-    }
-}
-
-impl FromStr for XAxis {
-    type Err = ExportError;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        match text.trim().to_ascii_lowercase().as_str() {
-            "steps" | "step" => Ok(Self::Steps),
-            "wall" | "wall-time" | "time" => Ok(Self::WallSecs),
-            _ => Err(ExportError::BadXAxis(text.to_owned())),
-        }
-    }
-}
-
-impl XAxis {
-    /// The axis caption, with its unit.
-    fn caption(self) -> &'static str {
-        match self {
-            Self::Steps => "step",
-            Self::WallSecs => "wall time (s)",
-        }
-    }
-}
+use crate::plot::{Chart, UnknownXAxis, XAxis, epoch_end, legend_labels, run_rgb};
+use crate::run_folder::RunHistory;
+use crate::run_folder::write_atomically;
 
 /// Smallest plot side accepted, in pixels; below it the four charts have no room for labels.
 pub const MIN_PLOT_PX: u32 = 200;
@@ -93,8 +51,8 @@ impl Default for PlotOptions {
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
     /// The x axis was named wrongly.
-    #[error("'{0}' is not an x axis; use steps or wall")]
-    BadXAxis(String),
+    #[error(transparent)]
+    BadXAxis(#[from] UnknownXAxis),
     /// The image size is out of range.
     #[error(
         "a plot of {width}x{height} pixels cannot be drawn; choose a width and height between {MIN_PLOT_PX} and {MAX_PLOT_PX}"
@@ -146,16 +104,6 @@ fn csv_field(text: &str) -> String {
     }
 }
 
-/// Where an epoch ended on the step and time axes: the last readback of that epoch, which is
-/// where the loop was when it evaluated.
-fn epoch_ends(run: &RunHistory) -> HashMap<usize, usize> {
-    run.metrics
-        .iter()
-        .enumerate()
-        .map(|(i, row)| (row.epoch, i))
-        .collect()
-}
-
 /// Long-format CSV of every run: one `step` row per metrics row and one `epoch` row per epoch
 /// row. An epoch row's step, global_step, wall_secs and samples_seen are those of the last
 /// metrics row of that epoch (empty if there is none); its step_ms and lr are empty.
@@ -166,7 +114,6 @@ pub fn write_csv(runs: &[&RunHistory], out: &mut dyn Write) -> Result<(), Export
     text.push('\n');
     for (run, label) in runs.iter().zip(&labels) {
         let label = csv_field(label);
-        let ends = epoch_ends(run);
         // Rows in reading order: an epoch's readbacks, then its evaluation.
         let mut order: Vec<(usize, u8, usize)> = run
             .metrics
@@ -196,7 +143,7 @@ pub fn write_csv(runs: &[&RunHistory], out: &mut dyn Write) -> Result<(), Export
                 );
             } else {
                 let e = &run.epochs[i];
-                let position = match ends.get(&e.epoch).map(|&j| &run.metrics[j]) {
+                let position = match epoch_end(run, e.epoch) {
                     Some(m) => format!(
                         "{},{},{},{}",
                         m.step, m.global_step, m.wall_secs, m.samples_seen
@@ -247,23 +194,10 @@ fn check_size(options: &PlotOptions) -> Result<(), ExportError> {
     }
 }
 
-/// Readable on white and told apart by most colour-blind readers (Tableau 10).
-const PALETTE: [RGBColor; 10] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-    RGBColor(188, 189, 34),
-    RGBColor(23, 190, 207),
-];
-
-/// The colour of the `index`-th run.
+/// The n-th run's colour, from the palette every plot shares.
 fn run_color(index: usize) -> RGBColor {
-    PALETTE[index % PALETTE.len()]
+    let [r, g, b] = run_rgb(index);
+    RGBColor(r, g, b)
 }
 
 /// One run's lines in one chart; points are already finite.
@@ -274,13 +208,9 @@ struct RunLines {
     test: Vec<(f64, f64)>,
 }
 
-/// One of the four charts.
+/// One of the four charts, with what it draws.
 struct ChartSpec {
-    caption: &'static str,
-    y_desc: &'static str,
-    has_test: bool,
-    /// Accuracy never leaves 0–100 %, so its axis is fixed and runs compare at a glance.
-    y_fixed: Option<(f64, f64)>,
+    chart: Chart,
     legend_at: SeriesLabelPosition,
     lines: Vec<RunLines>,
     /// Seed bands: a colour and per-epoch (x, mean − std, mean + std).
@@ -295,84 +225,26 @@ impl ChartSpec {
     }
 }
 
-fn finite(points: impl Iterator<Item = (f64, f64)>) -> Vec<(f64, f64)> {
-    points
-        .filter(|(x, y)| x.is_finite() && y.is_finite())
-        .collect()
-}
-
 fn build_charts(runs: &[&RunHistory], labels: &[String], x_axis: XAxis) -> Vec<ChartSpec> {
-    let x_of = |m: &crate::history::MetricsRow| match x_axis {
-        XAxis::Steps => m.global_step as f64,
-        XAxis::WallSecs => m.wall_secs,
-    };
-    let mut charts = vec![
-        ChartSpec {
-            caption: "Loss",
-            y_desc: "cross-entropy loss",
-            has_test: true,
-            y_fixed: None,
-            legend_at: SeriesLabelPosition::UpperRight,
+    let mut charts: Vec<ChartSpec> = Chart::ALL
+        .into_iter()
+        .map(|chart| ChartSpec {
+            chart,
+            legend_at: match chart {
+                Chart::Loss | Chart::StepTime => SeriesLabelPosition::UpperRight,
+                Chart::Accuracy | Chart::Throughput => SeriesLabelPosition::LowerRight,
+            },
             lines: Vec::new(),
             bands: Vec::new(),
-        },
-        ChartSpec {
-            caption: "Accuracy (%)",
-            y_desc: "accuracy (%)",
-            has_test: true,
-            y_fixed: Some((0.0, 100.0)),
-            legend_at: SeriesLabelPosition::LowerRight,
-            lines: Vec::new(),
-            bands: Vec::new(),
-        },
-        ChartSpec {
-            caption: "Throughput (samples/s)",
-            y_desc: "samples/s",
-            has_test: false,
-            y_fixed: None,
-            legend_at: SeriesLabelPosition::LowerRight,
-            lines: Vec::new(),
-            bands: Vec::new(),
-        },
-        ChartSpec {
-            caption: "Step time (ms)",
-            y_desc: "ms per step",
-            has_test: false,
-            y_fixed: None,
-            legend_at: SeriesLabelPosition::UpperRight,
-            lines: Vec::new(),
-            bands: Vec::new(),
-        },
-    ];
+        })
+        .collect();
     for (index, (run, label)) in runs.iter().zip(labels).enumerate() {
-        let ends = epoch_ends(run);
-        let epoch_points = |value: fn(&crate::history::EpochRow) -> f64| {
-            finite(run.epochs.iter().filter_map(|e| {
-                let end = &run.metrics[*ends.get(&e.epoch)?];
-                Some((x_of(end), value(e)))
-            }))
-        };
-        let metric_points = |value: fn(&crate::history::MetricsRow) -> f64| {
-            finite(run.metrics.iter().map(|m| (x_of(m), value(m))))
-        };
-        let per_chart = [
-            (
-                metric_points(|m| m.train_loss),
-                epoch_points(|e| e.test_loss),
-            ),
-            (
-                metric_points(|m| m.train_accuracy * 100.0),
-                epoch_points(|e| e.test_accuracy * 100.0),
-            ),
-            (metric_points(|m| m.samples_per_sec), Vec::new()),
-            (metric_points(|m| m.step_ms), Vec::new()),
-        ];
-        for (chart, (train, test)) in charts.iter_mut().zip(per_chart) {
-            chart.lines.push(RunLines {
+        for spec in &mut charts {
+            spec.lines.push(RunLines {
                 label: label.clone(),
                 color: run_color(index),
-                train,
-                test,
+                train: spec.chart.train_points(run, x_axis),
+                test: spec.chart.test_points(run, x_axis),
             });
         }
     }
@@ -380,14 +252,12 @@ fn build_charts(runs: &[&RunHistory], labels: &[String], x_axis: XAxis) -> Vec<C
     for group in crate::compare::compare(runs).seed_groups {
         let members: Vec<&RunHistory> = group.runs.iter().map(|&i| runs[i]).collect();
         let color = run_color(group.runs[0]);
-        charts[0].bands.push((
-            color,
-            crate::compare::seed_band(&members, x_axis, |e| e.test_loss),
-        ));
-        charts[1].bands.push((
-            color,
-            crate::compare::seed_band(&members, x_axis, |e| e.test_accuracy * 100.0),
-        ));
+        for spec in &mut charts {
+            if let Some(value) = spec.chart.test_value() {
+                let band = crate::compare::seed_band(&members, x_axis, value);
+                spec.bands.push((color, band));
+            }
+        }
     }
     charts
 }
@@ -530,7 +400,7 @@ where
     };
     let has_data = spec.has_data();
     let (x0, x1) = padded_range(all_points().map(|p| p.0), true);
-    let (y0, y1) = match spec.y_fixed {
+    let (y0, y1) = match spec.chart.y_fixed() {
         // Widened only for values outside the fixed range (a bug elsewhere, but then visible).
         Some((lo, hi)) => all_points().fold((lo, hi), |(lo, hi), p| (lo.min(p.1), hi.max(p.1))),
         None => padded_range(all_points().map(|p| p.1), true),
@@ -538,7 +408,10 @@ where
 
     let label_px = sizes.label;
     let mut chart = ChartBuilder::on(area)
-        .caption(spec.caption, ("sans-serif", sizes.caption).into_font())
+        .caption(
+            spec.chart.title(),
+            ("sans-serif", sizes.caption).into_font(),
+        )
         .margin((label_px * 0.8) as i32)
         .x_label_area_size((label_px * 3.0) as i32)
         .y_label_area_size((label_px * 5.0) as i32)
@@ -551,7 +424,7 @@ where
         .x_label_formatter(&x_ticks)
         .y_label_formatter(&y_ticks)
         .x_desc(x_axis.caption())
-        .y_desc(spec.y_desc)
+        .y_desc(spec.chart.y_caption())
         .label_style(("sans-serif", label_px).into_font())
         .axis_desc_style(("sans-serif", label_px).into_font())
         .max_light_lines(0)
@@ -600,7 +473,7 @@ where
         annotation
             .label(lines.label.clone())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], solid));
-        if spec.has_test && !lines.test.is_empty() {
+        if spec.chart.test_value().is_some() && !lines.test.is_empty() {
             chart
                 .draw_series(DashedLineSeries::new(
                     lines.test.iter().copied(),
@@ -622,7 +495,7 @@ where
     if !with_legend {
         return Ok(());
     }
-    if spec.has_test {
+    if spec.chart.test_value().is_some() {
         // Line styles, named once: colour says which run, the stroke says which split.
         let grey = BLACK.mix(0.6).stroke_width(line);
         chart
@@ -721,7 +594,7 @@ pub fn save(
 mod tests {
     use super::*;
     use crate::config::ExperimentDraft;
-    use crate::history::{EpochRow, MetricsRow};
+    use crate::run_folder::{EpochRow, MetricsRow};
 
     fn metrics(epoch: usize, step: usize, steps_per_epoch: usize, loss: f64) -> MetricsRow {
         let global_step = (epoch - 1) * steps_per_epoch + step;

@@ -1,14 +1,16 @@
 //! Kiln's training engine. Data flows one way: config → dataset on device → training loop →
-//! events. The engine never knows whether a window, a terminal or a test is listening.
+//! events → (window | terminal | run folder). The engine never knows who is listening;
+//! ARCHITECTURE.md at the repository's root draws the modules and which way the imports go.
 
-pub mod checkpoint;
 pub mod compare;
 pub mod config;
 pub mod data;
 pub mod device;
 pub mod export;
-pub mod history;
 pub mod model;
+pub mod plot;
 pub mod predict;
+pub mod results;
 pub mod run;
+pub mod run_folder;
 pub mod train;

@@ -7,29 +7,11 @@ use std::path::{Path, PathBuf};
 use burn::module::Module;
 use burn::tensor::{Device, Tensor, TensorData};
 use kiln_shaders::PixelTransform;
-use serde::{Deserialize, Serialize};
 
 use crate::config::ExperimentDraft;
 use crate::data::ImageShape;
-use crate::model::Classifier;
-
-/// File name of the weights in a run folder.
-pub const MODEL_FILE: &str = "model.bpk";
-/// File name of the model's card in a run folder.
-pub const CARD_FILE: &str = "model.json";
-
-/// What a saved model needs besides its weights to classify a new image as training did.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ModelCard {
-    /// Channels, height and width of the images it was trained on.
-    pub shape: [usize; 3],
-    /// Class names; the model's output `i` is `class_names[i]`.
-    pub class_names: Vec<String>,
-    /// Per-channel value subtracted from a pixel byte before scaling.
-    pub offset: Vec<f32>,
-    /// Per-channel factor applied after the subtraction.
-    pub scale: Vec<f32>,
-}
+use crate::model::{Classifier, ModelCard};
+use crate::run_folder::{CARD_FILE, MODEL_FILE};
 
 /// Why a saved model could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -53,27 +35,6 @@ pub enum PredictError {
         /// What the loader said.
         reason: String,
     },
-}
-
-/// Saves `model` and its card into `folder`, each through a temporary name and a rename, so a
-/// crash never leaves a half-written model that looks complete.
-pub(crate) fn save_model(
-    model: &Classifier,
-    card: &ModelCard,
-    folder: &Path,
-) -> Result<(), String> {
-    let weights = folder.join(MODEL_FILE);
-    let partial = folder.join(format!("partial-{MODEL_FILE}"));
-    model
-        .for_eval()
-        .save_file(&partial)
-        .map_err(|e| format!("could not write {}: {e:?}", partial.display()))?;
-    fs::rename(&partial, &weights)
-        .map_err(|e| format!("could not write {}: {e}", weights.display()))?;
-    let card_path = folder.join(CARD_FILE);
-    let text = serde_json::to_string_pretty(card).map_err(|e| e.to_string())?;
-    crate::run::write_atomically(&card_path, text.as_bytes())
-        .map_err(|e| format!("could not write {}: {e}", card_path.display()))
 }
 
 /// A trained model loaded from its run folder, ready to classify images.

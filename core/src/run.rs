@@ -1,36 +1,21 @@
-//! The run folder: written as the run goes, so a crash leaves valid files up to the last row.
-//!
-//! ```text
-//! runs/<timestamp>-<name>/
-//!   config.toml    the checked experiment; `kiln train --config` reruns it exactly
-//!   metrics.csv    one row per readback
-//!   epochs.csv     one row per evaluated epoch
-//!   summary.json   the whole run's figures, written atomically when it ends
-//!   checkpoints/   model and optimizer state of the last and the best epoch (see `checkpoint`)
-//! ```
+//! One run from start to end: load the data, check the experiment against it, pick the device,
+//! create (or reopen) the run folder, train, and record every event there. Nothing is written
+//! before every check has passed.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufWriter, Write};
+use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
-use crate::checkpoint::{self, CheckpointError, Slot};
 use crate::config::{ConfigError, Experiment};
 use crate::data::{self, DataError, ImageDataset};
 use crate::device::{self, DeviceError};
-use crate::train::{
-    self, Control, Preparation, ResumePoint, RunOutcome, RunSummary, TestPredictions, TrainDevice,
-    TrainError, TrainEvent,
+use crate::run_folder::{
+    self, CONFIG_FILE, CheckpointError, FolderError, FolderStore, ResumePoint, RunFolder, Slot,
 };
-
-/// Header of `metrics.csv`; README.md documents each column.
-pub const METRICS_HEADER: &str = "wall_secs,epoch,step,global_step,samples_seen,train_loss,train_accuracy,samples_per_sec,step_ms,data_ms,compute_ms,sync_ms,lr";
-/// Header of `predictions.csv`; README.md documents each column.
-pub const PREDICTIONS_HEADER: &str = "index,label,predicted,confidence";
-/// Header of `epochs.csv`; README.md documents each column.
-pub const EPOCHS_HEADER: &str =
-    "epoch,train_loss,train_accuracy,test_loss,test_accuracy,epoch_secs,eval_secs,samples_per_sec";
+use crate::train::{
+    self, Control, Preparation, RunOutcome, RunSummary, TrainDevice, TrainError, TrainEvent,
+};
 
 /// Why a run could not start or could not be recorded.
 #[derive(Debug, thiserror::Error)]
@@ -51,263 +36,8 @@ pub enum RunError {
     #[error(transparent)]
     Resume(#[from] ResumeError),
     /// A file of the run folder could not be written.
-    #[error("could not write {path}: {source}")]
-    Io {
-        /// The file or folder.
-        path: PathBuf,
-        /// What the OS said.
-        source: io::Error,
-    },
-}
-
-fn io_error(path: &Path) -> impl FnOnce(io::Error) -> RunError + '_ {
-    move |source| RunError::Io {
-        path: path.to_owned(),
-        source,
-    }
-}
-
-/// `YYYYMMDD-HHMMSS` in UTC, from the system clock; sorts like the runs it names.
-pub fn timestamp(time: SystemTime) -> String {
-    let secs = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Civil-from-days (Howard Hinnant's algorithm): no calendar crate for one line of output.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}{month:02}{day:02}-{:02}{:02}{:02}",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
-/// Writes `contents` to `path` through a temporary file and a rename, so readers never see half.
-pub fn write_atomically(path: &Path, contents: &[u8]) -> io::Result<()> {
-    let tmp = path.with_extension("tmp");
-    {
-        let mut file = File::create(&tmp)?;
-        file.write_all(contents)?;
-        file.sync_all()?;
-    }
-    fs::rename(&tmp, path)
-}
-
-/// An open run folder that records [`TrainEvent`]s as they arrive.
-#[derive(Debug)]
-pub struct RunFolder {
-    path: PathBuf,
-    metrics: BufWriter<File>,
-    epochs: BufWriter<File>,
-}
-
-impl RunFolder {
-    /// Creates `runs_dir/<timestamp>-<name>` (with a numeric suffix if taken) and its files.
-    pub fn create(runs_dir: &Path, experiment: &Experiment) -> Result<Self, RunError> {
-        fs::create_dir_all(runs_dir).map_err(io_error(runs_dir))?;
-        let stem = format!("{}-{}", timestamp(SystemTime::now()), experiment.name);
-        let mut path = runs_dir.join(&stem);
-        let mut suffix = 1;
-        loop {
-            match fs::create_dir(&path) {
-                Ok(()) => break,
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && suffix < 1000 => {
-                    suffix += 1;
-                    path = runs_dir.join(format!("{stem}-{suffix}"));
-                }
-                Err(e) => return Err(io_error(&path)(e)),
-            }
-        }
-        let config_path = path.join("config.toml");
-        write_atomically(&config_path, experiment.to_toml().as_bytes())
-            .map_err(io_error(&config_path))?;
-        let metrics = Self::csv(&path.join("metrics.csv"), METRICS_HEADER)?;
-        let epochs = Self::csv(&path.join("epochs.csv"), EPOCHS_HEADER)?;
-        Ok(Self {
-            path,
-            metrics,
-            epochs,
-        })
-    }
-
-    /// Opens the run folder `path` to go on after `epochs_completed` epochs: rows of later
-    /// epochs (and a row cut short by a crash) are dropped, new rows are appended.
-    pub fn reopen(path: &Path, epochs_completed: usize) -> Result<Self, RunError> {
-        // The epoch is metrics.csv's second column and epochs.csv's first.
-        let metrics = Self::keep_epochs(
-            &path.join("metrics.csv"),
-            METRICS_HEADER,
-            1,
-            epochs_completed,
-        )?;
-        let epochs =
-            Self::keep_epochs(&path.join("epochs.csv"), EPOCHS_HEADER, 0, epochs_completed)?;
-        Ok(Self {
-            path: path.to_owned(),
-            metrics,
-            epochs,
-        })
-    }
-
-    /// Rewrites the CSV at `path` with only its whole rows whose `epoch_column` is at most
-    /// `last_epoch` (counted from 1, the file's own numbering), then opens it for appending.
-    fn keep_epochs(
-        path: &Path,
-        header: &str,
-        epoch_column: usize,
-        last_epoch: usize,
-    ) -> Result<BufWriter<File>, RunError> {
-        let text = match fs::read_to_string(path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
-            Err(e) => return Err(io_error(path)(e)),
-        };
-        let columns = header.split(',').count();
-        let mut kept = format!("{header}\n");
-        // `lines` would keep a last row that a crash cut short; only newline-ended rows count.
-        for line in text.split_inclusive('\n').skip(1) {
-            let Some(row) = line.strip_suffix('\n') else {
-                continue;
-            };
-            let cells: Vec<&str> = row.split(',').collect();
-            if cells.len() == columns
-                && cells
-                    .get(epoch_column)
-                    .and_then(|e| e.parse::<usize>().ok())
-                    .is_some_and(|e| e <= last_epoch)
-            {
-                kept.push_str(line);
-            }
-        }
-        write_atomically(path, kept.as_bytes()).map_err(io_error(path))?;
-        let file = OpenOptions::new()
-            .append(true)
-            .open(path)
-            .map_err(io_error(path))?;
-        Ok(BufWriter::new(file))
-    }
-
-    fn csv(path: &Path, header: &str) -> Result<BufWriter<File>, RunError> {
-        let file = OpenOptions::new()
-            .create_new(true)
-            .write(true)
-            .open(path)
-            .map_err(io_error(path))?;
-        let mut writer = BufWriter::new(file);
-        writeln!(writer, "{header}")
-            .and_then(|()| writer.flush())
-            .map_err(io_error(path))?;
-        Ok(writer)
-    }
-
-    /// The folder.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// Appends what `event` adds to the files; every row is flushed so a crash keeps it.
-    pub fn record(&mut self, event: &TrainEvent) -> Result<(), RunError> {
-        match event {
-            TrainEvent::Progress(p) => {
-                let path = self.path.join("metrics.csv");
-                writeln!(
-                    self.metrics,
-                    "{:.3},{},{},{},{},{:.6},{:.6},{:.1},{:.4},{:.3},{:.3},{:.3},{:e}",
-                    p.wall_secs,
-                    p.epoch + 1,
-                    p.step_in_epoch,
-                    p.global_step,
-                    p.samples_seen,
-                    p.train_loss,
-                    p.train_accuracy,
-                    p.samples_per_sec,
-                    p.step_ms,
-                    p.data_ms,
-                    p.compute_ms,
-                    p.sync_ms,
-                    p.lr
-                )
-                .and_then(|()| self.metrics.flush())
-                .map_err(io_error(&path))
-            }
-            TrainEvent::EpochEnd(e) => {
-                let path = self.path.join("epochs.csv");
-                writeln!(
-                    self.epochs,
-                    "{},{:.6},{:.6},{:.6},{:.6},{:.3},{:.3},{:.1}",
-                    e.epoch + 1,
-                    e.train_loss,
-                    e.train_accuracy,
-                    e.test_loss,
-                    e.test_accuracy,
-                    e.train_secs,
-                    e.eval_secs,
-                    e.samples_per_sec
-                )
-                .and_then(|()| self.epochs.flush())
-                .map_err(io_error(&path))
-            }
-            TrainEvent::Predictions(predictions) => self.write_predictions(predictions),
-            TrainEvent::Finished(summary) => self.write_summary(summary),
-            TrainEvent::Started(_) | TrainEvent::Warning(_) | TrainEvent::Failed(_) => Ok(()),
-        }
-    }
-
-    /// Writes `predictions.csv` (one row per test image) and `confusion.csv` (rows: true class,
-    /// columns: predicted class), each atomically.
-    pub fn write_predictions(&self, predictions: &TestPredictions) -> Result<(), RunError> {
-        let mut rows = String::from(PREDICTIONS_HEADER);
-        rows.push('\n');
-        for (index, ((truth, guess), confidence)) in predictions
-            .labels
-            .iter()
-            .zip(&predictions.predicted)
-            .zip(&predictions.confidence)
-            .enumerate()
-        {
-            rows.push_str(&format!("{index},{truth},{guess},{confidence:.6}\n"));
-        }
-        let path = self.path.join("predictions.csv");
-        write_atomically(&path, rows.as_bytes()).map_err(io_error(&path))?;
-
-        let quote = |name: &str| format!("\"{}\"", name.replace('"', "\"\""));
-        let mut table = String::from("true \\ predicted");
-        for name in &predictions.class_names {
-            table.push(',');
-            table.push_str(&quote(name));
-        }
-        table.push('\n');
-        for (class, row) in predictions.confusion().iter().enumerate() {
-            let name = predictions
-                .class_names
-                .get(class)
-                .map_or("", String::as_str);
-            table.push_str(&quote(name));
-            for count in row {
-                table.push_str(&format!(",{count}"));
-            }
-            table.push('\n');
-        }
-        let path = self.path.join("confusion.csv");
-        write_atomically(&path, table.as_bytes()).map_err(io_error(&path))
-    }
-
-    /// Writes `summary.json` atomically.
-    pub fn write_summary(&self, summary: &RunSummary) -> Result<(), RunError> {
-        let path = self.path.join("summary.json");
-        let mut text = serde_json::to_string_pretty(summary)
-            .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
-        text.push('\n');
-        write_atomically(&path, text.as_bytes()).map_err(io_error(&path))
-    }
+    #[error(transparent)]
+    Folder(#[from] FolderError),
 }
 
 /// What a finished [`execute`] hands back.
@@ -384,14 +114,14 @@ pub fn resume_plan(run_folder: &Path) -> Result<(Experiment, ResumePoint), Resum
         path: run_folder.to_owned(),
         reason,
     };
-    let config_path = run_folder.join("config.toml");
+    let config_path = run_folder.join(CONFIG_FILE);
     let text = fs::read_to_string(&config_path)
         .map_err(|e| not_a_run(format!("could not read config.toml ({e})")))?;
     let experiment = crate::config::ExperimentDraft::from_toml(&text, "config.toml")
         .and_then(crate::config::ExperimentDraft::validate)
         .map_err(|e| not_a_run(e.to_string()))?;
-    let (folder, state) = checkpoint::find(run_folder, Slot::Last)?;
-    if state.epochs_completed >= experiment.epochs {
+    let (folder, state) = run_folder::find(run_folder, Slot::Last)?;
+    if state.counters.epochs_completed >= experiment.epochs {
         return Err(ResumeError::Finished {
             path: run_folder.to_owned(),
             epochs: experiment.epochs,
@@ -410,7 +140,7 @@ pub fn resume(
 ) -> Result<RunRecord, RunError> {
     let (experiment, point) = resume_plan(run_folder)?;
     let prepared = prepare(&experiment, on_stage)?;
-    let folder = RunFolder::reopen(run_folder, point.state.epochs_completed)?;
+    let folder = RunFolder::reopen(run_folder, point.state.counters.epochs_completed)?;
     on_stage(Stage::FolderCreated(folder.path().to_owned()));
     train_into(
         &experiment,
@@ -475,8 +205,10 @@ fn train_into(
             &prepared.target,
             Preparation {
                 load_secs: prepared.load_secs,
-                run_folder: Some(folder.path().to_owned()),
-                resume,
+                store: Box::new(match resume {
+                    Some(point) => FolderStore::resuming(folder.path(), point),
+                    None => FolderStore::new(folder.path()),
+                }),
             },
             control,
             &mut |event| {
@@ -485,7 +217,7 @@ fn train_into(
                 {
                     // A full disk must not kill the run silently; stop it and report once.
                     control.cancel();
-                    record_error = Some(e);
+                    record_error = Some(e.into());
                 }
                 on_event(&event);
             },
@@ -521,7 +253,6 @@ mod tests {
     use crate::config::ExperimentDraft;
     use crate::device::DeviceChoice;
     use crate::model::{Activation, ModelSpec};
-    use std::time::Duration;
 
     fn scratch(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("kiln-run-test-{}-{name}", std::process::id()));
@@ -602,14 +333,18 @@ mod tests {
             &mut |_| {},
         )
         .unwrap();
-        let (_, state) = checkpoint::find(&record.path, Slot::Last).unwrap();
+        let (_, state) = run_folder::find(&record.path, Slot::Last).unwrap();
         let all = 2 * 12_000;
         assert!(
-            state.steady_samples <= all - 512 - 224,
+            state.counters.steady_samples <= all - 512 - 224,
             "the first step and the first short batch are left out: {}",
-            state.steady_samples
+            state.counters.steady_samples
         );
-        assert!(state.steady_samples >= 12_000, "{}", state.steady_samples);
+        assert!(
+            state.counters.steady_samples >= 12_000,
+            "{}",
+            state.counters.steady_samples
+        );
         let _ = fs::remove_dir_all(&runs);
     }
 
@@ -642,27 +377,16 @@ mod tests {
         let err = resume(&dir, &control, &mut |_| {}, &mut |_| {}).unwrap_err();
         assert!(err.to_string().contains("no checkpoint"), "{err}");
         // A damaged optimizer file ends in a sentence, not a panic.
-        let slot = checkpoint::slot_folder(&dir, Slot::Last);
+        let slot = run_folder::slot_folder(&dir, Slot::Last);
         fs::create_dir_all(&slot).unwrap();
         fs::write(
             slot.join("state.json"),
-            serde_json::to_string(&checkpoint::CheckpointState::new(1)).unwrap(),
+            serde_json::to_string(&run_folder::CheckpointState::new(1)).unwrap(),
         )
         .unwrap();
         fs::write(slot.join("model.bpk"), b"not a model").unwrap();
         let err = resume(&dir, &control, &mut |_| {}, &mut |_| {}).unwrap_err();
         assert!(err.to_string().contains("cannot be used"), "{err}");
         let _ = fs::remove_dir_all(dir);
-    }
-
-    #[test]
-    fn timestamps_are_utc_calendar_dates() {
-        assert_eq!(timestamp(UNIX_EPOCH), "19700101-000000");
-        // 2026-11-29 15:34:06 UTC
-        let t = UNIX_EPOCH + Duration::from_secs(1_795_966_446);
-        assert_eq!(timestamp(t), "20261129-153406");
-        // A leap day.
-        let t = UNIX_EPOCH + Duration::from_secs(951_782_400);
-        assert_eq!(timestamp(t), "20000229-000000");
     }
 }

@@ -6,8 +6,6 @@
 //! ends in a [`DataError`] naming the file, never in a panic or an allocation its header asks
 //! for but its length cannot back.
 
-#![warn(missing_docs)]
-
 pub mod cifar;
 mod error;
 pub mod folder;
@@ -31,6 +29,11 @@ impl ImageShape {
     /// Bytes (one per pixel per channel) in one image.
     pub fn pixels_per_image(&self) -> usize {
         self.channels * self.height * self.width
+    }
+
+    /// `[channels, height, width]`, the order of a tensor's last three dimensions.
+    pub fn chw(&self) -> [usize; 3] {
+        [self.channels, self.height, self.width]
     }
 }
 

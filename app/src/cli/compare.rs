@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use kiln_core::compare::compare;
-use kiln_core::history::RunHistory;
+use kiln_core::run_folder::RunHistory;
 
 use super::export::load_runs;
 

@@ -3,8 +3,9 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use kiln_core::export::{self, PlotOptions, XAxis};
-use kiln_core::history::RunHistory;
+use kiln_core::export::{self, PlotOptions};
+use kiln_core::plot::XAxis;
+use kiln_core::run_folder::RunHistory;
 
 /// Options of `kiln export`; at least one of --csv, --png, --svg.
 #[derive(Debug, Args)]

@@ -17,9 +17,10 @@ use egui::{Key, KeyboardShortcut, Modifiers};
 use kiln_core::compare::{Comparison, compare};
 use kiln_core::data::{self, DataError};
 use kiln_core::device::DeviceInfo;
-use kiln_core::export::{self, PlotOptions, XAxis};
-use kiln_core::history::{self, RunHistory};
-use kiln_core::train::TestPredictions;
+use kiln_core::export::{self, PlotOptions};
+use kiln_core::plot::XAxis;
+use kiln_core::results::TestPredictions;
+use kiln_core::run_folder::{self, RunHistory};
 use serde::{Deserialize, Serialize};
 
 pub use plots::{PlotRun, SeedBand, plot_runs, plots_ui, run_color};
@@ -341,7 +342,7 @@ impl KilnApp {
         match action {
             RunsAction::Refresh => self.refresh_runs(),
             RunsAction::Rename { path, name } => {
-                match history::rename_run(&path, &name) {
+                match run_folder::rename_run(&path, &name) {
                     Ok(new_path) => {
                         if self.runs.selected.remove(&path) {
                             self.runs.selected.insert(new_path);
@@ -353,7 +354,7 @@ impl KilnApp {
                 self.refresh_runs();
             }
             RunsAction::Delete(path) => {
-                if let Err(e) = history::delete_run(&path) {
+                if let Err(e) = run_folder::delete_run(&path) {
                     self.notice = Some(e.to_string());
                 }
                 self.refresh_runs();
@@ -559,7 +560,7 @@ impl KilnApp {
                 {
                     return;
                 }
-                let loaded = history::load_predictions(&path).unwrap_or_else(|e| {
+                let loaded = run_folder::load_predictions(&path).unwrap_or_else(|e| {
                     self.notice = Some(e.to_string());
                     None
                 });
@@ -574,7 +575,7 @@ impl KilnApp {
         ui.separator();
         self.refresh_past_predictions();
         let histories = self.plotted();
-        let labels = history::legend_labels(&histories);
+        let labels = kiln_core::plot::legend_labels(&histories);
         let predictions = self
             .session
             .as_ref()
@@ -777,7 +778,7 @@ pub fn confusion_ui(ui: &mut egui::Ui, predictions: &TestPredictions) {
 /// confidence so the images of a new run never show an old run's texture.
 fn gallery_texture(
     ctx: &egui::Context,
-    image: &kiln_core::train::GalleryImage,
+    image: &kiln_core::results::GalleryImage,
     confidence: f32,
 ) -> egui::TextureHandle {
     let id = egui::Id::unique(("gallery", image.index, confidence.to_bits()));

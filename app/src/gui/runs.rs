@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use kiln_core::config::Precision;
-use kiln_core::history::{self, RunHistory};
+use kiln_core::run_folder::{self, RunHistory};
 use kiln_core::train::RunOutcome;
 
 /// What the person asked the runs list to do this frame.
@@ -82,7 +82,7 @@ impl RunsPanel {
 
     /// Reads every run under `runs_dir`; a folder that cannot be read is listed with its reason.
     pub fn refresh(&mut self, runs_dir: &Path) -> Result<(), String> {
-        let folders = history::list_runs(runs_dir).map_err(|e| e.to_string())?;
+        let folders = run_folder::list_runs(runs_dir).map_err(|e| e.to_string())?;
         self.runs.clear();
         self.unreadable.clear();
         for folder in folders {
@@ -94,7 +94,7 @@ impl RunsPanel {
         self.with_model = self
             .runs
             .iter()
-            .filter(|r| r.path.join(kiln_core::predict::MODEL_FILE).is_file())
+            .filter(|r| r.path.join(kiln_core::run_folder::MODEL_FILE).is_file())
             .map(|r| r.path.clone())
             .collect();
         self.resumable = self
@@ -104,7 +104,7 @@ impl RunsPanel {
                 // The config is already read; only the checkpoint's state is looked up.
                 r.config
                     .as_ref()
-                    .is_some_and(|c| kiln_core::checkpoint::can_resume(&r.path, c.epochs))
+                    .is_some_and(|c| kiln_core::run_folder::can_resume(&r.path, c.epochs))
             })
             .map(|r| r.path.clone())
             .collect();

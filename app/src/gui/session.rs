@@ -7,11 +7,10 @@ use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::time::{Duration, Instant};
 
 use kiln_core::config::Experiment;
-use kiln_core::history::{EpochRow, MetricsRow, RunHistory};
+use kiln_core::results::TestPredictions;
 use kiln_core::run::{self, Stage};
-use kiln_core::train::{
-    Control, ControlState, Progress, RunOutcome, StartInfo, TestPredictions, TrainEvent,
-};
+use kiln_core::run_folder::{EpochRow, MetricsRow, RunHistory};
+use kiln_core::train::{Control, ControlState, Progress, RunOutcome, StartInfo, TrainEvent};
 
 /// What the training thread sends to the UI.
 #[derive(Debug)]
@@ -99,7 +98,7 @@ impl Session {
     pub fn resume_run(folder: &Path, wake: impl Fn() + Send + 'static) -> Result<Self, String> {
         let (experiment, point) = run::resume_plan(folder).map_err(|e| e.to_string())?;
         let mut history = RunHistory::load(folder).map_err(|e| e.to_string())?;
-        let done = point.state.epochs_completed;
+        let done = point.state.counters.epochs_completed;
         history.metrics.retain(|row| row.epoch <= done);
         history.epochs.retain(|row| row.epoch <= done);
         history.summary = None;

@@ -30,6 +30,7 @@
 //! [`InitScheme::GlorotUniform`] is Keras's default: Glorot-uniform weights
 //! (U(±√(6/(fan_in+fan_out)))) and zero biases. BatchNorm always starts at γ = 1, β = 0.
 
+mod card;
 mod cnn;
 mod layers;
 mod mlp;
@@ -49,6 +50,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::data::ImageShape;
 
+pub use card::ModelCard;
 pub use cnn::Cnn;
 pub use mlp::Mlp;
 pub use resnet::{BasicBlock, Downsample, ResNet18};

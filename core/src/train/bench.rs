@@ -10,11 +10,12 @@ use std::time::Instant;
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use serde::Serialize;
 
+use super::pipeline::{InputPipeline, epoch_order, pixel_transform};
 use super::precision::StepPrecision;
+use super::reads::{DeviceTotals, read_scalar};
 use super::threads::CpuThreadChoice;
-use super::{
-    DeviceTotals, InputPipeline, TrainDevice, TrainError, Trainee, epoch_order, pixel_transform,
-};
+use super::trainee::Trainee;
+use super::{TrainDevice, TrainError};
 use crate::config::{Experiment, Precision};
 use crate::data::ImageDataset;
 
@@ -76,7 +77,7 @@ pub fn bench(
 ) -> Result<BenchReport, TrainError> {
     let device = &target.device;
     device.seed(experiment.seed);
-    let shape = [data.shape.channels, data.shape.height, data.shape.width];
+    let shape = data.shape.chw();
     let transform = pixel_transform(experiment.input_scaling, data);
     let (mut model, mut trainee) = Trainee::new(experiment, data, device)?;
     // The loss scale stays at its first value: a bench reads nothing back until its end.
@@ -141,8 +142,8 @@ pub fn bench(
                 let loss_value = read_scalar(loss)?;
                 let predicted = logits.argmax(1).reshape([rows]);
                 let correct = read_scalar(predicted.equal(labels).int().sum().float())?;
-                naive_sums.0 += f64::from(loss_value) * rows as f64;
-                naive_sums.1 += f64::from(correct);
+                naive_sums.0 += loss_value * rows as f64;
+                naive_sums.1 += correct;
                 Ok(())
             }
         };
@@ -230,15 +231,6 @@ fn naive_batch(
         Tensor::<2>::from_data(TensorData::new(pixels, [indices.len(), values]), device),
         Tensor::<1, Int>::from_data(TensorData::new(labels, [indices.len()]), device),
     )
-}
-
-/// The one value of `tensor`, read back to the host: a `.item()`.
-fn read_scalar(tensor: Tensor<1>) -> Result<f32, TrainError> {
-    tensor
-        .into_data()
-        .iter::<f32>()
-        .next()
-        .ok_or_else(|| TrainError::Readback("a metric read back empty".to_owned()))
 }
 
 /// The `q` quantile (0–1) of `values` by nearest rank; 0 for none.

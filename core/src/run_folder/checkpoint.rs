@@ -1,12 +1,6 @@
 //! Checkpoints: model and optimizer state after every evaluated epoch, so a run stopped by a
 //! crash, Ctrl-C or a closed window goes on where it stopped and ends as if it never had.
 //!
-//! ```text
-//! runs/<run>/checkpoints/
-//!   last/   model.bpk  optimizer.bpk  state.json   the newest epoch: what `--resume` reads
-//!   best/   model.bpk  optimizer.bpk  state.json   the epoch with the best test accuracy
-//! ```
-//!
 //! A slot is written as `<slot>.partial/` and then swapped in with renames; `state.json` is the
 //! last file written, so a slot that has one is complete.
 
@@ -18,14 +12,10 @@ use burn::module::Module;
 use burn::optim::ModuleOptimizer;
 use serde::{Deserialize, Serialize};
 
-use crate::model::Classifier;
-use crate::train::precision::LossScale;
+use super::{CHECKPOINTS_DIR, MODEL_FILE, OPTIMIZER_FILE, STATE_FILE, write_atomically};
+use crate::model::{Classifier, ModelCard};
+use crate::train::{Restored, RunCounters, RunStore};
 
-/// The folder of a run that holds its checkpoints.
-pub const CHECKPOINTS_DIR: &str = "checkpoints";
-const MODEL_FILE: &str = "model.bpk";
-const OPTIMIZER_FILE: &str = "optimizer.bpk";
-const STATE_FILE: &str = "state.json";
 /// Bumped when `state.json` changes meaning, so an old checkpoint is refused, not misread.
 const STATE_VERSION: u32 = 1;
 
@@ -47,64 +37,30 @@ impl Slot {
     }
 }
 
-/// Everything the loop needs besides the tensors to go on as if it had never stopped.
+/// A checkpoint's `state.json`: its format version and the loop's counters at that epoch.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CheckpointState {
     /// Format version of this file.
     pub version: u32,
-    /// Epochs trained and evaluated; the resumed run starts at this (0-based) epoch.
-    pub epochs_completed: usize,
-    /// Optimizer steps taken in the run.
-    pub steps: usize,
-    /// Training images seen in the run.
-    pub samples_seen: u64,
-    /// Run wall seconds at the end of the epoch, so resumed rows continue the time axis.
-    pub wall_secs: f64,
-    /// Training seconds summed over the completed epochs (for the mean epoch time).
-    pub train_secs_total: f64,
-    /// Steady-state seconds so far (warm-up excluded).
-    pub steady_secs: f64,
-    /// Images trained in those seconds.
-    pub steady_samples: u64,
-    /// Seconds to the first finished step of the original start.
-    pub warmup_secs: f64,
-    /// Whether the divergence warning was already given.
-    pub diverging_warned: bool,
-    /// Mean training loss of the last epoch.
-    pub train_loss: f64,
-    /// Training accuracy of the last epoch.
-    pub train_accuracy: f64,
-    /// Test loss after the last epoch.
-    pub test_loss: f64,
-    /// Test accuracy after the last epoch.
-    pub test_accuracy: f64,
-    /// Best test accuracy of any epoch so far.
-    pub best_test_accuracy: f64,
-    /// The loss scale of an f16 run; none in f32 and in checkpoints written before f16 existed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub loss_scale: Option<LossScale>,
+    /// The loop's figures at the end of the epoch, flattened into the file's top level.
+    #[serde(flatten)]
+    pub counters: RunCounters,
 }
 
 impl CheckpointState {
-    /// A state for `epochs_completed` epochs with every other figure zero; the loop fills it.
+    /// A state for `epochs_completed` epochs with every other figure zero.
     pub fn new(epochs_completed: usize) -> Self {
+        Self::of(RunCounters {
+            epochs_completed,
+            ..RunCounters::default()
+        })
+    }
+
+    /// The state that keeps `counters`, in this version's format.
+    pub fn of(counters: RunCounters) -> Self {
         Self {
             version: STATE_VERSION,
-            epochs_completed,
-            steps: 0,
-            samples_seen: 0,
-            wall_secs: 0.0,
-            train_secs_total: 0.0,
-            steady_secs: 0.0,
-            steady_samples: 0,
-            warmup_secs: 0.0,
-            diverging_warned: false,
-            train_loss: 0.0,
-            train_accuracy: 0.0,
-            test_loss: 0.0,
-            test_accuracy: 0.0,
-            best_test_accuracy: 0.0,
-            loss_scale: None,
+            counters,
         }
     }
 }
@@ -171,7 +127,7 @@ pub fn save(
     let state_path = partial.join(STATE_FILE);
     let text =
         serde_json::to_string_pretty(state).map_err(|e| write_error(&state_path)(e.to_string()))?;
-    crate::run::write_atomically(&state_path, text.as_bytes())
+    write_atomically(&state_path, text.as_bytes())
         .map_err(|e| write_error(&state_path)(e.to_string()))?;
     swap_in(&partial, &target).map_err(|e| write_error(&target)(e.to_string()))
 }
@@ -247,7 +203,7 @@ pub fn find(run_folder: &Path, slot: Slot) -> Result<(PathBuf, CheckpointState),
 /// Whether `run_folder`, a run of `epochs` epochs, stopped short of its last epoch with a
 /// checkpoint to go on from.
 pub fn can_resume(run_folder: &Path, epochs: usize) -> bool {
-    find(run_folder, Slot::Last).is_ok_and(|(_, state)| state.epochs_completed < epochs)
+    find(run_folder, Slot::Last).is_ok_and(|(_, state)| state.counters.epochs_completed < epochs)
 }
 
 /// Loads the weights of the checkpoint in `folder` into `model`, which must have the shape the
@@ -282,6 +238,88 @@ pub fn load_optimizer(
     .map_err(|_| read_error("the optimizer state is damaged".to_owned()))
 }
 
+/// Where a resumed run picks up: a checkpoint folder and the loop state saved with it.
+#[derive(Debug, Clone)]
+pub struct ResumePoint {
+    /// The checkpoint slot folder holding `model.bpk` and `optimizer.bpk`.
+    pub folder: PathBuf,
+    /// The loop's figures at the end of that epoch.
+    pub state: CheckpointState,
+}
+
+/// The run folder as the loop's [`RunStore`]: each epoch's checkpoint into `checkpoints/`, a
+/// completed run's model beside its config, and a resumed run's start from its checkpoint.
+#[derive(Debug, Clone)]
+pub struct FolderStore {
+    run_folder: PathBuf,
+    resume: Option<ResumePoint>,
+}
+
+impl FolderStore {
+    /// A store for a run that starts anew in `run_folder`.
+    pub fn new(run_folder: &Path) -> Self {
+        Self {
+            run_folder: run_folder.to_owned(),
+            resume: None,
+        }
+    }
+
+    /// A store for a run in `run_folder` that goes on from `point`.
+    pub fn resuming(run_folder: &Path, point: ResumePoint) -> Self {
+        Self {
+            run_folder: run_folder.to_owned(),
+            resume: Some(point),
+        }
+    }
+}
+
+impl RunStore for FolderStore {
+    fn restore(
+        &mut self,
+        model: Classifier,
+        optimizer: ModuleOptimizer,
+    ) -> Result<Restored, String> {
+        let Some(point) = self.resume.take() else {
+            return Ok(Restored {
+                model,
+                optimizer,
+                counters: None,
+            });
+        };
+        let loaded = load_model(&point.folder, model)
+            .and_then(|model| Ok((model, load_optimizer(&point.folder, optimizer)?)));
+        let (model, optimizer) = loaded.map_err(|e| e.to_string())?;
+        Ok(Restored {
+            model,
+            optimizer,
+            counters: Some(point.state.counters),
+        })
+    }
+
+    fn save_checkpoint(
+        &mut self,
+        model: &Classifier,
+        optimizer: &ModuleOptimizer,
+        counters: &RunCounters,
+        best: bool,
+    ) -> Result<(), String> {
+        let state = CheckpointState::of(counters.clone());
+        save(&self.run_folder, Slot::Last, model, optimizer, &state)
+            .and_then(|()| {
+                if best {
+                    copy_slot(&self.run_folder, Slot::Last, Slot::Best)
+                } else {
+                    Ok(())
+                }
+            })
+            .map_err(|e| e.to_string())
+    }
+
+    fn save_model(&mut self, model: &Classifier, card: &ModelCard) -> Result<(), String> {
+        super::save_model(model, card, &self.run_folder)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -292,17 +330,18 @@ mod tests {
     fn an_f16_loss_scale_survives_state_json_and_older_files_read_as_f32() {
         let scale = StepPrecision::new(Precision::F16, None).loss_scale();
         assert!(scale.is_some());
-        let state = CheckpointState {
+        let state = CheckpointState::of(RunCounters {
+            epochs_completed: 2,
             loss_scale: scale.clone(),
-            ..CheckpointState::new(2)
-        };
+            ..RunCounters::default()
+        });
         let text = serde_json::to_string(&state).expect("json");
         let back: CheckpointState = serde_json::from_str(&text).expect("read back");
-        assert_eq!(back.loss_scale, scale);
+        assert_eq!(back.counters.loss_scale, scale);
         // A file written before f16 existed has no `loss_scale`, and an f32 run writes none.
         let f32_text = serde_json::to_string(&CheckpointState::new(2)).expect("json");
         assert!(!f32_text.contains("loss_scale"), "{f32_text}");
         let older: CheckpointState = serde_json::from_str(&f32_text).expect("older file");
-        assert_eq!(older.loss_scale, None);
+        assert_eq!(older.counters.loss_scale, None);
     }
 }

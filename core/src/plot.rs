@@ -1,0 +1,520 @@
+//! One source for the rules every plot follows, in the window, `kiln export` and `kiln compare`:
+//! the charts and their series, the x axis, where an epoch sits on it, the run colours, and what
+//! a legend names.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::str::FromStr;
+
+use crate::config::ExperimentDraft;
+use crate::run_folder::{EpochRow, MetricsRow, RunHistory};
+
+/// What the plots' horizontal axis measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum XAxis {
+    /// Optimizer steps done in the whole run: compares runs step for step.
+    #[default]
+    Steps,
+    /// Seconds since the run started: compares runs by how fast they get there.
+    WallSecs,
+}
+
+/// An x axis name that is neither `steps` nor `wall`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' is not an x axis; use steps or wall")]
+pub struct UnknownXAxis(pub String);
+
+impl fmt::Display for XAxis {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Steps => "steps",
+            Self::WallSecs => "wall",
+        })
+    }
+}
+
+impl FromStr for XAxis {
+    type Err = UnknownXAxis;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "steps" | "step" => Ok(Self::Steps),
+            "wall" | "wall-time" | "time" => Ok(Self::WallSecs),
+            _ => Err(UnknownXAxis(text.to_owned())),
+        }
+    }
+}
+
+impl XAxis {
+    /// The axis caption, with its unit.
+    pub fn caption(self) -> &'static str {
+        match self {
+            Self::Steps => "step",
+            Self::WallSecs => "wall time (s)",
+        }
+    }
+
+    /// Where a readback sits on this axis.
+    pub fn of(self, row: &MetricsRow) -> f64 {
+        match self {
+            Self::Steps => row.global_step as f64,
+            Self::WallSecs => row.wall_secs,
+        }
+    }
+}
+
+/// The last readback of 1-based `epoch`: where the loop was when it evaluated that epoch, so
+/// where the epoch's test point sits on either axis. None when the run has no readback of it.
+pub fn epoch_end(run: &RunHistory, epoch: usize) -> Option<&MetricsRow> {
+    run.metrics.iter().rev().find(|m| m.epoch == epoch)
+}
+
+/// Where `row`'s evaluation sits on `x_axis` (see [`epoch_end`]).
+pub fn epoch_x(run: &RunHistory, row: &EpochRow, x_axis: XAxis) -> Option<f64> {
+    epoch_end(run, row.epoch).map(|m| x_axis.of(m))
+}
+
+/// Run colours as RGB (Tableau 10), distinct in light and dark themes and in print; the n-th
+/// plotted run takes the n-th, in the window and in exported images alike.
+pub const PALETTE: [[u8; 3]; 10] = [
+    [31, 119, 180],
+    [255, 127, 14],
+    [44, 160, 44],
+    [214, 39, 40],
+    [148, 103, 189],
+    [140, 86, 75],
+    [227, 119, 194],
+    [127, 127, 127],
+    [188, 189, 34],
+    [23, 190, 207],
+];
+
+/// The colour of the n-th plotted run.
+pub fn run_rgb(index: usize) -> [u8; 3] {
+    PALETTE[index % PALETTE.len()]
+}
+
+/// One of the four charts every plot view draws, in this order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Chart {
+    /// Training loss per readback, test loss per epoch.
+    Loss,
+    /// Training accuracy per readback, test accuracy per epoch, in percent.
+    Accuracy,
+    /// Samples per second of each readback window.
+    Throughput,
+    /// Milliseconds per step of each readback window.
+    StepTime,
+}
+
+impl Chart {
+    /// Every chart, in the order they are laid out (left to right, top to bottom).
+    pub const ALL: [Chart; 4] = [Self::Loss, Self::Accuracy, Self::Throughput, Self::StepTime];
+
+    /// The chart's title, with its unit.
+    pub fn title(self) -> &'static str {
+        match self {
+            Self::Loss => "Loss",
+            Self::Accuracy => "Accuracy (%)",
+            Self::Throughput => "Throughput (samples/s)",
+            Self::StepTime => "Step time (ms)",
+        }
+    }
+
+    /// The y axis caption.
+    pub fn y_caption(self) -> &'static str {
+        match self {
+            Self::Loss => "cross-entropy loss",
+            Self::Accuracy => "accuracy (%)",
+            Self::Throughput => "samples/s",
+            Self::StepTime => "ms per step",
+        }
+    }
+
+    /// A y range the chart always shows, when its values have natural bounds.
+    pub fn y_fixed(self) -> Option<(f64, f64)> {
+        (self == Self::Accuracy).then_some((0.0, 100.0))
+    }
+
+    /// The value a readback adds to the chart's training line.
+    pub fn train_value(self, row: &MetricsRow) -> f64 {
+        match self {
+            Self::Loss => row.train_loss,
+            Self::Accuracy => row.train_accuracy * 100.0,
+            Self::Throughput => row.samples_per_sec,
+            Self::StepTime => row.step_ms,
+        }
+    }
+
+    /// The value an evaluated epoch adds to the chart's test line; none for charts without one.
+    pub fn test_value(self) -> Option<fn(&EpochRow) -> f64> {
+        match self {
+            Self::Loss => Some(|e| e.test_loss),
+            Self::Accuracy => Some(|e| e.test_accuracy * 100.0),
+            Self::Throughput | Self::StepTime => None,
+        }
+    }
+
+    /// The training line's points of `run`, finite ones only.
+    pub fn train_points(self, run: &RunHistory, x_axis: XAxis) -> Vec<(f64, f64)> {
+        finite(
+            run.metrics
+                .iter()
+                .map(|m| (x_axis.of(m), self.train_value(m))),
+        )
+    }
+
+    /// The test line's points of `run`, one per epoch at its last readback; empty for charts
+    /// without a test line.
+    pub fn test_points(self, run: &RunHistory, x_axis: XAxis) -> Vec<(f64, f64)> {
+        let Some(value) = self.test_value() else {
+            return Vec::new();
+        };
+        finite(
+            run.epochs
+                .iter()
+                .filter_map(|e| Some((epoch_x(run, e, x_axis)?, value(e)))),
+        )
+    }
+}
+
+/// The points with both coordinates finite: a NaN loss must not break a chart.
+fn finite(points: impl Iterator<Item = (f64, f64)>) -> Vec<(f64, f64)> {
+    points
+        .filter(|(x, y)| x.is_finite() && y.is_finite())
+        .collect()
+}
+
+/// The settings a legend may name, as `(label, value)`, in the order a person reads them.
+/// A run's settings as (name, value) pairs, in the order a legend names them.
+pub(crate) type Settings = Vec<(&'static str, Option<String>)>;
+
+/// The settings a legend may name, most often varied first; `None` where a setting does not
+/// apply to a run (momentum of Adam) or is not known (device `auto`), so it never makes two runs
+/// look different.
+pub(crate) fn describe(draft: &ExperimentDraft) -> Settings {
+    use crate::config::OptimizerSpec;
+    use crate::device::DeviceChoice;
+    let (momentum, nesterov, epsilon, weight_decay) = match &draft.optimizer {
+        OptimizerSpec::Sgd {
+            momentum,
+            nesterov,
+            weight_decay,
+        } => (
+            Some(momentum.to_string()),
+            nesterov.then(|| "on".to_owned()),
+            None,
+            weight_decay,
+        ),
+        OptimizerSpec::Adam {
+            epsilon,
+            weight_decay,
+            ..
+        }
+        | OptimizerSpec::AdamW {
+            epsilon,
+            weight_decay,
+            ..
+        } => (None, None, Some(epsilon.to_string()), weight_decay),
+    };
+    let device = match draft.device {
+        DeviceChoice::Auto => None,
+        other => Some(other.to_string()),
+    };
+    vec![
+        ("lr", Some(draft.lr.to_string())),
+        ("optimizer", Some(draft.optimizer.name().to_owned())),
+        ("momentum", momentum),
+        ("nesterov", nesterov),
+        ("batch", Some(draft.batch_size.to_string())),
+        ("schedule", Some(draft.schedule.to_string())),
+        ("weight decay", Some(weight_decay.to_string())),
+        ("model", Some(draft.model.to_string())),
+        ("dataset", Some(draft.dataset.to_string())),
+        ("scaling", Some(draft.input_scaling.to_string())),
+        ("init", Some(draft.init.to_string())),
+        ("loss", Some(draft.loss.to_string())),
+        ("epsilon", epsilon),
+        ("seed", Some(draft.seed.to_string())),
+        ("epochs", Some(draft.epochs.to_string())),
+        ("device", device),
+        ("precision", Some(draft.precision.to_string())),
+        ("crop padding", Some(draft.crop_padding.to_string())),
+        (
+            "flip",
+            Some(if draft.flip { "on" } else { "off" }.to_owned()),
+        ),
+    ]
+}
+
+/// One legend label per run naming what differs between them ("lr 0.01" vs "lr 0.1"); falls
+/// back to the run name (and the folder name where names clash). One run → its name.
+pub fn legend_labels(runs: &[&RunHistory]) -> Vec<String> {
+    if runs.len() == 1 {
+        return vec![runs[0].name.clone()];
+    }
+    let described: Vec<Option<Settings>> = runs
+        .iter()
+        .map(|r| r.config.as_ref().map(describe))
+        .collect();
+    let with_config: Vec<&Settings> = described.iter().flatten().collect();
+    let field_count = with_config.first().map_or(0, |d| d.len());
+    // A field differs when the runs that have it hold more than one value between them.
+    let differing: Vec<usize> = if with_config.len() > 1 {
+        (0..field_count)
+            .filter(|&i| {
+                let mut values: Vec<&String> =
+                    with_config.iter().filter_map(|d| d[i].1.as_ref()).collect();
+                values.sort();
+                values.dedup();
+                values.len() > 1
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    // (label, came from settings)
+    let mut labels: Vec<(String, bool)> = runs
+        .iter()
+        .zip(&described)
+        .map(|(run, d)| match d {
+            Some(fields) if !differing.is_empty() => {
+                let text = differing
+                    .iter()
+                    .filter_map(|&i| {
+                        let (key, value) = &fields[i];
+                        value.as_ref().map(|value| format!("{key} {value}"))
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                if text.is_empty() {
+                    (run.name.clone(), false)
+                } else {
+                    (text, true)
+                }
+            }
+            _ => (run.name.clone(), false),
+        })
+        .collect();
+    let counts = |labels: &[(String, bool)]| {
+        let mut counts: HashMap<String, usize> = HashMap::new();
+        for (label, _) in labels {
+            *counts.entry(label.clone()).or_default() += 1;
+        }
+        counts
+    };
+    let seen = counts(&labels);
+    for (run, (label, from_settings)) in runs.iter().zip(labels.iter_mut()) {
+        if seen.get(label.as_str()).copied().unwrap_or(0) > 1 {
+            *label = if *from_settings {
+                format!("{label} ({})", run.folder_name())
+            } else {
+                run.folder_name()
+            };
+        }
+    }
+    labels.into_iter().map(|(label, _)| label).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+
+    fn row(epoch: usize, global_step: usize, wall_secs: f64, loss: f64) -> MetricsRow {
+        MetricsRow {
+            wall_secs,
+            epoch,
+            step: global_step,
+            global_step,
+            samples_seen: global_step as u64 * 10,
+            train_loss: loss,
+            train_accuracy: 0.5,
+            samples_per_sec: 100.0,
+            step_ms: 1.0,
+            data_ms: 0.1,
+            compute_ms: 0.8,
+            sync_ms: 0.1,
+            lr: 0.01,
+        }
+    }
+
+    #[test]
+    fn a_seed_band_is_mean_and_sample_std_per_epoch() {
+        let run = |accuracy: f64| RunHistory {
+            metrics: vec![row(1, 10, 1.0, 1.0), row(2, 20, 2.0, 1.0)],
+            epochs: (1..=2)
+                .map(|epoch| EpochRow {
+                    epoch,
+                    train_loss: 1.0,
+                    train_accuracy: 0.5,
+                    test_loss: 1.0,
+                    test_accuracy: accuracy,
+                    epoch_secs: 1.0,
+                    eval_secs: 0.1,
+                    samples_per_sec: 100.0,
+                })
+                .collect(),
+            ..RunHistory::default()
+        };
+        let (a, b) = (run(0.80), run(0.90));
+        let band = crate::compare::seed_band(&[&a, &b], XAxis::Steps, |r| r.test_accuracy * 100.0);
+        assert_eq!(
+            band.iter().map(|p| p.0).collect::<Vec<_>>(),
+            vec![10.0, 20.0]
+        );
+        let std = 50f64.sqrt();
+        let (_, low, high) = band[0];
+        assert!((low - (85.0 - std)).abs() < 1e-9 && (high - (85.0 + std)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn test_points_sit_at_the_last_readback_of_their_epoch() {
+        let history = RunHistory {
+            metrics: vec![
+                row(1, 5, 0.5, 2.0),
+                row(1, 10, 1.0, 1.0),
+                row(2, 20, 2.0, f64::NAN),
+            ],
+            epochs: vec![EpochRow {
+                epoch: 1,
+                train_loss: 1.5,
+                train_accuracy: 0.5,
+                test_loss: 1.2,
+                test_accuracy: 0.6,
+                epoch_secs: 1.0,
+                eval_secs: 0.1,
+                samples_per_sec: 100.0,
+            }],
+            ..RunHistory::default()
+        };
+        assert_eq!(
+            Chart::Loss.test_points(&history, XAxis::Steps),
+            vec![(10.0, 1.2)]
+        );
+        assert_eq!(
+            Chart::Accuracy.test_points(&history, XAxis::WallSecs),
+            vec![(1.0, 60.0)]
+        );
+        // A NaN loss is left out rather than drawn as a spike or a gap that breaks the line.
+        assert_eq!(
+            Chart::Loss.train_points(&history, XAxis::Steps),
+            vec![(5.0, 2.0), (10.0, 1.0)]
+        );
+        assert!(
+            Chart::Throughput
+                .test_points(&history, XAxis::Steps)
+                .is_empty()
+        );
+    }
+
+    fn history(name: &str, folder: &str, config: Option<ExperimentDraft>) -> RunHistory {
+        RunHistory {
+            path: PathBuf::from("runs").join(folder),
+            name: name.to_owned(),
+            config,
+            ..RunHistory::default()
+        }
+    }
+
+    fn draft(lr: f64, batch_size: usize) -> Option<ExperimentDraft> {
+        Some(ExperimentDraft {
+            lr,
+            batch_size,
+            ..ExperimentDraft::default()
+        })
+    }
+
+    #[test]
+    fn legend_labels_name_what_differs() {
+        let a = history("a", "1-a", draft(0.01, 64));
+        let b = history("b", "2-b", draft(0.1, 64));
+        assert_eq!(legend_labels(&[&a, &b]), ["lr 0.01", "lr 0.1"]);
+
+        let c = history("c", "3-c", draft(0.1, 32));
+        assert_eq!(
+            legend_labels(&[&a, &b, &c]),
+            ["lr 0.01, batch 64", "lr 0.1, batch 64", "lr 0.1, batch 32"]
+        );
+
+        let mut sgd = draft(0.01, 64);
+        if let Some(d) = &mut sgd {
+            d.optimizer = crate::config::OptimizerSpec::Sgd {
+                momentum: 0.9,
+                nesterov: false,
+                weight_decay: 0.0,
+            };
+        }
+        let s = history("s", "4-s", sgd);
+        assert_eq!(
+            legend_labels(&[&a, &s]),
+            ["optimizer adam", "optimizer sgd"]
+        );
+
+        // Momentum is named only between SGD runs, where it means something.
+        let mut plain = sgd_draft(0.0);
+        let heavy = sgd_draft(0.9);
+        assert_eq!(
+            legend_labels(&[
+                &history("p", "5-p", plain.clone()),
+                &history("h", "6-h", heavy)
+            ]),
+            ["momentum 0", "momentum 0.9"]
+        );
+
+        // `auto` is not a device: it never makes two runs look different.
+        if let Some(d) = &mut plain {
+            d.device = crate::device::DeviceChoice::Cpu;
+            d.lr = 0.5;
+        }
+        let auto = sgd_draft(0.0);
+        assert_eq!(
+            legend_labels(&[&history("c", "7-c", plain), &history("u", "8-u", auto)]),
+            ["lr 0.5", "lr 0.01"]
+        );
+    }
+
+    fn sgd_draft(momentum: f64) -> Option<ExperimentDraft> {
+        let mut d = draft(0.01, 64);
+        if let Some(d) = &mut d {
+            d.optimizer = crate::config::OptimizerSpec::Sgd {
+                momentum,
+                nesterov: false,
+                weight_decay: 0.0,
+            };
+        }
+        d
+    }
+
+    #[test]
+    fn legend_labels_fall_back_to_names_then_folders() {
+        let one = history("solo", "1-solo", draft(0.01, 64));
+        assert_eq!(legend_labels(&[&one]), ["solo"]);
+        assert!(legend_labels(&[]).is_empty());
+
+        // Same settings: the names tell them apart.
+        let a = history("a", "1-a", draft(0.01, 64));
+        let b = history("b", "2-b", draft(0.01, 64));
+        assert_eq!(legend_labels(&[&a, &b]), ["a", "b"]);
+
+        // Same settings and names: the folders do.
+        let b2 = history("a", "2-a", draft(0.01, 64));
+        assert_eq!(legend_labels(&[&a, &b2]), ["1-a", "2-a"]);
+
+        // No configs at all.
+        let x = history("x", "1-x", None);
+        let y = history("y", "2-y", None);
+        assert_eq!(legend_labels(&[&x, &y]), ["x", "y"]);
+
+        // Two identical settings among different ones get their folder added.
+        let c = history("c", "3-c", draft(0.1, 64));
+        assert_eq!(
+            legend_labels(&[&a, &b2, &c]),
+            ["lr 0.01 (1-a)", "lr 0.01 (2-a)", "lr 0.1"]
+        );
+
+        // A run without a config keeps its name next to runs that have one.
+        assert_eq!(legend_labels(&[&a, &c, &x]), ["lr 0.01", "lr 0.1", "x"]);
+    }
+}

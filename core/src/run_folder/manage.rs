@@ -1,0 +1,139 @@
+//! Managing run folders: the runs list, renaming and deleting, each refusing anything that is
+//! not a run folder.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::{
+    CONFIG_FILE, FolderError, check_run_folder, folder_name_of, io_err, is_run_folder,
+    write_atomically,
+};
+use crate::config::ExperimentDraft;
+
+/// Longest run name [`rename_run`] accepts; folder names stay readable in a file manager.
+pub const MAX_NAME_CHARS: usize = 64;
+
+/// Run folders under `runs_dir` (direct children holding config.toml or metrics.csv), newest
+/// first. A missing runs_dir is an empty list, not an error.
+pub fn list_runs(runs_dir: &Path) -> Result<Vec<PathBuf>, FolderError> {
+    let entries = match fs::read_dir(runs_dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io_err("list", runs_dir)(e)),
+    };
+    let mut runs: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.is_dir() && is_run_folder(path))
+        .collect();
+    // Folder names start with a UTC timestamp, so name order is age order.
+    runs.sort_by(|a, b| b.file_name().cmp(&a.file_name()));
+    Ok(runs)
+}
+
+/// The `YYYYMMDD-HHMMSS` prefix [`super::RunFolder`] gives every folder, if this one has it.
+fn timestamp_prefix(folder_name: &str) -> Option<&str> {
+    let prefix = folder_name.get(..15)?;
+    let bytes = prefix.as_bytes();
+    let shape_ok = bytes.iter().enumerate().all(|(i, b)| {
+        if i == 8 {
+            *b == b'-'
+        } else {
+            b.is_ascii_digit()
+        }
+    });
+    let rest_ok = matches!(folder_name.as_bytes().get(15), None | Some(b'-'));
+    (shape_ok && rest_ok).then_some(prefix)
+}
+
+/// Checks a new run name; a subset of what [`ExperimentDraft::validate`] allows, so a renamed
+/// run's config.toml still validates and reruns.
+pub fn check_run_name(name: &str) -> Result<(), FolderError> {
+    let bad = |reason: &str| FolderError::BadName {
+        name: name.to_owned(),
+        reason: reason.to_owned(),
+    };
+    if name.is_empty() {
+        return Err(bad("give the run a name"));
+    }
+    if name.chars().count() > MAX_NAME_CHARS {
+        return Err(bad(&format!(
+            "a run name may have at most {MAX_NAME_CHARS} characters"
+        )));
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    {
+        return Err(bad(
+            "use only letters, digits, '-', '_' and '.' (it becomes part of a folder name)",
+        ));
+    }
+    if name.ends_with('.') {
+        // Windows drops a trailing dot from folder names, so the folder would not match.
+        return Err(bad("a run name may not end with '.'"));
+    }
+    Ok(())
+}
+
+/// Renames the run: the folder becomes `<timestamp part of old name>-<new_name>` in the same
+/// parent (just `<new_name>` if the old name has no timestamp) and config.toml's `name` is
+/// rewritten atomically. Refuses if the target exists. Returns the new path.
+///
+/// A run still being trained must not be renamed: its writer holds the old path.
+pub fn rename_run(folder: &Path, new_name: &str) -> Result<PathBuf, FolderError> {
+    check_run_name(new_name)?;
+    check_run_folder(folder)?;
+    let old_name = folder_name_of(folder);
+    let new_folder_name = match timestamp_prefix(&old_name) {
+        Some(ts) => format!("{ts}-{new_name}"),
+        None => new_name.to_owned(),
+    };
+    let target = folder.with_file_name(&new_folder_name);
+
+    // Everything that can be refused is checked before anything changes.
+    let config_path = folder.join(CONFIG_FILE);
+    let old_config = match fs::read_to_string(&config_path) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(io_err("read", &config_path)(e)),
+    };
+    let new_config = match &old_config {
+        Some(text) => {
+            let mut draft = ExperimentDraft::from_toml(text, &config_path.display().to_string())
+                .map_err(|e| FolderError::Config {
+                    path: config_path.clone(),
+                    message: e.to_string(),
+                })?;
+            draft.name = new_name.to_owned();
+            Some(draft.to_toml())
+        }
+        None => None,
+    };
+    if target != folder && fs::symlink_metadata(&target).is_ok() {
+        return Err(FolderError::Exists { path: target });
+    }
+
+    if let Some(text) = &new_config {
+        write_atomically(&config_path, text.as_bytes()).map_err(io_err("write", &config_path))?;
+    }
+    if target != folder
+        && let Err(e) = fs::rename(folder, &target)
+    {
+        if let Some(text) = &old_config {
+            // Put the old name back so folder and config still agree; the rename error is
+            // the one to report.
+            let _ = write_atomically(&config_path, text.as_bytes());
+        }
+        return Err(io_err("rename", folder)(e));
+    }
+    Ok(target)
+}
+
+/// Deletes the run folder, refusing anything that is not a run folder (no config.toml and no
+/// metrics.csv) so a wrong path can never wipe unrelated files.
+pub fn delete_run(folder: &Path) -> Result<(), FolderError> {
+    check_run_folder(folder)?;
+    fs::remove_dir_all(folder).map_err(io_err("delete", folder))
+}

@@ -1,0 +1,202 @@
+//! The run folder: its layout, written as the run goes (so a crash leaves valid files up to the
+//! last row), read back for the runs list, plots, compare and export, and managed (list, rename,
+//! delete). Every file name is written once, below.
+//!
+//! ```text
+//! runs/<timestamp>-<name>/
+//!   config.toml      the checked experiment; `kiln train --config` reruns it exactly
+//!   metrics.csv      one MetricsRow per readback
+//!   epochs.csv       one EpochRow per evaluated epoch
+//!   summary.json     the whole run's figures (RunSummary), written atomically when it ends
+//!   predictions.csv  one PredictionRow per test image, when the run completed
+//!   confusion.csv    true class × predicted class counts, when the run completed
+//!   model.bpk        the completed run's weights (Burn's burnpack)
+//!   model.json       its ModelCard: shape, class names, input scaling
+//!   checkpoints/
+//!     last/  model.bpk  optimizer.bpk  state.json   the newest epoch: what `--resume` reads
+//!     best/  model.bpk  optimizer.bpk  state.json   the epoch with the best test accuracy
+//! ```
+//!
+//! The writer and the reader share one row type per CSV ([`rows`]); the loop never sees this
+//! layout: [`FolderStore`] is the [`crate::train::RunStore`] that puts its checkpoints here.
+
+mod checkpoint;
+mod manage;
+mod reader;
+mod rows;
+mod saved_model;
+#[cfg(test)]
+mod tests;
+mod writer;
+
+pub use checkpoint::{
+    CheckpointError, CheckpointState, FolderStore, ResumePoint, Slot, can_resume, find, load_model,
+    load_optimizer, slot_folder,
+};
+pub use manage::{MAX_NAME_CHARS, check_run_name, delete_run, list_runs, rename_run};
+pub use reader::{RunHistory, load_predictions};
+pub use rows::{EpochRow, MetricsRow, PredictionRow};
+pub(crate) use saved_model::save_model;
+pub use writer::RunFolder;
+
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// The checked experiment, as TOML.
+pub const CONFIG_FILE: &str = "config.toml";
+/// One row per readback.
+pub const METRICS_FILE: &str = "metrics.csv";
+/// One row per evaluated epoch.
+pub const EPOCHS_FILE: &str = "epochs.csv";
+/// The run's figures as JSON.
+pub const SUMMARY_FILE: &str = "summary.json";
+/// One row per test image of a completed run.
+pub const PREDICTIONS_FILE: &str = "predictions.csv";
+/// The confusion matrix of a completed run.
+pub const CONFUSION_FILE: &str = "confusion.csv";
+/// Weights, in the run folder (the completed model) and in each checkpoint slot.
+pub const MODEL_FILE: &str = "model.bpk";
+/// The saved model's card.
+pub const CARD_FILE: &str = "model.json";
+/// The folder of the checkpoint slots.
+pub const CHECKPOINTS_DIR: &str = "checkpoints";
+/// A checkpoint's optimizer state.
+pub const OPTIMIZER_FILE: &str = "optimizer.bpk";
+/// A checkpoint's loop counters; written last, so a slot that has one is complete.
+pub const STATE_FILE: &str = "state.json";
+
+/// Why a run folder could not be read, renamed or deleted; each message says what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum FolderError {
+    /// The folder does not exist.
+    #[error("{} does not exist; check the path of the run folder", path.display())]
+    NotFound {
+        /// The path asked for.
+        path: PathBuf,
+    },
+    /// The path exists but is not a run folder.
+    #[error(
+        "{} is not a Kiln run folder (it has neither config.toml nor metrics.csv); pick a folder that `kiln train` created",
+        path.display()
+    )]
+    NotARun {
+        /// The path asked for.
+        path: PathBuf,
+    },
+    /// The new name cannot be used.
+    #[error("'{name}' cannot name a run: {reason}")]
+    BadName {
+        /// The refused name.
+        name: String,
+        /// What is wrong and what would be accepted.
+        reason: String,
+    },
+    /// The rename target is taken.
+    #[error("{} already exists; choose another name", path.display())]
+    Exists {
+        /// The folder that is in the way.
+        path: PathBuf,
+    },
+    /// config.toml could not be parsed, so its name cannot be rewritten.
+    #[error(
+        "{} is not a readable Kiln configuration ({message}); fix or restore it, then rename the run again",
+        path.display()
+    )]
+    Config {
+        /// The config file.
+        path: PathBuf,
+        /// What the parser said.
+        message: String,
+    },
+    /// The file system refused.
+    #[error("could not {action} {}: {source}; check that it exists and that you may change it", path.display())]
+    Io {
+        /// What was being done: "read", "rename", "delete"...
+        action: &'static str,
+        /// The file or folder.
+        path: PathBuf,
+        /// What the OS said.
+        source: io::Error,
+    },
+}
+
+/// The error for `action` on `path` failing with an OS error.
+pub(crate) fn io_err<'a>(
+    action: &'static str,
+    path: &'a Path,
+) -> impl FnOnce(io::Error) -> FolderError + 'a {
+    move |source| FolderError::Io {
+        action,
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// Whether `folder` holds a run: a config or a metrics file.
+pub(crate) fn is_run_folder(folder: &Path) -> bool {
+    folder.join(CONFIG_FILE).is_file() || folder.join(METRICS_FILE).is_file()
+}
+
+/// Checks that `folder` is a directory (or a link to one) holding a run. A link is acted on
+/// itself: `remove_dir_all` and `rename` never follow it, so a delete stays in the runs folder.
+pub(crate) fn check_run_folder(folder: &Path) -> Result<(), FolderError> {
+    match fs::symlink_metadata(folder) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(FolderError::NotFound {
+            path: folder.to_owned(),
+        }),
+        Err(e) => Err(io_err("read", folder)(e)),
+        Ok(meta)
+            if (meta.is_dir() || (meta.file_type().is_symlink() && folder.is_dir()))
+                && is_run_folder(folder) =>
+        {
+            Ok(())
+        }
+        Ok(_) => Err(FolderError::NotARun {
+            path: folder.to_owned(),
+        }),
+    }
+}
+
+/// `YYYYMMDD-HHMMSS` in UTC, from the system clock; sorts like the runs it names.
+pub fn timestamp(time: SystemTime) -> String {
+    let secs = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil-from-days (Howard Hinnant's algorithm): no calendar crate for one line of output.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}{month:02}{day:02}-{:02}{:02}{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Writes `contents` to `path` through a temporary file and a rename, so readers never see half.
+pub fn write_atomically(path: &Path, contents: &[u8]) -> io::Result<()> {
+    let tmp = path.with_extension("tmp");
+    {
+        let mut file = File::create(&tmp)?;
+        file.write_all(contents)?;
+        file.sync_all()?;
+    }
+    fs::rename(&tmp, path)
+}
+
+/// The last component of `path`, the name the runs list shows next to the date.
+pub(crate) fn folder_name_of(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}

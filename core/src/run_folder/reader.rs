@@ -1,0 +1,183 @@
+//! Run folders read back: the runs list, overlays and exports all start from a [`RunHistory`].
+//!
+//! Reading is forgiving because a run folder may be cut short by a crash or still be written to:
+//! a row without its line end is one a crash (or the live writer) left unfinished and is skipped
+//! silently; any other unreadable row is skipped and named in [`RunHistory::problems`].
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::rows::parse_csv;
+use super::{
+    CONFIG_FILE, CONFUSION_FILE, EPOCHS_FILE, EpochRow, FolderError, METRICS_FILE, MetricsRow,
+    PREDICTIONS_FILE, PredictionRow, SUMMARY_FILE, check_run_folder, folder_name_of,
+};
+use crate::config::ExperimentDraft;
+use crate::results::TestPredictions;
+use crate::train::RunSummary;
+
+/// A run as read from its folder (or, in the GUI, as built from live events).
+#[derive(Debug, Clone, Default)]
+pub struct RunHistory {
+    /// The run folder.
+    pub path: PathBuf,
+    /// The config's name, else the folder's name.
+    pub name: String,
+    /// The experiment, if config.toml could be read.
+    pub config: Option<ExperimentDraft>,
+    /// metrics.csv, in file order.
+    pub metrics: Vec<MetricsRow>,
+    /// epochs.csv, in file order.
+    pub epochs: Vec<EpochRow>,
+    /// summary.json; absent while the run goes on or after a crash.
+    pub summary: Option<RunSummary>,
+    /// Sentences about anything skipped (bad rows, unreadable config...).
+    pub problems: Vec<String>,
+}
+
+impl RunHistory {
+    /// Reads a run folder; fails only if it is missing or has neither config.toml nor metrics.csv.
+    pub fn load(folder: &Path) -> Result<RunHistory, FolderError> {
+        check_run_folder(folder)?;
+        let mut history = RunHistory {
+            path: folder.to_owned(),
+            ..RunHistory::default()
+        };
+
+        let config_path = folder.join(CONFIG_FILE);
+        match fs::read_to_string(&config_path) {
+            Ok(text) => {
+                match ExperimentDraft::from_toml(&text, &config_path.display().to_string()) {
+                    Ok(draft) => history.config = Some(draft),
+                    Err(e) => history
+                        .problems
+                        .push(format!("{e}; the run is shown without its settings.")),
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => history.problems.push(format!(
+                "{} is missing; the run is shown without its settings.",
+                config_path.display()
+            )),
+            Err(e) => history.problems.push(format!(
+                "could not read {}: {e}; the run is shown without its settings.",
+                config_path.display()
+            )),
+        }
+        history.name = match &history.config {
+            Some(c) if !c.name.trim().is_empty() => c.name.clone(),
+            _ => folder_name_of(folder),
+        };
+
+        if let Some(text) = read_optional(&folder.join(METRICS_FILE), &mut history.problems) {
+            history.metrics = parse_csv(
+                &text,
+                &folder.join(METRICS_FILE),
+                MetricsRow::HEADER,
+                MetricsRow::parse,
+                &mut history.problems,
+            );
+        }
+        if let Some(text) = read_optional(&folder.join(EPOCHS_FILE), &mut history.problems) {
+            history.epochs = parse_csv(
+                &text,
+                &folder.join(EPOCHS_FILE),
+                EpochRow::HEADER,
+                EpochRow::parse,
+                &mut history.problems,
+            );
+        }
+
+        let summary_path = folder.join(SUMMARY_FILE);
+        match fs::read_to_string(&summary_path) {
+            Ok(text) => match serde_json::from_str::<RunSummary>(&text) {
+                Ok(summary) => history.summary = Some(summary),
+                Err(e) => history.problems.push(format!(
+                    "{} could not be read ({e}); the run's totals are not shown.",
+                    summary_path.display()
+                )),
+            },
+            // Absent while running and after a crash: not a problem.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => history.problems.push(format!(
+                "could not read {}: {e}; the run's totals are not shown.",
+                summary_path.display()
+            )),
+        }
+        Ok(history)
+    }
+
+    /// The last component of [`RunHistory::path`], the name the runs list shows next to the date.
+    pub fn folder_name(&self) -> String {
+        folder_name_of(&self.path)
+    }
+}
+
+/// A file's text, or `None` if absent; bytes that are not UTF-8 become bad rows, not an error.
+fn read_optional(path: &Path, problems: &mut Vec<String>) -> Option<String> {
+    match fs::read(path) {
+        Ok(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => {
+            problems.push(format!("could not read {}: {e}.", path.display()));
+            None
+        }
+    }
+}
+
+/// The per-image predictions a completed run wrote (`predictions.csv`), with the class names
+/// from its `confusion.csv`; `None` when the run has none (it did not complete). Past runs keep
+/// no pixels, so the gallery is empty.
+pub fn load_predictions(folder: &Path) -> Result<Option<TestPredictions>, FolderError> {
+    let read = |name: &str| {
+        let path = folder.join(name);
+        match fs::read_to_string(&path) {
+            Ok(text) => Ok(Some(text)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(FolderError::Io {
+                action: "read",
+                path,
+                source,
+            }),
+        }
+    };
+    let (Some(rows), Some(confusion)) = (read(PREDICTIONS_FILE)?, read(CONFUSION_FILE)?) else {
+        return Ok(None);
+    };
+    let bad = |what: String| FolderError::Io {
+        action: "read",
+        path: folder.join(PREDICTIONS_FILE),
+        source: io::Error::new(io::ErrorKind::InvalidData, what),
+    };
+    let class_names: Vec<String> = confusion
+        .lines()
+        .next()
+        .unwrap_or("")
+        .split(',')
+        .skip(1)
+        .map(|name| name.trim().trim_matches('"').replace("\"\"", "\""))
+        .collect();
+    let mut predictions = TestPredictions {
+        class_names,
+        labels: Vec::new(),
+        predicted: Vec::new(),
+        confidence: Vec::new(),
+        gallery: Vec::new(),
+    };
+    for (number, line) in rows.lines().enumerate().skip(1) {
+        let fields: Vec<&str> = line.split(',').collect();
+        if fields.len() != 4 {
+            return Err(bad(format!("line {} does not have 4 fields", number + 1)));
+        }
+        let row = PredictionRow::parse(&fields).map_err(|_| {
+            bad(format!(
+                "line {} is not label,predicted,confidence",
+                number + 1
+            ))
+        })?;
+        predictions.labels.push(row.label);
+        predictions.predicted.push(row.predicted);
+        predictions.confidence.push(row.confidence);
+    }
+    Ok(Some(predictions))
+}

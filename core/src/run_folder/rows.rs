@@ -1,0 +1,297 @@
+//! One row type per CSV of a run folder, used by the writer and the reader alike: each type
+//! knows its header, how it is written and how it is read back.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use crate::train::{EpochSummary, Progress};
+
+/// One metrics.csv row (one readback). `epoch` is 1-based as in the file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricsRow {
+    /// Seconds since the run started (after data loading).
+    pub wall_secs: f64,
+    /// 1-based epoch.
+    pub epoch: usize,
+    /// Steps done in this epoch.
+    pub step: usize,
+    /// Steps done in the whole run.
+    pub global_step: usize,
+    /// Images seen in the whole run.
+    pub samples_seen: u64,
+    /// Mean loss over the images of this epoch so far.
+    pub train_loss: f64,
+    /// Fraction of this epoch's images so far classified correctly.
+    pub train_accuracy: f64,
+    /// Images per second since the previous readback.
+    pub samples_per_sec: f64,
+    /// Mean wall milliseconds per step since the previous readback.
+    pub step_ms: f64,
+    /// Milliseconds of that window spent preparing batches.
+    pub data_ms: f64,
+    /// Milliseconds of that window spent recording device work.
+    pub compute_ms: f64,
+    /// Milliseconds of that window spent waiting for the device.
+    pub sync_ms: f64,
+    /// Learning rate of the last step.
+    pub lr: f64,
+}
+
+impl MetricsRow {
+    /// Header of `metrics.csv`; README.md documents each column.
+    pub const HEADER: &str = "wall_secs,epoch,step,global_step,samples_seen,train_loss,train_accuracy,samples_per_sec,step_ms,data_ms,compute_ms,sync_ms,lr";
+
+    /// The row as a line of `metrics.csv`, newline included.
+    pub fn to_line(&self) -> String {
+        format!(
+            "{:.3},{},{},{},{},{:.6},{:.6},{:.1},{:.4},{:.3},{:.3},{:.3},{:e}\n",
+            self.wall_secs,
+            self.epoch,
+            self.step,
+            self.global_step,
+            self.samples_seen,
+            self.train_loss,
+            self.train_accuracy,
+            self.samples_per_sec,
+            self.step_ms,
+            self.data_ms,
+            self.compute_ms,
+            self.sync_ms,
+            self.lr
+        )
+    }
+
+    /// Reads the row from its fields, in [`MetricsRow::HEADER`] order.
+    pub(super) fn parse(v: &[&str]) -> Result<Self, String> {
+        Ok(Self {
+            wall_secs: field(v, 0, "wall_secs")?,
+            epoch: field(v, 1, "epoch")?,
+            step: field(v, 2, "step")?,
+            global_step: field(v, 3, "global_step")?,
+            samples_seen: field(v, 4, "samples_seen")?,
+            train_loss: field(v, 5, "train_loss")?,
+            train_accuracy: field(v, 6, "train_accuracy")?,
+            samples_per_sec: field(v, 7, "samples_per_sec")?,
+            step_ms: field(v, 8, "step_ms")?,
+            data_ms: field(v, 9, "data_ms")?,
+            compute_ms: field(v, 10, "compute_ms")?,
+            sync_ms: field(v, 11, "sync_ms")?,
+            lr: field(v, 12, "lr")?,
+        })
+    }
+}
+
+impl From<&Progress> for MetricsRow {
+    fn from(p: &Progress) -> Self {
+        Self {
+            wall_secs: p.wall_secs,
+            epoch: p.epoch + 1,
+            step: p.step_in_epoch,
+            global_step: p.global_step,
+            samples_seen: p.samples_seen,
+            train_loss: p.train_loss,
+            train_accuracy: p.train_accuracy,
+            samples_per_sec: p.samples_per_sec,
+            step_ms: p.step_ms,
+            data_ms: p.data_ms,
+            compute_ms: p.compute_ms,
+            sync_ms: p.sync_ms,
+            lr: p.lr,
+        }
+    }
+}
+
+/// One epochs.csv row. `epoch` is 1-based.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EpochRow {
+    /// 1-based epoch.
+    pub epoch: usize,
+    /// Mean training loss over every image of the epoch.
+    pub train_loss: f64,
+    /// Training accuracy over every image of the epoch.
+    pub train_accuracy: f64,
+    /// Mean test loss over every test image.
+    pub test_loss: f64,
+    /// Test accuracy over every test image.
+    pub test_accuracy: f64,
+    /// Wall seconds of the training part of the epoch.
+    pub epoch_secs: f64,
+    /// Wall seconds of the evaluation.
+    pub eval_secs: f64,
+    /// Training images per second over the epoch.
+    pub samples_per_sec: f64,
+}
+
+impl EpochRow {
+    /// Header of `epochs.csv`; README.md documents each column.
+    pub const HEADER: &str = "epoch,train_loss,train_accuracy,test_loss,test_accuracy,epoch_secs,eval_secs,samples_per_sec";
+
+    /// The row as a line of `epochs.csv`, newline included.
+    pub fn to_line(&self) -> String {
+        format!(
+            "{},{:.6},{:.6},{:.6},{:.6},{:.3},{:.3},{:.1}\n",
+            self.epoch,
+            self.train_loss,
+            self.train_accuracy,
+            self.test_loss,
+            self.test_accuracy,
+            self.epoch_secs,
+            self.eval_secs,
+            self.samples_per_sec
+        )
+    }
+
+    /// Reads the row from its fields, in [`EpochRow::HEADER`] order.
+    pub(super) fn parse(v: &[&str]) -> Result<Self, String> {
+        Ok(Self {
+            epoch: field(v, 0, "epoch")?,
+            train_loss: field(v, 1, "train_loss")?,
+            train_accuracy: field(v, 2, "train_accuracy")?,
+            test_loss: field(v, 3, "test_loss")?,
+            test_accuracy: field(v, 4, "test_accuracy")?,
+            epoch_secs: field(v, 5, "epoch_secs")?,
+            eval_secs: field(v, 6, "eval_secs")?,
+            samples_per_sec: field(v, 7, "samples_per_sec")?,
+        })
+    }
+}
+
+impl From<&EpochSummary> for EpochRow {
+    fn from(e: &EpochSummary) -> Self {
+        Self {
+            epoch: e.epoch + 1,
+            train_loss: e.train_loss,
+            train_accuracy: e.train_accuracy,
+            test_loss: e.test_loss,
+            test_accuracy: e.test_accuracy,
+            epoch_secs: e.train_secs,
+            eval_secs: e.eval_secs,
+            samples_per_sec: e.samples_per_sec,
+        }
+    }
+}
+
+/// Column positions of the expected header's fields in the file's header, so files written by
+/// an older or newer Kiln with columns added or reordered still read.
+fn column_map(file_header: &str, expected: &str) -> Result<Vec<usize>, String> {
+    let found: HashMap<&str, usize> = file_header
+        .split(',')
+        .enumerate()
+        .map(|(i, c)| (c.trim(), i))
+        .collect();
+    let mut missing = Vec::new();
+    let map = expected
+        .split(',')
+        .filter_map(|name| {
+            let index = found.get(name).copied();
+            if index.is_none() {
+                missing.push(name);
+            }
+            index
+        })
+        .collect();
+    if missing.is_empty() {
+        Ok(map)
+    } else {
+        Err(missing.join(", "))
+    }
+}
+
+/// The rows of a CSV `text` read from `path`, by the names in `expected_header`; rows that do
+/// not read are skipped and named in `problems`, a row without its line end silently.
+pub(super) fn parse_csv<T>(
+    text: &str,
+    path: &Path,
+    expected_header: &str,
+    parse_row: fn(&[&str]) -> Result<T, String>,
+    problems: &mut Vec<String>,
+) -> Vec<T> {
+    let mut lines: Vec<&str> = text.split('\n').collect();
+    // After the last '\n' comes either nothing or a row the writer had not finished.
+    lines.pop();
+    let Some((header, rows)) = lines.split_first() else {
+        return Vec::new();
+    };
+    let columns = match column_map(header.trim_end_matches('\r'), expected_header) {
+        Ok(c) => c,
+        Err(missing) => {
+            problems.push(format!(
+                "{} has no column {missing} in its header; its rows are not shown.",
+                path.display()
+            ));
+            return Vec::new();
+        }
+    };
+    let mut out = Vec::with_capacity(rows.len());
+    for (i, line) in rows.iter().enumerate() {
+        let line = line.trim_end_matches('\r');
+        if line.trim().is_empty() {
+            continue;
+        }
+        let fields: Vec<&str> = line.split(',').collect();
+        let picked: Option<Vec<&str>> = columns
+            .iter()
+            .map(|&c| fields.get(c).map(|f| f.trim()))
+            .collect();
+        let result = match picked {
+            Some(values) => parse_row(&values),
+            None => Err(format!(
+                "it has {} fields where the header has more",
+                fields.len()
+            )),
+        };
+        match result {
+            Ok(row) => out.push(row),
+            // Line 1 is the header.
+            Err(why) => problems.push(format!(
+                "{} line {}: {why}; the row was skipped.",
+                path.display(),
+                i + 2
+            )),
+        }
+    }
+    out
+}
+
+/// Field `index` of a row as a `T`, or a sentence naming the column.
+fn field<T: std::str::FromStr>(values: &[&str], index: usize, name: &str) -> Result<T, String> {
+    let text = values.get(index).copied().unwrap_or("");
+    text.parse()
+        .map_err(|_| format!("{name} is '{text}', not a number"))
+}
+
+/// One predictions.csv row: a test image's label, the class the model gave it, and how sure.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PredictionRow {
+    /// Position of the image in the test split.
+    pub index: usize,
+    /// Its true class.
+    pub label: u8,
+    /// The class the trained model gave it.
+    pub predicted: u8,
+    /// The softmax probability of that class.
+    pub confidence: f32,
+}
+
+impl PredictionRow {
+    /// Header of `predictions.csv`; README.md documents each column.
+    pub const HEADER: &str = "index,label,predicted,confidence";
+
+    /// The row as a line of `predictions.csv`, newline included.
+    pub fn to_line(&self) -> String {
+        format!(
+            "{},{},{},{:.6}\n",
+            self.index, self.label, self.predicted, self.confidence
+        )
+    }
+
+    /// Reads the row from its four fields.
+    pub(super) fn parse(v: &[&str]) -> Result<Self, String> {
+        Ok(Self {
+            index: field(v, 0, "index")?,
+            label: field(v, 1, "label")?,
+            predicted: field(v, 2, "predicted")?,
+            confidence: field(v, 3, "confidence")?,
+        })
+    }
+}

@@ -1,0 +1,203 @@
+//! Writing a run folder as the run goes: every row is flushed as it arrives.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use super::{
+    CONFIG_FILE, CONFUSION_FILE, EPOCHS_FILE, EpochRow, FolderError, METRICS_FILE, MetricsRow,
+    PREDICTIONS_FILE, PredictionRow, SUMMARY_FILE, io_err, timestamp, write_atomically,
+};
+use crate::config::Experiment;
+use crate::results::TestPredictions;
+use crate::train::{RunSummary, TrainEvent};
+
+/// An open run folder that records [`TrainEvent`]s as they arrive.
+#[derive(Debug)]
+pub struct RunFolder {
+    path: PathBuf,
+    metrics: BufWriter<File>,
+    epochs: BufWriter<File>,
+}
+
+impl RunFolder {
+    /// Creates `runs_dir/<timestamp>-<name>` (with a numeric suffix if taken) and its files.
+    pub fn create(runs_dir: &Path, experiment: &Experiment) -> Result<Self, FolderError> {
+        fs::create_dir_all(runs_dir).map_err(io_err("create", runs_dir))?;
+        let stem = format!("{}-{}", timestamp(SystemTime::now()), experiment.name);
+        let mut path = runs_dir.join(&stem);
+        let mut suffix = 1;
+        loop {
+            match fs::create_dir(&path) {
+                Ok(()) => break,
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && suffix < 1000 => {
+                    suffix += 1;
+                    path = runs_dir.join(format!("{stem}-{suffix}"));
+                }
+                Err(e) => return Err(io_err("create", &path)(e)),
+            }
+        }
+        let config_path = path.join(CONFIG_FILE);
+        write_atomically(&config_path, experiment.to_toml().as_bytes())
+            .map_err(io_err("write", &config_path))?;
+        let metrics = Self::csv(&path.join(METRICS_FILE), MetricsRow::HEADER)?;
+        let epochs = Self::csv(&path.join(EPOCHS_FILE), EpochRow::HEADER)?;
+        Ok(Self {
+            path,
+            metrics,
+            epochs,
+        })
+    }
+
+    /// Opens the run folder `path` to go on after `epochs_completed` epochs: rows of later
+    /// epochs (and a row cut short by a crash) are dropped, new rows are appended.
+    pub fn reopen(path: &Path, epochs_completed: usize) -> Result<Self, FolderError> {
+        let metrics = Self::keep_epochs(
+            &path.join(METRICS_FILE),
+            MetricsRow::HEADER,
+            epochs_completed,
+        )?;
+        let epochs =
+            Self::keep_epochs(&path.join(EPOCHS_FILE), EpochRow::HEADER, epochs_completed)?;
+        Ok(Self {
+            path: path.to_owned(),
+            metrics,
+            epochs,
+        })
+    }
+
+    /// Rewrites the CSV at `path` with only its whole rows whose `epoch` column is at most
+    /// `last_epoch` (counted from 1, the file's own numbering), then opens it for appending.
+    fn keep_epochs(
+        path: &Path,
+        header: &str,
+        last_epoch: usize,
+    ) -> Result<BufWriter<File>, FolderError> {
+        let epoch_column = header.split(',').position(|c| c == "epoch").unwrap_or(0);
+        let text = match fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(io_err("read", path)(e)),
+        };
+        let columns = header.split(',').count();
+        let mut kept = format!("{header}\n");
+        // `lines` would keep a last row that a crash cut short; only newline-ended rows count.
+        for line in text.split_inclusive('\n').skip(1) {
+            let Some(row) = line.strip_suffix('\n') else {
+                continue;
+            };
+            let cells: Vec<&str> = row.split(',').collect();
+            if cells.len() == columns
+                && cells
+                    .get(epoch_column)
+                    .and_then(|e| e.parse::<usize>().ok())
+                    .is_some_and(|e| e <= last_epoch)
+            {
+                kept.push_str(line);
+            }
+        }
+        write_atomically(path, kept.as_bytes()).map_err(io_err("write", path))?;
+        let file = OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(io_err("write", path))?;
+        Ok(BufWriter::new(file))
+    }
+
+    fn csv(path: &Path, header: &str) -> Result<BufWriter<File>, FolderError> {
+        let file = OpenOptions::new()
+            .create_new(true)
+            .write(true)
+            .open(path)
+            .map_err(io_err("write", path))?;
+        let mut writer = BufWriter::new(file);
+        writeln!(writer, "{header}")
+            .and_then(|()| writer.flush())
+            .map_err(io_err("write", path))?;
+        Ok(writer)
+    }
+
+    /// The folder.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends what `event` adds to the files; every row is flushed so a crash keeps it.
+    pub fn record(&mut self, event: &TrainEvent) -> Result<(), FolderError> {
+        match event {
+            TrainEvent::Progress(p) => {
+                let line = MetricsRow::from(p).to_line();
+                Self::append(&mut self.metrics, &self.path.join(METRICS_FILE), &line)
+            }
+            TrainEvent::EpochEnd(e) => {
+                let line = EpochRow::from(e).to_line();
+                Self::append(&mut self.epochs, &self.path.join(EPOCHS_FILE), &line)
+            }
+            TrainEvent::Predictions(predictions) => self.write_predictions(predictions),
+            TrainEvent::Finished(summary) => self.write_summary(summary),
+            TrainEvent::Started(_) | TrainEvent::Warning(_) | TrainEvent::Failed(_) => Ok(()),
+        }
+    }
+
+    /// Appends `line` and flushes, so a crash keeps it.
+    fn append(writer: &mut BufWriter<File>, path: &Path, line: &str) -> Result<(), FolderError> {
+        writer
+            .write_all(line.as_bytes())
+            .and_then(|()| writer.flush())
+            .map_err(io_err("write", path))
+    }
+
+    /// Writes `predictions.csv` (one row per test image) and `confusion.csv` (rows: true class,
+    /// columns: predicted class), each atomically.
+    pub fn write_predictions(&self, predictions: &TestPredictions) -> Result<(), FolderError> {
+        let mut rows = format!("{}\n", PredictionRow::HEADER);
+        for (index, ((&label, &predicted), &confidence)) in predictions
+            .labels
+            .iter()
+            .zip(&predictions.predicted)
+            .zip(&predictions.confidence)
+            .enumerate()
+        {
+            let row = PredictionRow {
+                index,
+                label,
+                predicted,
+                confidence,
+            };
+            rows.push_str(&row.to_line());
+        }
+        let path = self.path.join(PREDICTIONS_FILE);
+        write_atomically(&path, rows.as_bytes()).map_err(io_err("write", &path))?;
+
+        let quote = |name: &str| format!("\"{}\"", name.replace('"', "\"\""));
+        let mut table = String::from("true \\ predicted");
+        for name in &predictions.class_names {
+            table.push(',');
+            table.push_str(&quote(name));
+        }
+        table.push('\n');
+        for (class, row) in predictions.confusion().iter().enumerate() {
+            let name = predictions
+                .class_names
+                .get(class)
+                .map_or("", String::as_str);
+            table.push_str(&quote(name));
+            for count in row {
+                table.push_str(&format!(",{count}"));
+            }
+            table.push('\n');
+        }
+        let path = self.path.join(CONFUSION_FILE);
+        write_atomically(&path, table.as_bytes()).map_err(io_err("write", &path))
+    }
+
+    /// Writes `summary.json` atomically.
+    pub fn write_summary(&self, summary: &RunSummary) -> Result<(), FolderError> {
+        let path = self.path.join(SUMMARY_FILE);
+        let mut text = serde_json::to_string_pretty(summary)
+            .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+        text.push('\n');
+        write_atomically(&path, text.as_bytes()).map_err(io_err("write", &path))
+    }
+}

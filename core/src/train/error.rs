@@ -1,0 +1,65 @@
+//! What can end a run that a person did not choose to end.
+
+/// Why training could not run or go on.
+#[derive(Debug, thiserror::Error)]
+pub enum TrainError {
+    /// The model could not be built for this data.
+    #[error("{0}")]
+    Model(#[from] crate::model::ModelError),
+    /// What the run store keeps (a checkpoint to resume from) could not be used.
+    #[error("{0}")]
+    Store(String),
+    /// The device had no memory left for the model, its activations and the data set.
+    #[error(
+        "the device ran out of memory ({0}). Try a smaller batch, a smaller input size or model, or the CPU; the run folder keeps everything up to this point."
+    )]
+    OutOfMemory(String),
+    /// The GPU stopped answering (driver reset, unplugged, or the OS took it back).
+    #[error(
+        "the GPU was lost during training ({0}). The run folder keeps everything up to this point; `kiln train --resume` goes on from the last finished epoch."
+    )]
+    DeviceLost(String),
+    /// Something inside the engine failed that Kiln has no better sentence for.
+    #[error(
+        "training stopped on an internal error ({0}). The run folder keeps everything up to this point."
+    )]
+    Crashed(String),
+    /// The input pipeline refused the data or its options.
+    #[error("the input pipeline cannot build batches: {0}")]
+    Pipeline(#[from] kiln_shaders::BatchError),
+    /// Reading metrics back from the device failed (device lost or out of memory).
+    #[error(
+        "the device stopped answering while reading metrics back ({0}); it may be out of memory or lost. Try a smaller batch or model."
+    )]
+    Readback(String),
+}
+
+impl TrainError {
+    /// The error a panic inside Burn or the GPU runtime stands for, told as what to do about it.
+    pub fn from_panic(payload: &(dyn std::any::Any + Send)) -> Self {
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("no message");
+        // The runtime's own text carries a backtrace; the first line says what happened.
+        let first_line = message.lines().next().unwrap_or(message).trim().to_owned();
+        let lower = message.to_lowercase();
+        if [
+            "out of memory",
+            "out-of-memory",
+            "outofmemory",
+            "out of device memory",
+            "buffertoobig",
+        ]
+        .iter()
+        .any(|needle| lower.contains(needle))
+        {
+            Self::OutOfMemory(first_line)
+        } else if lower.contains("device lost") || lower.contains("devicelost") {
+            Self::DeviceLost(first_line)
+        } else {
+            Self::Crashed(first_line)
+        }
+    }
+}

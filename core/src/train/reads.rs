@@ -1,0 +1,168 @@
+//! Every read from the device goes through [`read_back`]: the metric sums of a readback, the
+//! evaluation sums of an epoch, the predictions at the end. Each is one transaction, so one
+//! host sync. On the web a synchronous read panics; this module is the one place to make
+//! reads asynchronous there, and the loop around it stays the same.
+
+use burn::module::Module;
+use burn::tensor::{Device, Int, Tensor, TensorData, Transaction};
+use kiln_shaders::{BatchOptions, ByteSplit};
+
+use super::TrainError;
+use super::trainee::batch_loss;
+use crate::config::LossInput;
+use crate::model::Classifier;
+
+/// Reads every tensor registered in `transaction` back to the host in one sync.
+pub(crate) fn read_back(transaction: Transaction) -> Result<Vec<TensorData>, TrainError> {
+    transaction
+        .try_execute()
+        .map_err(|e| TrainError::Readback(format!("{e:?}")))
+}
+
+/// The first value of each tensor, read back together; an error when any came back empty.
+fn first_values(tensors: Vec<TensorData>, count: usize) -> Result<Vec<f64>, TrainError> {
+    let values: Vec<f64> = tensors
+        .iter()
+        .filter_map(|d| d.iter::<f64>().next())
+        .collect();
+    if values.len() == count {
+        Ok(values)
+    } else {
+        Err(TrainError::Readback(
+            "the readback returned no value".to_owned(),
+        ))
+    }
+}
+
+/// The one value of `tensor`, read back to the host: what `.item()` does in a PyTorch loop.
+pub(crate) fn read_scalar(tensor: Tensor<1>) -> Result<f64, TrainError> {
+    let data = read_back(Transaction::default().register(tensor))?;
+    Ok(first_values(data, 1)?[0])
+}
+
+/// Running sums of one epoch, kept on the device so reading them is the only sync.
+pub(super) struct DeviceTotals {
+    loss_sum: Tensor<1>,
+    correct: Tensor<1, Int>,
+    /// f16 steps whose gradients overflowed.
+    overflowed: Tensor<1, Int>,
+}
+
+/// What one readback of [`DeviceTotals`] holds.
+pub(super) struct Sums {
+    /// Loss summed over every image (the batch means times the batch sizes).
+    pub(super) loss_sum: f64,
+    /// Images classified right.
+    pub(super) correct: f64,
+    /// f16 steps skipped because their gradients overflowed.
+    pub(super) overflowed: u64,
+}
+
+impl DeviceTotals {
+    /// Sums of nothing yet, on `device`.
+    pub(super) fn zeros(device: &Device) -> Self {
+        Self {
+            loss_sum: Tensor::zeros([1], device),
+            correct: Tensor::zeros([1], device),
+            overflowed: Tensor::zeros([1], device),
+        }
+    }
+
+    /// Counts an f16 step's overflow flag, when the step has one.
+    pub(super) fn add_overflow(&mut self, overflowed: Option<Tensor<1, Int>>) {
+        if let Some(overflowed) = overflowed {
+            self.overflowed = self.overflowed.clone() + overflowed;
+        }
+    }
+
+    /// Adds a batch's loss and correct count, on the device.
+    pub(super) fn add(&mut self, logits: Tensor<2>, labels: Tensor<1, Int>, mean_loss: Tensor<1>) {
+        let batch = labels.dims()[0];
+        let predicted = logits.argmax(1).reshape([batch]);
+        let correct = predicted.equal(labels).int().sum();
+        self.correct = self.correct.clone() + correct;
+        self.loss_sum = self.loss_sum.clone() + mean_loss.mul_scalar(batch as f64);
+    }
+
+    /// One transaction for every sum: a single sync.
+    pub(super) fn read(&self) -> Result<Sums, TrainError> {
+        let data = read_back(
+            Transaction::default()
+                .register(self.loss_sum.clone())
+                .register(self.correct.clone())
+                .register(self.overflowed.clone()),
+        )?;
+        let values = first_values(data, 3)?;
+        Ok(Sums {
+            loss_sum: values[0],
+            correct: values[1],
+            overflowed: values[2] as u64,
+        })
+    }
+}
+
+/// Mean loss and accuracy of `model` over `split`, in batches of `batch_size`, with one sync.
+pub(super) fn evaluate(
+    model: &Classifier,
+    split: &ByteSplit,
+    options: &BatchOptions,
+    batch_size: usize,
+    loss_input: LossInput,
+    device: &Device,
+) -> Result<(f64, f64), TrainError> {
+    let model = model.valid();
+    let loss_fn = burn::nn::loss::CrossEntropyLossConfig::new().init(device);
+    let mut totals = DeviceTotals::zeros(device);
+    let mut start = 0;
+    while start < split.len() {
+        let end = (start + batch_size).min(split.len());
+        let (images, labels) = split.range(start, end, options)?;
+        let logits = model.forward(images);
+        let loss = batch_loss(&loss_fn, loss_input, logits.clone(), labels.clone());
+        totals.add(logits, labels, loss);
+        start = end;
+    }
+    let Sums {
+        loss_sum, correct, ..
+    } = totals.read()?;
+    let n = split.len().max(1) as f64;
+    Ok((loss_sum / n, correct / n))
+}
+
+/// Every image's predicted class and its probability, read back in one transaction at the end.
+pub(super) fn predict(
+    model: &Classifier,
+    split: &ByteSplit,
+    options: &BatchOptions,
+    batch_size: usize,
+) -> Result<(Vec<u8>, Vec<f32>), TrainError> {
+    let model = model.valid();
+    let mut predicted = Vec::new();
+    let mut confidence = Vec::new();
+    let mut start = 0;
+    while start < split.len() {
+        let end = (start + batch_size).min(split.len());
+        let (images, _) = split.range(start, end, options)?;
+        let probabilities = burn::tensor::activation::softmax(model.forward(images), 1);
+        confidence.push(probabilities.clone().max_dim(1).reshape([end - start]));
+        predicted.push(probabilities.argmax(1).reshape([end - start]));
+        start = end;
+    }
+    let data = read_back(
+        Transaction::default()
+            .register(Tensor::cat(predicted, 0))
+            .register(Tensor::cat(confidence, 0)),
+    )?;
+    match (data.first(), data.get(1)) {
+        (Some(predicted), Some(confidence)) => Ok((
+            predicted
+                .iter::<i64>()
+                .map(|p| u8::try_from(p).unwrap_or(u8::MAX))
+                .collect(),
+            confidence.iter::<f32>().collect(),
+        )),
+        _ => Err(TrainError::Readback(
+            "the prediction readback returned no value".to_owned(),
+        )),
+    }
+}

@@ -1,0 +1,590 @@
+//! One run as a state and the steps [`super::train`] takes over it: prepare, train an epoch
+//! (steps and readbacks), evaluate, end the epoch, checkpoint, finish.
+
+use std::time::{Duration, Instant};
+
+use burn::tensor::{Int, Tensor, TensorData};
+use kiln_shaders::{BatchOptions, PixelTransform};
+
+use super::counters::{SpeedBook, Window, WindowKind, step_profile};
+use super::pipeline::{InputPipeline, epoch_order, epoch_seed, pixel_transform};
+use super::precision::StepPrecision;
+use super::reads::{DeviceTotals, Sums, evaluate, predict};
+use super::store::RunStore;
+use super::trainee::{Trainee, is_cpu};
+use super::watch::LossWatch;
+use super::{
+    Control, ControlState, EpochSummary, Preparation, Progress, RunCounters, RunOutcome,
+    RunSummary, StartInfo, TrainDevice, TrainError, TrainEvent, TrainWarning,
+};
+use crate::config::Experiment;
+use crate::data::ImageDataset;
+use crate::model::{Classifier, ModelCard};
+use crate::results::{GalleryImage, TestPredictions};
+
+/// How many of the most confidently wrong test images a completed run hands out with pixels.
+pub(super) const GALLERY_SIZE: usize = 12;
+
+/// Everything a run holds between its steps, besides the model, which each step takes and
+/// gives back (Burn's optimizer consumes it).
+pub(super) struct RunState<'a> {
+    experiment: &'a Experiment,
+    data: &'a ImageDataset,
+    target: &'a TrainDevice,
+    store: Box<dyn RunStore>,
+    transform: PixelTransform,
+    pipeline: InputPipeline,
+    trainee: Trainee,
+    precision: StepPrecision,
+    /// The figures that survive a resume.
+    counters: RunCounters,
+    speed: SpeedBook,
+    loss_watch: LossWatch,
+    outcome: RunOutcome,
+    /// The (0-based) epoch this launch starts at.
+    pub(super) first_epoch: usize,
+    steps_per_epoch: usize,
+    /// Images per evaluation batch: no gradients, so larger than a training batch.
+    eval_batch: usize,
+    parameter_count: usize,
+    load_secs: f64,
+    upload_secs: f64,
+    launch_started: Instant,
+    /// Run wall seconds before this launch: a resumed run's rows continue the time axis.
+    wall_before_launch: f64,
+    /// Steps taken since this launch started (a resume is a new launch).
+    launch_steps: usize,
+    /// Whether this launch has met the epoch's short last batch.
+    short_batch_met: bool,
+    /// Per profiled step: data, forward, backward, optimizer, readback milliseconds.
+    profile: Vec<[f64; 5]>,
+}
+
+/// One epoch's progress: its order, the device sums and the open readback window.
+struct Epoch {
+    index: usize,
+    started: Instant,
+    order: Tensor<1, Int>,
+    totals: DeviceTotals,
+    /// Overflowed f16 steps the loss scale has already been told about.
+    overflows_seen: u64,
+    window: Window,
+    samples: u64,
+    steps_done: usize,
+    /// Learning rate of the last step.
+    lr: f64,
+}
+
+/// How the training part of an epoch ended.
+pub(super) enum EpochEnd {
+    /// Every step ran: the epoch's training loss and accuracy over all its images.
+    Trained(TrainedEpoch),
+    /// The run ends here, before evaluation.
+    Stopped(RunOutcome),
+}
+
+/// The training figures of a whole epoch.
+pub(super) struct TrainedEpoch {
+    loss: f64,
+    accuracy: f64,
+    secs: f64,
+    samples: u64,
+}
+
+/// One evaluation of the model after an epoch.
+pub(super) struct Evaluation {
+    loss: f64,
+    accuracy: f64,
+    secs: f64,
+}
+
+/// What a readback saw.
+struct Readout {
+    train_loss: f64,
+    train_accuracy: f64,
+    /// When the read finished: the next window starts there.
+    done: Instant,
+    /// Whether the loss says the run must stop.
+    stops: bool,
+}
+
+impl<'a> RunState<'a> {
+    /// Uploads the data, builds (or restores) the model and its optimizer.
+    pub(super) fn prepare(
+        experiment: &'a Experiment,
+        data: &'a ImageDataset,
+        target: &'a TrainDevice,
+        preparation: Preparation,
+    ) -> Result<(Self, Classifier), TrainError> {
+        let device = &target.device;
+        device.seed(experiment.seed);
+        let transform = pixel_transform(experiment.input_scaling, data);
+        let upload_started = Instant::now();
+        let pipeline = InputPipeline::upload(experiment, data, &transform, device)?;
+        let upload_secs = upload_started.elapsed().as_secs_f64();
+        let Preparation {
+            load_secs,
+            mut store,
+        } = preparation;
+        let (model, trainee) = Trainee::new(experiment, data, device)?;
+        let (model, trainee, restored) = trainee.restore(model, store.as_mut())?;
+        let first_epoch = restored.as_ref().map_or(0, |c| c.epochs_completed);
+        let counters = restored.unwrap_or_default();
+        let wall_before_launch = counters.wall_secs;
+        let precision = StepPrecision::new(experiment.precision, counters.loss_scale.as_ref());
+        let eval_batch = if matches!(experiment.model, crate::model::ModelSpec::Mlp { .. }) {
+            experiment.batch_size.max(1000)
+        } else {
+            experiment.batch_size * 2
+        };
+        let state = Self {
+            experiment,
+            data,
+            target,
+            store,
+            pipeline,
+            trainee,
+            precision,
+            speed: SpeedBook::new(is_cpu(device), first_epoch == 0),
+            loss_watch: LossWatch::new(
+                data.num_classes(),
+                experiment.stop_on_non_finite_loss,
+                counters.diverging_warned,
+            ),
+            counters,
+            transform,
+            outcome: RunOutcome::Completed,
+            first_epoch,
+            steps_per_epoch: experiment.steps_per_epoch(data.train.len()),
+            eval_batch,
+            parameter_count: model.num_params(),
+            load_secs,
+            upload_secs,
+            launch_started: Instant::now(),
+            wall_before_launch,
+            launch_steps: 0,
+            short_batch_met: false,
+            profile: Vec::new(),
+        };
+        Ok((state, model))
+    }
+
+    /// What the listeners learn before the first step.
+    pub(super) fn start_info(&self) -> StartInfo {
+        StartInfo {
+            device_name: self.target.name.clone(),
+            device_id: self.target.id.clone(),
+            parameter_count: self.parameter_count,
+            steps_per_epoch: self.steps_per_epoch,
+            epochs: self.experiment.epochs,
+            train_len: self.pipeline.train.len(),
+            test_len: self.pipeline.test.len(),
+            load_secs: self.load_secs,
+            upload_secs: self.upload_secs,
+            first_epoch: self.first_epoch,
+        }
+    }
+
+    /// Run wall seconds, counted across launches.
+    fn wall_secs(&self) -> f64 {
+        self.wall_before_launch + self.launch_started.elapsed().as_secs_f64()
+    }
+
+    /// Trains every step of `epoch`, reading metrics back a few times per second.
+    pub(super) fn train_epoch(
+        &mut self,
+        mut model: Classifier,
+        epoch: usize,
+        control: &Control,
+        on_event: &mut dyn FnMut(TrainEvent),
+    ) -> Result<(Classifier, EpochEnd), TrainError> {
+        let mut current = self.begin_epoch(epoch);
+        let readback_every = Duration::from_millis(self.experiment.readback_interval_ms);
+        for step in 0..self.steps_per_epoch {
+            if !self.wait_while_paused(control, &mut current.window) {
+                return Ok((model, EpochEnd::Stopped(RunOutcome::Cancelled)));
+            }
+            // Profiling mode: after the warm-up step, a few steps wait for the device after each
+            // phase so each phase's time is its own.
+            let profiled =
+                self.launch_steps >= 1 && self.profile.len() < self.experiment.profile_steps;
+            let done;
+            (model, done) = self.step(model, &mut current, step, profiled)?;
+            // The first step after a (re)start pays shader compilation and allocation; the last
+            // step's window is read at the epoch's end.
+            let due = self.launch_steps == 1
+                || current
+                    .window
+                    .started
+                    .is_some_and(|started| done - started >= readback_every);
+            if profiled || !due || step + 1 == self.steps_per_epoch {
+                continue;
+            }
+            let readout = self.readback(&mut current, false, on_event)?;
+            if readout.stops {
+                return Ok((model, EpochEnd::Stopped(RunOutcome::Diverged)));
+            }
+            current.window = Window::starting(readout.done);
+        }
+        let readout = self.readback(&mut current, true, on_event)?;
+        let secs = current.started.elapsed().as_secs_f64();
+        self.counters.train_secs_total += secs;
+        if readout.stops {
+            return Ok((model, EpochEnd::Stopped(RunOutcome::Diverged)));
+        }
+        let trained = TrainedEpoch {
+            loss: readout.train_loss,
+            accuracy: readout.train_accuracy,
+            secs,
+            samples: current.samples,
+        };
+        Ok((model, EpochEnd::Trained(trained)))
+    }
+
+    fn begin_epoch(&self, index: usize) -> Epoch {
+        let (experiment, device) = (self.experiment, &self.target.device);
+        // Dropout draws depend on the seed and the epoch only, so a run resumed at this epoch
+        // draws what the uninterrupted run drew.
+        device.seed(epoch_seed(experiment.seed, index));
+        let started = Instant::now();
+        let len = self.pipeline.train.len();
+        let order = epoch_order(len, experiment.seed, index);
+        Epoch {
+            index,
+            started,
+            order: Tensor::<1, Int>::from_data(TensorData::new(order, [len]), device),
+            totals: DeviceTotals::zeros(device),
+            overflows_seen: 0,
+            window: Window::default(),
+            samples: 0,
+            steps_done: 0,
+            lr: experiment.lr,
+        }
+    }
+
+    /// Obeys a pause at a step boundary; false when the run was cancelled.
+    fn wait_while_paused(&self, control: &Control, window: &mut Window) -> bool {
+        match control.state() {
+            ControlState::Running => true,
+            ControlState::Cancelled => false,
+            ControlState::Paused => {
+                let resumed = control.wait_while_paused();
+                // Paused time is not training time: the window restarts after the wait.
+                *window = Window::starting(Instant::now());
+                resumed
+            }
+        }
+    }
+
+    /// One optimizer step on batch `step` of the epoch; hands back the model and when its work
+    /// was recorded.
+    fn step(
+        &mut self,
+        model: Classifier,
+        epoch: &mut Epoch,
+        step: usize,
+        profiled: bool,
+    ) -> Result<(Classifier, Instant), TrainError> {
+        let experiment = self.experiment;
+        let device = &self.target.device;
+        let step_started = Instant::now();
+        epoch.window.started.get_or_insert(step_started);
+        let settle = || -> Result<(), TrainError> {
+            if profiled {
+                device
+                    .sync()
+                    .map_err(|e| TrainError::Readback(format!("{e:?}")))?;
+            }
+            Ok(())
+        };
+        let start = step * experiment.batch_size;
+        let end = (start + experiment.batch_size).min(self.pipeline.train.len());
+        let rows = (end - start) as u64;
+        // Each step draws its own crops and flips from the seed and the step alone.
+        let options = &mut self.pipeline.augmented;
+        options.seed = BatchOptions::step_seed(experiment.seed, self.counters.steps as u64);
+        let batch = self
+            .pipeline
+            .train
+            .batch(epoch.order.clone().slice(start..end), options)?;
+        settle()?;
+        let data_done = Instant::now();
+        epoch.lr = experiment.schedule.lr_at(
+            experiment.lr,
+            epoch.index,
+            self.counters.steps,
+            self.steps_per_epoch * experiment.epochs,
+        );
+        let totals = &mut epoch.totals;
+        let stepped = self.trainee.step(
+            model,
+            &self.precision,
+            batch,
+            epoch.lr,
+            |logits, loss, labels| {
+                totals.add(logits, labels, loss);
+                Ok(())
+            },
+            &settle,
+        )?;
+        epoch.totals.add_overflow(stepped.overflowed);
+        let compute_done = Instant::now();
+
+        let window = &mut epoch.window;
+        window.data += data_done - step_started;
+        window.compute += compute_done - data_done;
+        window.steps += 1;
+        window.samples += rows;
+        epoch.samples += rows;
+        epoch.steps_done = step + 1;
+        self.counters.steps += 1;
+        self.counters.samples_seen += rows;
+        self.launch_steps += 1;
+
+        if profiled {
+            let read_started = Instant::now();
+            epoch.totals.read()?;
+            let ms = |from: Instant, to: Instant| (to - from).as_secs_f64() * 1e3;
+            self.profile.push([
+                ms(step_started, data_done),
+                ms(data_done, stepped.forward_done),
+                ms(stepped.forward_done, stepped.backward_done),
+                ms(stepped.backward_done, compute_done),
+                ms(read_started, Instant::now()),
+            ]);
+            // A synced step is not a normal step: keep it out of every throughput figure.
+            epoch.window = Window::starting(Instant::now());
+        }
+        Ok((stepped.model, compute_done))
+    }
+
+    /// Reads the epoch's sums back (the only sync), counts the window by its kind, tells the
+    /// listeners, and asks the loss watch whether to stop.
+    fn readback(
+        &mut self,
+        epoch: &mut Epoch,
+        epoch_end: bool,
+        on_event: &mut dyn FnMut(TrainEvent),
+    ) -> Result<Readout, TrainError> {
+        let sync_started = Instant::now();
+        let sums = epoch.totals.read()?;
+        let done = Instant::now();
+        let window = &epoch.window;
+        self.precision
+            .observe(sums.overflowed - epoch.overflows_seen, window.steps as u64);
+        epoch.overflows_seen = sums.overflowed;
+        let Sums {
+            loss_sum, correct, ..
+        } = sums;
+        let window_secs = window.secs_until(done);
+        let short_last = epoch_end
+            && !self
+                .pipeline
+                .train
+                .len()
+                .is_multiple_of(self.experiment.batch_size);
+        let first_short = short_last && !self.short_batch_met;
+        self.short_batch_met |= short_last;
+        let kind = WindowKind::of(window.steps, self.launch_steps, first_short);
+        self.speed
+            .count(&mut self.counters, kind, window_secs, window.samples);
+        let samples = epoch.samples.max(1) as f64;
+        let (train_loss, train_accuracy) = (loss_sum / samples, correct / samples);
+        if window.steps > 0 {
+            on_event(TrainEvent::Progress(Progress {
+                wall_secs: self.wall_secs(),
+                epoch: epoch.index,
+                step_in_epoch: epoch.steps_done,
+                global_step: self.counters.steps,
+                samples_seen: self.counters.samples_seen,
+                train_loss,
+                train_accuracy,
+                samples_per_sec: window.samples as f64 / window_secs.max(1e-9),
+                step_ms: window_secs * 1e3 / window.steps as f64,
+                data_ms: window.data.as_secs_f64() * 1e3,
+                compute_ms: window.compute.as_secs_f64() * 1e3,
+                sync_ms: (done - sync_started).as_secs_f64() * 1e3,
+                lr: epoch.lr,
+            }));
+        }
+        let stops = self.loss_watch.stops(train_loss, epoch.index, on_event);
+        Ok(Readout {
+            train_loss,
+            train_accuracy,
+            done,
+            stops,
+        })
+    }
+
+    /// Evaluates `model` on the held-out split, unaugmented.
+    pub(super) fn evaluate(&self, model: &Classifier) -> Result<Evaluation, TrainError> {
+        let started = Instant::now();
+        let (loss, accuracy) = evaluate(
+            model,
+            &self.pipeline.test,
+            &self.pipeline.plain,
+            self.eval_batch,
+            self.experiment.loss,
+            &self.target.device,
+        )?;
+        Ok(Evaluation {
+            loss,
+            accuracy,
+            secs: started.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// Records an evaluated epoch and tells the listeners; true when it is the best so far.
+    pub(super) fn end_epoch(
+        &mut self,
+        epoch: usize,
+        trained: &TrainedEpoch,
+        evaluation: &Evaluation,
+        on_event: &mut dyn FnMut(TrainEvent),
+    ) -> bool {
+        let counters = &mut self.counters;
+        let first = counters.epochs_completed == 0;
+        let best = first || evaluation.accuracy > counters.best_test_accuracy;
+        if best {
+            counters.best_test_accuracy = evaluation.accuracy;
+        }
+        counters.epochs_completed = epoch + 1;
+        counters.train_loss = trained.loss;
+        counters.train_accuracy = trained.accuracy;
+        counters.test_loss = evaluation.loss;
+        counters.test_accuracy = evaluation.accuracy;
+        on_event(TrainEvent::EpochEnd(EpochSummary {
+            epoch,
+            train_loss: trained.loss,
+            train_accuracy: trained.accuracy,
+            test_loss: evaluation.loss,
+            test_accuracy: evaluation.accuracy,
+            train_secs: trained.secs,
+            eval_secs: evaluation.secs,
+            samples_per_sec: trained.samples as f64 / trained.secs.max(1e-9),
+        }));
+        best
+    }
+
+    /// Hands the epoch to the store; a checkpoint that cannot be kept is a warning, not an end.
+    pub(super) fn checkpoint(
+        &mut self,
+        model: &Classifier,
+        best: bool,
+        on_event: &mut dyn FnMut(TrainEvent),
+    ) {
+        self.counters.wall_secs = self.wall_secs();
+        self.counters.diverging_warned = self.loss_watch.diverging_warned;
+        self.counters.loss_scale = self.precision.loss_scale();
+        let saved =
+            self.store
+                .save_checkpoint(model, &self.trainee.optimizer, &self.counters, best);
+        if let Err(reason) = saved {
+            on_event(TrainEvent::Warning(TrainWarning::CheckpointNotSaved {
+                reason,
+            }));
+        }
+    }
+
+    /// Warns when the epoch's evaluation is no better than guessing.
+    pub(super) fn check_progress(&self, epoch: usize, on_event: &mut dyn FnMut(TrainEvent)) {
+        if !self.pipeline.test.is_empty() {
+            self.loss_watch
+                .check_accuracy(self.counters.test_accuracy, epoch, on_event);
+        }
+    }
+
+    /// Ends the run as `outcome` says.
+    pub(super) fn stop(&mut self, outcome: RunOutcome) {
+        self.outcome = outcome;
+    }
+
+    /// The run's summary; for a completed run also every test prediction and the saved model.
+    pub(super) fn finish(
+        mut self,
+        model: &Classifier,
+        on_event: &mut dyn FnMut(TrainEvent),
+    ) -> Result<RunSummary, TrainError> {
+        let summary = self.summary();
+        if summary.outcome == RunOutcome::Completed && !self.pipeline.test.is_empty() {
+            on_event(TrainEvent::Predictions(self.predictions(model)?));
+            let card = ModelCard {
+                shape: self.data.shape.chw(),
+                class_names: self.data.class_names.clone(),
+                offset: self.transform.offset.clone(),
+                scale: self.transform.scale.clone(),
+            };
+            // A model that cannot be written costs the person the model, not the run.
+            if let Err(reason) = self.store.save_model(model, &card) {
+                on_event(TrainEvent::Warning(TrainWarning::ModelNotSaved { reason }));
+            }
+        }
+        on_event(TrainEvent::Finished(Box::new(summary.clone())));
+        Ok(summary)
+    }
+
+    fn summary(&self) -> RunSummary {
+        let counters = &self.counters;
+        let evaluated = counters.epochs_completed > 0;
+        let after_an_epoch = |value: f64| evaluated.then_some(value);
+        RunSummary {
+            outcome: self.outcome,
+            epochs_completed: counters.epochs_completed,
+            steps: counters.steps,
+            samples_seen: counters.samples_seen,
+            final_test_accuracy: after_an_epoch(counters.test_accuracy),
+            final_test_loss: after_an_epoch(counters.test_loss),
+            best_test_accuracy: after_an_epoch(counters.best_test_accuracy),
+            final_train_accuracy: after_an_epoch(counters.train_accuracy),
+            final_train_loss: after_an_epoch(counters.train_loss),
+            warmup_secs: counters.warmup_secs,
+            steady_samples_per_sec: self.speed.steady_rate(counters),
+            mean_epoch_train_secs: counters.train_secs_total
+                / counters.epochs_completed.max(1) as f64,
+            total_secs: self.wall_secs(),
+            profile: step_profile(&self.profile),
+            precision: self.experiment.precision,
+            cpu_threads: self.trainee.threads.choice().cloned(),
+            loss_scale: self.precision.report(),
+            ..RunSummary::new(
+                &self.target.name,
+                self.parameter_count,
+                self.load_secs,
+                self.upload_secs,
+            )
+        }
+    }
+
+    /// Every test image's prediction, with the surest wrong ones' pixels for a gallery.
+    fn predictions(&self, model: &Classifier) -> Result<TestPredictions, TrainError> {
+        let (predicted, confidence) = predict(
+            model,
+            &self.pipeline.test,
+            &self.pipeline.plain,
+            self.eval_batch,
+        )?;
+        let test = &self.data.test;
+        let mut predictions = TestPredictions {
+            class_names: self.data.class_names.clone(),
+            labels: test.labels.clone(),
+            predicted,
+            confidence,
+            gallery: Vec::new(),
+        };
+        let values = self.data.shape.pixels_per_image();
+        predictions.gallery = predictions
+            .confidently_wrong(GALLERY_SIZE)
+            .into_iter()
+            .map(|index| GalleryImage {
+                index,
+                shape: self.data.shape.chw(),
+                pixels: test
+                    .images
+                    .get(index * values..(index + 1) * values)
+                    .unwrap_or_default()
+                    .to_vec(),
+            })
+            .collect();
+        Ok(predictions)
+    }
+}

@@ -1,0 +1,139 @@
+//! The figures of a whole run: the schema of `summary.json`, filled by the loop as it ends.
+
+use serde::{Deserialize, Serialize};
+
+use super::precision::LossScaleReport;
+use super::threads::CpuThreadChoice;
+use crate::config::Precision;
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunOutcome {
+    /// Every epoch ran.
+    Completed,
+    /// A person cancelled it.
+    Cancelled,
+    /// The loss became NaN or infinite.
+    Diverged,
+    /// An error ended it.
+    Failed,
+}
+
+/// The figures of a whole run, written to `summary.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    /// How the run ended.
+    pub outcome: RunOutcome,
+    /// Epochs fully done (trained and evaluated).
+    pub epochs_completed: usize,
+    /// Steps done.
+    pub steps: usize,
+    /// Images trained on.
+    pub samples_seen: u64,
+    /// Test accuracy after the last completed epoch.
+    pub final_test_accuracy: Option<f64>,
+    /// Test loss after the last completed epoch.
+    pub final_test_loss: Option<f64>,
+    /// Best test accuracy over the epochs.
+    pub best_test_accuracy: Option<f64>,
+    /// Training accuracy of the last completed epoch.
+    pub final_train_accuracy: Option<f64>,
+    /// Training loss of the last completed epoch.
+    pub final_train_loss: Option<f64>,
+    /// Seconds of warm-up: to the first finished step (shader compilation, autotuning, first
+    /// allocations), plus on a GPU the readback window of the first short last batch of an
+    /// epoch, whose new shape compiles and autotunes its own kernels.
+    pub warmup_secs: f64,
+    /// Training images per second after warm-up, over all epochs (evaluation excluded); 0 when
+    /// the run was too short for any window after warm-up (see [`RunSummary::steady_rate`]).
+    pub steady_samples_per_sec: f64,
+    /// Mean training seconds per epoch, evaluation excluded.
+    pub mean_epoch_train_secs: f64,
+    /// Wall seconds of the whole run after the data was loaded.
+    pub total_secs: f64,
+    /// Seconds to read the data set.
+    pub load_secs: f64,
+    /// Seconds to upload the data set to the device.
+    pub upload_secs: f64,
+    /// Device the run trained on.
+    pub device_name: String,
+    /// Trainable scalars in the model.
+    pub parameter_count: usize,
+    /// The error that ended the run, if any.
+    pub error: Option<String>,
+    /// Where a step's time goes, from the profiling mode (`profile_steps` in the config).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<StepProfile>,
+    /// The float type the run computed in.
+    #[serde(default)]
+    pub precision: Precision,
+    /// What the loss scale did in an f16 run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_scale: Option<LossScaleReport>,
+    /// On the CPU: how many threads the steps ran on, and the step size that decided it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_threads: Option<CpuThreadChoice>,
+}
+
+/// Median milliseconds of each phase of a training step, measured with the device synced after
+/// every phase. Those syncs are what the normal loop avoids, so the profiled steps are left out
+/// of every throughput figure; the breakdown says where time goes, not how fast a step is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepProfile {
+    /// What the figures are, for whoever reads summary.json without this documentation.
+    pub mode: String,
+    /// Steps profiled (after the warm-up step).
+    pub steps: usize,
+    /// Gathering the batch from the device data set (index slice, gather, reshape).
+    pub data_ms: f64,
+    /// Forward pass, loss and the on-device metric sums.
+    pub forward_ms: f64,
+    /// Backward pass and collecting the gradients.
+    pub backward_ms: f64,
+    /// The optimizer's update of every parameter.
+    pub optimizer_ms: f64,
+    /// One metrics readback: the host waiting for the device and copying the sums.
+    pub host_sync_ms: f64,
+}
+
+impl RunSummary {
+    /// Steady samples per second, or none when the run had no window after warm-up to measure
+    /// it: shown as "-", never as 0.
+    pub fn steady_rate(&self) -> Option<f64> {
+        (self.steady_samples_per_sec > 0.0).then_some(self.steady_samples_per_sec)
+    }
+
+    /// A summary of a run that has done nothing yet; the loop fills it in as it goes.
+    pub fn new(
+        device_name: &str,
+        parameter_count: usize,
+        load_secs: f64,
+        upload_secs: f64,
+    ) -> Self {
+        Self {
+            outcome: RunOutcome::Completed,
+            epochs_completed: 0,
+            steps: 0,
+            samples_seen: 0,
+            final_test_accuracy: None,
+            final_test_loss: None,
+            best_test_accuracy: None,
+            final_train_accuracy: None,
+            final_train_loss: None,
+            warmup_secs: 0.0,
+            steady_samples_per_sec: 0.0,
+            mean_epoch_train_secs: 0.0,
+            total_secs: 0.0,
+            load_secs,
+            upload_secs,
+            device_name: device_name.to_owned(),
+            parameter_count,
+            error: None,
+            profile: None,
+            precision: Precision::F32,
+            loss_scale: None,
+            cpu_threads: None,
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! One training step, the same for a run and for `kiln bench`: the optimizer the config names,
+//! the loss, and the CPU threads the step runs on.
+
+use std::time::Instant;
+
+use burn::nn::loss::{CrossEntropyLoss, CrossEntropyLossConfig};
+use burn::optim::decay::WeightDecayConfig;
+use burn::optim::momentum::MomentumConfig;
+use burn::optim::{AdamConfig, AdamWConfig, ModuleOptimizer, SgdConfig};
+use burn::tensor::{Device, Int, Tensor};
+
+use super::precision::StepPrecision;
+use super::store::RunStore;
+use super::threads::CpuThreads;
+use super::{RunCounters, TrainError};
+use crate::config::{Experiment, LossInput, OptimizerSpec};
+use crate::data::ImageDataset;
+use crate::model::Classifier;
+
+fn build_optimizer(spec: &OptimizerSpec) -> ModuleOptimizer {
+    match *spec {
+        OptimizerSpec::Sgd {
+            momentum,
+            nesterov,
+            weight_decay,
+        } => {
+            let mut config = SgdConfig::new();
+            if momentum > 0.0 {
+                // PyTorch semantics: no dampening, so momentum 0.9 means what people expect.
+                config = config.with_momentum(Some(
+                    MomentumConfig::new()
+                        .with_momentum(momentum)
+                        .with_dampening(0.0)
+                        .with_nesterov(nesterov),
+                ));
+            }
+            if weight_decay > 0.0 {
+                config =
+                    config.with_weight_decay(Some(WeightDecayConfig::new(weight_decay as f32)));
+            }
+            config.init()
+        }
+        OptimizerSpec::Adam {
+            beta_1,
+            beta_2,
+            epsilon,
+            weight_decay,
+        } => {
+            let mut config = AdamConfig::new()
+                .with_beta_1(beta_1 as f32)
+                .with_beta_2(beta_2 as f32)
+                .with_epsilon(epsilon as f32);
+            if weight_decay > 0.0 {
+                config =
+                    config.with_weight_decay(Some(WeightDecayConfig::new(weight_decay as f32)));
+            }
+            config.init()
+        }
+        OptimizerSpec::AdamW {
+            beta_1,
+            beta_2,
+            epsilon,
+            weight_decay,
+        } => AdamWConfig::new()
+            .with_beta_1(beta_1 as f32)
+            .with_beta_2(beta_2 as f32)
+            .with_epsilon(epsilon as f32)
+            .with_weight_decay(weight_decay as f32)
+            .init(),
+    }
+}
+
+/// How a run and `kiln bench` train: the optimizer, the loss and the CPU threads of the steps.
+pub(super) struct Trainee {
+    pub(super) optimizer: ModuleOptimizer,
+    loss_fn: CrossEntropyLoss,
+    loss_input: LossInput,
+    pub(super) threads: CpuThreads,
+}
+
+/// What one training step hands back.
+pub(super) struct Stepped {
+    /// The model after the optimizer step.
+    pub(super) model: Classifier,
+    /// For f16 steps: 1 on the device when the gradients overflowed and the step was skipped.
+    pub(super) overflowed: Option<Tensor<1, Int>>,
+    /// When the forward pass (and the metric sums) were recorded.
+    pub(super) forward_done: Instant,
+    /// When the gradients were.
+    pub(super) backward_done: Instant,
+}
+
+impl Trainee {
+    /// A fresh model on the autodiff device, and how to train it.
+    pub(super) fn new(
+        experiment: &Experiment,
+        data: &ImageDataset,
+        device: &Device,
+    ) -> Result<(Classifier, Self), TrainError> {
+        let autodiff = device.clone().autodiff();
+        let classes = data.num_classes();
+        let model = experiment
+            .model
+            .init(data.shape, classes, experiment.init, &autodiff)?;
+        Ok((
+            model,
+            Self {
+                optimizer: build_optimizer(&experiment.optimizer),
+                loss_fn: CrossEntropyLossConfig::new().init(&autodiff),
+                loss_input: experiment.loss,
+                threads: CpuThreads::new(is_cpu(device), experiment, data.shape, classes),
+            },
+        ))
+    }
+
+    /// Lets `store` load a resumed run's checkpoint into `model` and the optimizer; hands back
+    /// the loop's counters at that checkpoint, none for a run that starts anew.
+    pub(super) fn restore(
+        self,
+        model: Classifier,
+        store: &mut dyn RunStore,
+    ) -> Result<(Classifier, Self, Option<RunCounters>), TrainError> {
+        let Self {
+            optimizer,
+            loss_fn,
+            loss_input,
+            threads,
+        } = self;
+        let restored = store.restore(model, optimizer).map_err(TrainError::Store)?;
+        let trainee = Self {
+            optimizer: restored.optimizer,
+            loss_fn,
+            loss_input,
+            threads,
+        };
+        Ok((restored.model, trainee, restored.counters))
+    }
+
+    /// One optimizer step of `model` on a batch, on the chosen threads.
+    ///
+    /// `keep` takes the step's detached logits, mean loss and labels before the backward pass:
+    /// a run adds them to its device sums, the naive bench loop reads them back. `settle` runs
+    /// after each phase; it waits for the device only in profiling mode.
+    pub(super) fn step(
+        &mut self,
+        model: Classifier,
+        precision: &StepPrecision,
+        (images, labels): (Tensor<4>, Tensor<1, Int>),
+        lr: f64,
+        keep: impl FnOnce(Tensor<2>, Tensor<1>, Tensor<1, Int>) -> Result<(), TrainError> + Send,
+        settle: &(dyn Fn() -> Result<(), TrainError> + Sync),
+    ) -> Result<Stepped, TrainError> {
+        let Self {
+            optimizer,
+            loss_fn,
+            loss_input,
+            threads,
+        } = self;
+        let loss_input = *loss_input;
+        threads.run(move || {
+            let logits = precision.forward(&model, images.autodiff());
+            let loss = batch_loss(
+                loss_fn,
+                loss_input,
+                logits.clone(),
+                labels.clone().autodiff(),
+            );
+            keep(
+                logits.detach().without_autodiff(),
+                loss.clone().detach().without_autodiff(),
+                labels,
+            )?;
+            settle()?;
+            let forward_done = Instant::now();
+            let (grads, overflowed) = precision.gradients(loss, &model);
+            settle()?;
+            let backward_done = Instant::now();
+            let model = optimizer.step(lr, model, grads);
+            settle()?;
+            Ok(Stepped {
+                model,
+                overflowed,
+                forward_done,
+                backward_done,
+            })
+        })
+    }
+}
+
+/// Whether `device` is the CPU backend, which computes each op as it is called.
+pub(super) fn is_cpu(device: &Device) -> bool {
+    matches!(device.as_dispatch(), burn::backend::DispatchDevice::Flex(_))
+}
+
+/// Keras's clipping bound for probabilities (`backend.epsilon()`), where it clips.
+const PROBABILITY_EPSILON: f32 = 1e-7;
+
+/// Mean cross-entropy of a batch, taken on the logits or on clipped softmax probabilities.
+pub(super) fn batch_loss(
+    loss_fn: &CrossEntropyLoss,
+    input: LossInput,
+    logits: Tensor<2>,
+    labels: Tensor<1, Int>,
+) -> Tensor<1> {
+    match input {
+        LossInput::Logits => loss_fn.forward(logits, labels),
+        LossInput::Probabilities => {
+            let batch = labels.dims()[0];
+            burn::tensor::activation::softmax(logits, 1)
+                .clamp(PROBABILITY_EPSILON, 1.0 - PROBABILITY_EPSILON)
+                .log()
+                .gather(1, labels.reshape([batch, 1]))
+                .mean()
+                .neg()
+        }
+    }
+}
