@@ -1,5 +1,8 @@
 //! The `kiln` binary as a person runs it: real processes, real files, small data.
 
+// A failed unwrap in a test or an example is a failure that names its line.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -466,7 +469,7 @@ fn the_confusion_matrix_matches_the_exported_predictions() {
         .collect();
     assert_eq!(table, counts);
     // Reading the run back gives the same matrix, with the data set's class names.
-    let loaded = kiln_core::history::load_predictions(&run)
+    let loaded = kiln_core::run_folder::load_predictions(&run)
         .unwrap()
         .expect("a completed run has predictions");
     assert_eq!(loaded.confusion(), counts);

@@ -3,6 +3,9 @@
 //! Snapshots render through wgpu (lavapipe on machines without a GPU); refresh them with
 //! `UPDATE_SNAPSHOTS=true cargo test --workspace --test gui` after an intended change.
 
+// A failed unwrap in a test or an example is a failure that names its line.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -13,8 +16,8 @@ use kiln::gui::{
 };
 use kiln_core::config::Precision;
 use kiln_core::device::{DeviceClass, DeviceInfo};
-use kiln_core::export::XAxis;
-use kiln_core::history::{EpochRow, MetricsRow, RunHistory};
+use kiln_core::plot::XAxis;
+use kiln_core::run_folder::{EpochRow, MetricsRow, RunHistory};
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("kiln-gui-{}-{name}", std::process::id()));
@@ -481,13 +484,13 @@ fn per_class_results_snapshot() {
     // A 4×4 "image" per wrong answer: a bright diagonal on black.
     let diagonal: Vec<u8> = (0..16).map(|i| if i % 5 == 0 { 255 } else { 0 }).collect();
     let gallery = [3, 10]
-        .map(|index| kiln_core::train::GalleryImage {
+        .map(|index| kiln_core::results::GalleryImage {
             index,
             shape: [1, 4, 4],
             pixels: diagonal.clone(),
         })
         .to_vec();
-    let predictions = kiln_core::train::TestPredictions {
+    let predictions = kiln_core::results::TestPredictions {
         class_names,
         labels,
         predicted,
@@ -535,7 +538,7 @@ fn seed_band_snapshot() {
         1,
         "three runs that differ only in seed"
     );
-    let labels = kiln_core::history::legend_labels(&histories);
+    let labels = kiln_core::plot::legend_labels(&histories);
     let bands = [kiln::gui::SeedBand {
         runs: histories.clone(),
         color: kiln::gui::run_color(0),

@@ -1,6 +1,8 @@
 //! Interrupting `kiln train`: Ctrl-C stops at a step boundary with a complete folder; `kill -9`
 //! leaves every file written so far readable.
 
+// A failed unwrap in a test or an example is a failure that names its line.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 #![cfg(unix)]
 
 use std::path::Path;
@@ -83,7 +85,7 @@ fn kill_9_mid_epoch_leaves_a_readable_folder() {
     let _ = child.wait();
 
     // Everything written so far reads back: the config reruns, every row parses.
-    let run = kiln_core::history::RunHistory::load(&folder).expect("the folder loads");
+    let run = kiln_core::run_folder::RunHistory::load(&folder).expect("the folder loads");
     assert!(run.problems.is_empty(), "{:?}", run.problems);
     assert!(run.config.is_some());
     assert!(!run.epochs.is_empty());
@@ -159,7 +161,7 @@ fn a_run_killed_mid_epoch_resumes_to_the_uninterrupted_result() {
     assert!(straight.status.success());
     let straight_folder = run_folder(&straight_runs).expect("a run folder");
     assert_eq!(epoch_results(&folder), epoch_results(&straight_folder));
-    let run = kiln_core::history::RunHistory::load(&folder).expect("the folder loads");
+    let run = kiln_core::run_folder::RunHistory::load(&folder).expect("the folder loads");
     assert!(run.problems.is_empty(), "{:?}", run.problems);
     assert_eq!(
         run.summary.map(|s| s.outcome),

@@ -2,6 +2,9 @@
 //! machines without a GPU), and its refusal on the CPU. Its own test binary: it starts a GPU
 //! runtime, which the CPU-only test binaries never pay for.
 
+// A failed unwrap in a test or an example is a failure that names its line.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::fs;
 use std::path::PathBuf;
 use std::sync::Arc;

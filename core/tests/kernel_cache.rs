@@ -1,6 +1,9 @@
 //! Autotune results go to the per-user cache folder. Its own test binary: CubeCL's configuration
 //! is set once per process.
 
+// A failed unwrap in a test or an example is a failure that names its line.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use cubecl::config::cache::CacheConfig;
 use cubecl::config::{CubeClRuntimeConfig, RuntimeConfig};
 

@@ -1,15 +1,18 @@
 //! Resume gives the uninterrupted run's result. Its own test binary: the CPU backend's seeded
 //! generator is per process, and tests running beside it in one process would draw from it.
 
+// A failed unwrap in a test or an example is a failure that names its line.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use kiln_core::checkpoint::{self, Slot};
 use kiln_core::config::{Experiment, ExperimentDraft, OptimizerSpec, Schedule};
 use kiln_core::device::DeviceChoice;
 use kiln_core::model::{Activation, ModelSpec};
 use kiln_core::run::{execute, resume};
+use kiln_core::run_folder::{self, Slot};
 use kiln_core::train::{Control, RunOutcome, TrainEvent};
 
 fn scratch(name: &str) -> PathBuf {
@@ -97,7 +100,7 @@ fn a_run_stopped_mid_epoch_and_resumed_ends_as_the_uninterrupted_run() {
     assert_eq!(stopped.summary.outcome, RunOutcome::Cancelled);
     assert_eq!(stopped.summary.epochs_completed, 2);
     assert!(metrics_column(&stopped.path, 1).contains(&3));
-    assert!(checkpoint::find(&stopped.path, Slot::Best).is_ok());
+    assert!(run_folder::find(&stopped.path, Slot::Best).is_ok());
 
     let control = Arc::new(Control::new());
     let mut first_epoch = None;

@@ -4,6 +4,9 @@
 //! parallel with this one changes what a seed gives. These tests live in their own binary, where
 //! nothing else draws, and take turns.
 
+// A failed unwrap in a test or an example is a failure that names its line.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::sync::{Mutex, MutexGuard};
 
 use burn::tensor::Device;

@@ -4,6 +4,9 @@
 //! Case counts are kept small so `cargo test --workspace` stays quick; the fuzz targets in
 //! `fuzz/` search the same entry points far longer.
 
+// A failed unwrap in a test or an example is a failure that names its line.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::io::{Cursor, Write};

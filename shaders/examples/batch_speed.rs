@@ -5,6 +5,9 @@
 //! Each figure is the median over 15 rounds of 40 batches, the device synced after each round.
 //! Every batch is summed into an accumulator so that no path can skip unused work.
 
+// A failed unwrap in a test or an example is a failure that names its line.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::time::Instant;
 
 use burn::tensor::{Device, DeviceKind, Int, Tensor, TensorData};

@@ -1,6 +1,9 @@
 //! Every batch path against the host reference: the fused kernel on wgpu (lavapipe on machines
 //! without a GPU) and the tensor-op path on the CPU's `flex`.
 
+// A failed unwrap in a test or an example is a failure that names its line.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
