@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::data::{DatasetSpec, ImageDataset};
 use crate::device::DeviceChoice;
 use crate::model::{InitScheme, ModelSpec};
+pub use crate::settings::Setting;
 
 /// Why a configuration was refused: the field and the reason, in one sentence.
 #[derive(Debug, thiserror::Error)]
@@ -20,8 +21,8 @@ pub enum ConfigError {
     /// A field holds a value the engine cannot use.
     #[error("{field} = {value}: {reason}")]
     Invalid {
-        /// The field, as spelled in config.toml.
-        field: &'static str,
+        /// The setting; it displays as its key in config.toml.
+        field: Setting,
         /// The offending value, as text.
         value: String,
         /// What is wrong and what would be accepted.
@@ -40,11 +41,7 @@ pub enum ConfigError {
     UnknownPreset(String),
 }
 
-fn invalid(
-    field: &'static str,
-    value: impl fmt::Display,
-    reason: impl Into<String>,
-) -> ConfigError {
+fn invalid(field: Setting, value: impl fmt::Display, reason: impl Into<String>) -> ConfigError {
     ConfigError::Invalid {
         field,
         value: value.to_string(),
@@ -84,7 +81,7 @@ impl FromStr for InputScaling {
             "raw" => Ok(Self::Raw),
             "standardize" => Ok(Self::Standardize),
             other => Err(invalid(
-                "input_scaling",
+                Setting::InputScaling,
                 other,
                 "expected unit-range, raw or standardize",
             )),
@@ -120,7 +117,7 @@ impl FromStr for Precision {
         match text {
             "f32" => Ok(Self::F32),
             "f16" => Ok(Self::F16),
-            other => Err(invalid("precision", other, "expected f32 or f16")),
+            other => Err(invalid(Setting::Precision, other, "expected f32 or f16")),
         }
     }
 }
@@ -157,7 +154,11 @@ impl FromStr for LossInput {
         match text {
             "logits" => Ok(Self::Logits),
             "probabilities" => Ok(Self::Probabilities),
-            other => Err(invalid("loss", other, "expected logits or probabilities")),
+            other => Err(invalid(
+                Setting::Loss,
+                other,
+                "expected logits or probabilities",
+            )),
         }
     }
 }
@@ -244,7 +245,11 @@ impl OptimizerSpec {
                 epsilon: default_epsilon(),
                 weight_decay: default_adamw_decay(),
             }),
-            other => Err(invalid("optimizer", other, "expected sgd, adam or adamw")),
+            other => Err(invalid(
+                Setting::Optimizer,
+                other,
+                "expected sgd, adam or adamw",
+            )),
         }
     }
 
@@ -267,7 +272,7 @@ impl OptimizerSpec {
     }
 
     fn validate(&self) -> Result<(), ConfigError> {
-        let unit = |field: &'static str, v: f64| {
+        let unit = |field: Setting, v: f64| {
             if v.is_finite() && (0.0..1.0).contains(&v) {
                 Ok(())
             } else {
@@ -279,7 +284,7 @@ impl OptimizerSpec {
                 Ok(())
             } else {
                 Err(invalid(
-                    "optimizer.weight_decay",
+                    Setting::WeightDecay,
                     v,
                     "must be a finite number of at least 0",
                 ))
@@ -291,11 +296,11 @@ impl OptimizerSpec {
                 nesterov,
                 weight_decay,
             } => {
-                unit("optimizer.momentum", momentum)?;
+                unit(Setting::Momentum, momentum)?;
                 decay(weight_decay)?;
                 if nesterov && momentum == 0.0 {
                     return Err(invalid(
-                        "optimizer.nesterov",
+                        Setting::Nesterov,
                         true,
                         "Nesterov momentum needs a momentum above 0",
                     ));
@@ -313,12 +318,12 @@ impl OptimizerSpec {
                 epsilon,
                 weight_decay,
             } => {
-                unit("optimizer.beta_1", beta_1)?;
-                unit("optimizer.beta_2", beta_2)?;
+                unit(Setting::Beta1, beta_1)?;
+                unit(Setting::Beta2, beta_2)?;
                 decay(weight_decay)?;
                 if !(epsilon.is_finite() && epsilon > 0.0) {
                     return Err(invalid(
-                        "optimizer.epsilon",
+                        Setting::Epsilon,
                         epsilon,
                         "must be a small positive number such as 1e-8",
                     ));
@@ -380,14 +385,14 @@ impl Schedule {
             } => {
                 if every_epochs == 0 {
                     return Err(invalid(
-                        "schedule.every_epochs",
+                        Setting::StepEvery,
                         every_epochs,
                         "must be at least 1",
                     ));
                 }
                 if !(gamma.is_finite() && gamma > 0.0 && gamma <= 1.0) {
                     return Err(invalid(
-                        "schedule.gamma",
+                        Setting::StepGamma,
                         gamma,
                         "must be above 0 and at most 1",
                     ));
@@ -397,7 +402,7 @@ impl Schedule {
             Self::Cosine { min_lr } => {
                 if !(min_lr.is_finite() && min_lr >= 0.0 && min_lr <= base_lr) {
                     return Err(invalid(
-                        "schedule.min_lr",
+                        Setting::CosineMinLr,
                         min_lr,
                         "must be at least 0 and at most the learning rate",
                     ));
@@ -416,7 +421,7 @@ impl FromStr for Schedule {
         let mut parts = text.split(':');
         let bad = || {
             invalid(
-                "schedule",
+                Setting::Schedule,
                 text,
                 "expected constant, step:EVERY_EPOCHS:GAMMA (e.g. step:5:0.1), cosine or cosine:MIN_LR",
             )
@@ -569,7 +574,7 @@ impl ExperimentDraft {
     /// Checks every field that does not depend on the data; the first problem found is returned.
     pub fn validate(self) -> Result<Experiment, ConfigError> {
         if self.name.trim().is_empty() {
-            return Err(invalid("name", "\"\"", "give the run a name"));
+            return Err(invalid(Setting::Name, "\"\"", "give the run a name"));
         }
         if self
             .name
@@ -577,49 +582,49 @@ impl ExperimentDraft {
             .any(|c| std::path::is_separator(c) || c.is_control() || ":*?\"<>|".contains(c))
         {
             return Err(invalid(
-                "name",
+                Setting::Name,
                 &self.name,
                 "is used in a folder name, so it may not contain / \\ : * ? \" < > |",
             ));
         }
         if !(self.lr.is_finite() && self.lr > 0.0) {
             return Err(invalid(
-                "lr",
+                Setting::Lr,
                 self.lr,
                 "the learning rate must be a positive number such as 0.001",
             ));
         }
         if self.lr > 10.0 {
             return Err(invalid(
-                "lr",
+                Setting::Lr,
                 self.lr,
                 "a learning rate above 10 only diverges; try 0.001 to 0.1",
             ));
         }
         if self.batch_size == 0 || self.batch_size > MAX_BATCH_SIZE {
             return Err(invalid(
-                "batch_size",
+                Setting::BatchSize,
                 self.batch_size,
                 format!("must be between 1 and {MAX_BATCH_SIZE}"),
             ));
         }
         if self.epochs == 0 || self.epochs > MAX_EPOCHS {
             return Err(invalid(
-                "epochs",
+                Setting::Epochs,
                 self.epochs,
                 format!("must be between 1 and {MAX_EPOCHS}"),
             ));
         }
         if self.crop_padding > MAX_CROP_PADDING {
             return Err(ConfigError::Invalid {
-                field: "crop_padding",
+                field: Setting::CropPadding,
                 value: self.crop_padding.to_string(),
                 reason: format!("at most {MAX_CROP_PADDING} pixels (CIFAR's usual value is 4)"),
             });
         }
         if self.profile_steps > MAX_PROFILE_STEPS {
             return Err(ConfigError::Invalid {
-                field: "profile_steps",
+                field: Setting::ProfileSteps,
                 value: self.profile_steps.to_string(),
                 reason: format!(
                     "at most {MAX_PROFILE_STEPS}: a profiled step waits for the device after every phase"
@@ -628,7 +633,7 @@ impl ExperimentDraft {
         }
         if !(10..=60_000).contains(&self.readback_interval_ms) {
             return Err(invalid(
-                "readback_interval_ms",
+                Setting::ReadbackInterval,
                 self.readback_interval_ms,
                 "must be between 10 and 60000 milliseconds",
             ));
@@ -637,7 +642,7 @@ impl ExperimentDraft {
         self.schedule.validate(self.lr)?;
         self.model
             .check_spec()
-            .map_err(|e| invalid("model", &self.model, e.to_string()))?;
+            .map_err(|e| invalid(Setting::Model, &self.model, e.to_string()))?;
         Ok(Experiment { draft: self })
     }
 }
@@ -666,14 +671,14 @@ impl Experiment {
     pub fn check_against(&self, data: &ImageDataset) -> Result<(), ConfigError> {
         if data.train.is_empty() {
             return Err(invalid(
-                "dataset",
+                Setting::Dataset,
                 &self.dataset,
                 "the training split has no image",
             ));
         }
         if self.batch_size > data.train.len() {
             return Err(invalid(
-                "batch_size",
+                Setting::BatchSize,
                 self.batch_size,
                 format!(
                     "is larger than the {} training images of {}",
@@ -684,7 +689,7 @@ impl Experiment {
         }
         self.model
             .validate(data.shape, data.num_classes())
-            .map_err(|e| invalid("model", &self.model, e.to_string()))
+            .map_err(|e| invalid(Setting::Model, &self.model, e.to_string()))
     }
 
     /// Optimizer steps in one epoch; the last batch of an epoch may be short, never dropped.
@@ -811,6 +816,26 @@ mod tests {
             let message = draft.validate().unwrap_err().to_string();
             assert!(message.starts_with(field), "{field}: {message}");
         }
+    }
+
+    #[test]
+    fn a_refused_value_names_its_setting_as_a_type() {
+        let draft = ExperimentDraft {
+            batch_size: 0,
+            ..ExperimentDraft::default()
+        };
+        let err = draft.validate().unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ConfigError::Invalid {
+                    field: Setting::BatchSize,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(err.to_string().starts_with("batch_size = 0"), "{err}");
     }
 
     #[test]

@@ -13,4 +13,5 @@ pub mod predict;
 pub mod results;
 pub mod run;
 pub mod run_folder;
+pub mod settings;
 pub mod train;

@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use kiln_core::config::{self, ConfigError, Experiment, ExperimentDraft, OptimizerSpec, Schedule};
+use kiln_core::config::{
+    self, ConfigError, Experiment, ExperimentDraft, OptimizerSpec, Schedule, Setting,
+};
 use kiln_core::data::{DEFAULT_FOLDER_IMAGE_SIZE_PX, DatasetSpec};
 use kiln_core::device::{DeviceChoice, DeviceClass, DeviceInfo};
 use kiln_core::model::{Activation, InitScheme, ModelSpec};
@@ -104,83 +106,6 @@ pub enum ScheduleKind {
     Step,
     /// Cosine decay to a floor.
     Cosine,
-}
-
-/// A form field that can carry an error mark.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Field {
-    /// Run name.
-    Name,
-    /// Data set (e.g. a folder not chosen).
-    Dataset,
-    /// Image size of a folder data set.
-    FolderSize,
-    /// Model as a whole.
-    Model,
-    /// MLP hidden widths.
-    MlpWidths,
-    /// MLP dropout.
-    Dropout,
-    /// VGG input size.
-    VggSize,
-    /// Learning rate.
-    Lr,
-    /// SGD momentum.
-    Momentum,
-    /// SGD Nesterov.
-    Nesterov,
-    /// Weight decay.
-    WeightDecay,
-    /// Adam beta 1.
-    Beta1,
-    /// Adam beta 2.
-    Beta2,
-    /// Adam epsilon.
-    Epsilon,
-    /// Step schedule period.
-    StepEvery,
-    /// Step schedule factor.
-    StepGamma,
-    /// Cosine floor.
-    CosineMin,
-    /// Batch size.
-    Batch,
-    /// Epochs.
-    Epochs,
-    /// Seed.
-    Seed,
-    /// Augmentation crop padding.
-    CropPadding,
-    /// Device.
-    Device,
-    /// Profiled steps.
-    ProfileSteps,
-}
-
-impl Field {
-    /// The form field behind a config field name as `ConfigError::Invalid` spells it.
-    fn from_config_field(name: &str) -> Option<Self> {
-        Some(match name {
-            "name" => Self::Name,
-            "dataset" => Self::Dataset,
-            "model" => Self::Model,
-            "lr" => Self::Lr,
-            "optimizer.momentum" => Self::Momentum,
-            "optimizer.nesterov" => Self::Nesterov,
-            "optimizer.weight_decay" => Self::WeightDecay,
-            "optimizer.beta_1" => Self::Beta1,
-            "optimizer.beta_2" => Self::Beta2,
-            "optimizer.epsilon" => Self::Epsilon,
-            "schedule.every_epochs" => Self::StepEvery,
-            "schedule.gamma" => Self::StepGamma,
-            "schedule.min_lr" => Self::CosineMin,
-            "batch_size" => Self::Batch,
-            "epochs" => Self::Epochs,
-            "crop_padding" => Self::CropPadding,
-            "profile_steps" => Self::ProfileSteps,
-            _ => return None,
-        })
-    }
 }
 
 /// Everything a person can set before pressing Start; persisted between launches.
@@ -409,7 +334,7 @@ impl SetupForm {
     }
 
     /// Reads every field; a field that does not parse is reported against itself.
-    fn to_draft(&self, errors: &mut BTreeMap<Field, String>) -> ExperimentDraft {
+    fn to_draft(&self, errors: &mut BTreeMap<Setting, String>) -> ExperimentDraft {
         let mut draft = ExperimentDraft {
             name: self.name.trim().to_owned(),
             data_dir: self.data_dir.clone(),
@@ -430,7 +355,7 @@ impl SetupForm {
             DatasetKind::Folder => {
                 let image_size = parse_int(
                     &self.folder_image_size,
-                    Field::FolderSize,
+                    Setting::FolderImageSize,
                     errors,
                     1,
                     kiln_core::data::MAX_IMAGE_SIZE_PX as u64,
@@ -443,7 +368,7 @@ impl SetupForm {
                     },
                     None => {
                         errors.insert(
-                            Field::Dataset,
+                            Setting::Dataset,
                             "choose a folder with one sub-folder of images per class".to_owned(),
                         );
                         DatasetSpec::Synthetic
@@ -462,14 +387,14 @@ impl SetupForm {
                     Ok(w) if !w.is_empty() && w.iter().all(|&v| v > 0) => w,
                     _ => {
                         errors.insert(
-                            Field::MlpWidths,
+                            Setting::MlpWidths,
                             "hidden widths are positive whole numbers separated by commas, e.g. 512,512"
                                 .to_owned(),
                         );
                         vec![512, 512]
                     }
                 };
-                let dropout = parse_float(&self.dropout, Field::Dropout, errors).unwrap_or(0.0);
+                let dropout = parse_float(&self.dropout, Setting::Dropout, errors).unwrap_or(0.0);
                 ModelSpec::Mlp {
                     widths,
                     activation: self.activation,
@@ -481,7 +406,7 @@ impl SetupForm {
                 let resize_to = if self.vgg_input_size.trim().is_empty() {
                     None
                 } else {
-                    parse_int(&self.vgg_input_size, Field::VggSize, errors, 32, 512)
+                    parse_int(&self.vgg_input_size, Setting::VggInputSize, errors, 32, 512)
                         .map(|v| v as usize)
                 };
                 ModelSpec::Vgg16 {
@@ -491,17 +416,17 @@ impl SetupForm {
             }
             ModelKind::ResNet18 => ModelSpec::ResNet18,
         };
-        let weight_decay = parse_float(&self.weight_decay, Field::WeightDecay, errors);
+        let weight_decay = parse_float(&self.weight_decay, Setting::WeightDecay, errors);
         draft.optimizer = match self.optimizer {
             OptimizerKind::Sgd => OptimizerSpec::Sgd {
-                momentum: parse_float(&self.momentum, Field::Momentum, errors).unwrap_or(0.0),
+                momentum: parse_float(&self.momentum, Setting::Momentum, errors).unwrap_or(0.0),
                 nesterov: self.nesterov,
                 weight_decay: weight_decay.unwrap_or(0.0),
             },
             OptimizerKind::Adam | OptimizerKind::AdamW => {
-                let beta_1 = parse_float(&self.beta_1, Field::Beta1, errors).unwrap_or(0.9);
-                let beta_2 = parse_float(&self.beta_2, Field::Beta2, errors).unwrap_or(0.999);
-                let epsilon = parse_float(&self.epsilon, Field::Epsilon, errors).unwrap_or(1e-8);
+                let beta_1 = parse_float(&self.beta_1, Setting::Beta1, errors).unwrap_or(0.9);
+                let beta_2 = parse_float(&self.beta_2, Setting::Beta2, errors).unwrap_or(0.999);
+                let epsilon = parse_float(&self.epsilon, Setting::Epsilon, errors).unwrap_or(1e-8);
                 if self.optimizer == OptimizerKind::Adam {
                     OptimizerSpec::Adam {
                         beta_1,
@@ -519,27 +444,28 @@ impl SetupForm {
                 }
             }
         };
-        draft.lr = parse_float(&self.lr, Field::Lr, errors).unwrap_or(1e-3);
+        draft.lr = parse_float(&self.lr, Setting::Lr, errors).unwrap_or(1e-3);
         draft.schedule = match self.schedule {
             ScheduleKind::Constant => Schedule::Constant,
             ScheduleKind::Step => Schedule::Step {
                 every_epochs: parse_int(
                     &self.step_every_epochs,
-                    Field::StepEvery,
+                    Setting::StepEvery,
                     errors,
                     1,
                     config::MAX_EPOCHS as u64,
                 )
                 .map_or(1, |v| v as usize),
-                gamma: parse_float(&self.step_gamma, Field::StepGamma, errors).unwrap_or(0.1),
+                gamma: parse_float(&self.step_gamma, Setting::StepGamma, errors).unwrap_or(0.1),
             },
             ScheduleKind::Cosine => Schedule::Cosine {
-                min_lr: parse_float(&self.cosine_min_lr, Field::CosineMin, errors).unwrap_or(0.0),
+                min_lr: parse_float(&self.cosine_min_lr, Setting::CosineMinLr, errors)
+                    .unwrap_or(0.0),
             },
         };
         draft.batch_size = parse_int(
             &self.batch_size,
-            Field::Batch,
+            Setting::BatchSize,
             errors,
             1,
             config::MAX_BATCH_SIZE as u64,
@@ -547,7 +473,7 @@ impl SetupForm {
         .map_or(64, |v| v as usize);
         draft.crop_padding = parse_int(
             &self.crop_padding,
-            Field::CropPadding,
+            Setting::CropPadding,
             errors,
             0,
             config::MAX_CROP_PADDING as u64,
@@ -555,16 +481,16 @@ impl SetupForm {
         .map_or(0, |v| v as usize);
         draft.epochs = parse_int(
             &self.epochs,
-            Field::Epochs,
+            Setting::Epochs,
             errors,
             1,
             config::MAX_EPOCHS as u64,
         )
         .map_or(1, |v| v as usize);
-        draft.seed = parse_int(&self.seed, Field::Seed, errors, 0, u64::MAX).unwrap_or(0);
+        draft.seed = parse_int(&self.seed, Setting::Seed, errors, 0, u64::MAX).unwrap_or(0);
         draft.profile_steps = parse_int(
             &self.profile_steps,
-            Field::ProfileSteps,
+            Setting::ProfileSteps,
             errors,
             0,
             config::MAX_PROFILE_STEPS as u64,
@@ -573,7 +499,7 @@ impl SetupForm {
         draft.device = match self.device.parse::<DeviceChoice>() {
             Ok(device) => device,
             Err(e) => {
-                errors.insert(Field::Device, e.to_string());
+                errors.insert(Setting::Device, e.to_string());
                 DeviceChoice::Auto
             }
         };
@@ -599,13 +525,11 @@ impl SetupForm {
             },
             Err(error) => {
                 let summary = error.to_string();
-                if let ConfigError::Invalid { field, reason, .. } = &error
-                    && let Some(field) = Field::from_config_field(field)
-                {
-                    let field = match (field, self.model) {
+                if let ConfigError::Invalid { field, reason, .. } = &error {
+                    let field = match (*field, self.model) {
                         // The model check names the whole spec; put the mark where it was typed.
-                        (Field::Model, ModelKind::Mlp) => Field::MlpWidths,
-                        (Field::Model, ModelKind::Vgg16) => Field::VggSize,
+                        (Setting::Model, ModelKind::Mlp) => Setting::MlpWidths,
+                        (Setting::Model, ModelKind::Vgg16) => Setting::VggInputSize,
                         (other, _) => other,
                     };
                     errors.entry(field).or_insert_with(|| reason.clone());
@@ -620,7 +544,7 @@ impl SetupForm {
     }
 }
 
-fn parse_float(text: &str, field: Field, errors: &mut BTreeMap<Field, String>) -> Option<f64> {
+fn parse_float(text: &str, field: Setting, errors: &mut BTreeMap<Setting, String>) -> Option<f64> {
     match text.trim().parse::<f64>() {
         Ok(v) if v.is_finite() => Some(v),
         Ok(_) => {
@@ -636,8 +560,8 @@ fn parse_float(text: &str, field: Field, errors: &mut BTreeMap<Field, String>) -
 
 fn parse_int(
     text: &str,
-    field: Field,
-    errors: &mut BTreeMap<Field, String>,
+    field: Setting,
+    errors: &mut BTreeMap<Setting, String>,
     min: u64,
     max: u64,
 ) -> Option<u64> {
@@ -663,7 +587,7 @@ pub struct FormCheck {
     /// The experiment, when every field is usable.
     pub experiment: Option<Experiment>,
     /// Reasons shown next to the fields they concern.
-    pub errors: BTreeMap<Field, String>,
+    pub errors: BTreeMap<Setting, String>,
     /// A reason that names no single field of the form.
     pub summary: Option<String>,
 }
@@ -675,38 +599,9 @@ impl FormCheck {
             return None;
         }
         if let Some((field, reason)) = self.errors.iter().next() {
-            return Some(format!("{}: {reason}", field_label(*field)));
+            return Some(format!("{}: {reason}", field.label()));
         }
         self.summary.clone()
-    }
-}
-
-/// The label a field carries in the panel, used to name it in messages.
-pub fn field_label(field: Field) -> &'static str {
-    match field {
-        Field::Name => "Run name",
-        Field::Dataset => "Data set",
-        Field::FolderSize => "Image size",
-        Field::Model => "Model",
-        Field::MlpWidths => "Hidden widths",
-        Field::Dropout => "Dropout",
-        Field::VggSize => "Input size",
-        Field::Lr => "Learning rate",
-        Field::Momentum => "Momentum",
-        Field::Nesterov => "Nesterov",
-        Field::WeightDecay => "Weight decay",
-        Field::Beta1 => "β₁",
-        Field::Beta2 => "β₂",
-        Field::Epsilon => "ε",
-        Field::StepEvery => "Every (epochs)",
-        Field::StepGamma => "Factor γ",
-        Field::CosineMin => "Final rate",
-        Field::Batch => "Batch size",
-        Field::Epochs => "Epochs",
-        Field::Seed => "Seed",
-        Field::CropPadding => "Crop padding",
-        Field::Device => "Device",
-        Field::ProfileSteps => "Profile steps",
     }
 }
 
@@ -741,49 +636,15 @@ pub struct SetupContext<'a> {
     pub locked: bool,
 }
 
-const LR_TIP: &str = "How far each step moves the weights; too high diverges, too low crawls.";
-const BATCH_TIP: &str =
-    "Images per optimizer step; larger batches use the device better but need more memory.";
-const EPOCHS_TIP: &str = "How many times the whole training split is seen.";
-const SEED_TIP: &str =
-    "Seeds weight init, shuffling and dropout, so the same seed gives the same run.";
-const CROP_TIP: &str = "Training images get this many zero pixels on each side and are cropped back to their size at a random place (CIFAR's usual value is 4); 0 turns it off.";
-const FLIP_TIP: &str =
-    "Mirror each training image left to right with probability ½; test images are never flipped.";
-const PRECISION_TIP: &str = "f16 computes in 16-bit floats with f32 master weights and a scaled loss; it needs a GPU with 16-bit float shaders.";
-const PROFILE_TIP: &str = "Profiling mode: time this many steps after warm-up phase by phase (data, forward, backward, optimizer, host sync), waiting for the device after each; the breakdown shows above the plots and those steps stay out of samples/s. 0 is off.";
-const STOP_ON_NAN_TIP: &str =
-    "End the run when the loss becomes NaN or infinite; a warning is shown either way.";
-const MOMENTUM_TIP: &str =
-    "Fraction of the previous update added to the next; 0.9 is common, 0 turns it off.";
-const NESTEROV_TIP: &str =
-    "Looks ahead along the momentum before taking the gradient; needs momentum above 0.";
-const DECAY_TIP: &str = "Pulls weights toward zero each step to reduce overfitting.";
-const BETA1_TIP: &str = "Decay of Adam's running mean of gradients (usually 0.9).";
-const BETA2_TIP: &str = "Decay of Adam's running mean of squared gradients (usually 0.999).";
-const EPS_TIP: &str = "Added to Adam's denominator for stability; PyTorch uses 1e-8, Keras 1e-7.";
-const WIDTHS_TIP: &str =
-    "Neurons in each hidden layer, comma separated: 512,512 is two layers of 512.";
-const DROPOUT_TIP: &str =
-    "Probability of zeroing each hidden activation during training (0 disables).";
-const SCALING_TIP: &str = "How pixel bytes become inputs: /255 like PyTorch's ToTensor, raw 0–255 like the Keras report, or standardized.";
-const INIT_TIP: &str =
-    "How weights start: PyTorch's default uniform, or Keras's Glorot-uniform with zero biases.";
-const LOSS_TIP: &str = "Cross-entropy from the logits (PyTorch, and Keras on TensorFlow), or from softmax probabilities clipped at 1e-7 (Keras on JAX or PyTorch), which stops learning from confidently wrong images.";
-const DEVICE_TIP: &str =
-    "Where to train: auto picks a hardware GPU, else the CPU; software GPUs are slow.";
-const SCHEDULE_TIP: &str = "How the learning rate changes over the run.";
-const NAME_TIP: &str = "Part of the run folder's name, so runs are easy to find.";
-
 /// A labelled single-line text field with its error mark under it; returns whether it changed.
 fn text_row(
     ui: &mut egui::Ui,
-    field: Field,
+    field: Setting,
     value: &mut String,
-    tip: &str,
-    errors: &BTreeMap<Field, String>,
+    errors: &BTreeMap<Setting, String>,
 ) -> bool {
-    let label = ui.label(field_label(field)).on_hover_text(tip);
+    let tip = field.help();
+    let label = ui.label(field.label()).on_hover_text(tip);
     let error = errors.get(&field);
     let mut edit = egui::TextEdit::singleline(value).desired_width(140.0);
     if error.is_some() {
@@ -808,7 +669,7 @@ fn error_label(ui: &mut egui::Ui, reason: &str) {
     });
 }
 
-fn error_row(ui: &mut egui::Ui, field: Field, errors: &BTreeMap<Field, String>) {
+fn error_row(ui: &mut egui::Ui, field: Setting, errors: &BTreeMap<Setting, String>) {
     if let Some(reason) = errors.get(&field) {
         ui.label("");
         error_label(ui, reason);
@@ -818,11 +679,11 @@ fn error_row(ui: &mut egui::Ui, field: Field, errors: &BTreeMap<Field, String>) 
 
 fn combo_row<T: Copy + PartialEq>(
     ui: &mut egui::Ui,
-    label: &str,
-    tip: &str,
+    setting: Setting,
     value: &mut T,
     options: &[(T, &str)],
 ) {
+    let (label, tip) = (setting.label(), setting.help());
     let label_response = ui.label(label).on_hover_text(tip);
     let selected = options
         .iter()
@@ -862,14 +723,11 @@ pub fn setup_ui(
             .show(ui, |ui| {
                 let options: Vec<(DatasetKind, &str)> =
                     DatasetKind::ALL.iter().map(|k| (*k, k.label())).collect();
-                combo_row(
-                    ui,
-                    "Data set",
-                    "What to train on; the built-in set needs no files and no network.",
+                combo_row(ui, Setting::Dataset,
                     &mut form.dataset,
                     &options,
                 );
-                error_row(ui, Field::Dataset, errors);
+                error_row(ui, Setting::Dataset, errors);
                 if form.dataset == DatasetKind::Folder {
                     ui.label("Folder");
                     ui.horizontal(|ui| {
@@ -889,9 +747,8 @@ pub fn setup_ui(
                     ui.end_row();
                     text_row(
                         ui,
-                        Field::FolderSize,
+                        Setting::FolderImageSize,
                         &mut form.folder_image_size,
-                        "Images are resized to this many pixels on each side.",
                         errors,
                     );
                 }
@@ -954,11 +811,11 @@ pub fn setup_ui(
                     (InputScaling::Raw, "raw 0–255"),
                     (InputScaling::Standardize, "standardize"),
                 ];
-                combo_row(ui, "Input scaling", SCALING_TIP, &mut form.input_scaling, &options);
-                text_row(ui, Field::CropPadding, &mut form.crop_padding, CROP_TIP, errors);
+                combo_row(ui, Setting::InputScaling, &mut form.input_scaling, &options);
+                text_row(ui, Setting::CropPadding, &mut form.crop_padding, errors);
                 ui.label("");
-                ui.checkbox(&mut form.flip, "Random horizontal flip")
-                    .on_hover_text(FLIP_TIP);
+                ui.checkbox(&mut form.flip, Setting::Flip.label())
+                    .on_hover_text(Setting::Flip.help());
                 ui.end_row();
             });
         ui.separator();
@@ -970,26 +827,20 @@ pub fn setup_ui(
             .show(ui, |ui| {
                 let options: Vec<(ModelKind, &str)> =
                     ModelKind::ALL.iter().map(|k| (*k, k.label())).collect();
-                combo_row(
-                    ui,
-                    "Architecture",
-                    "The network to train; VGG16 and ResNet-18 need a GPU to be quick.",
+                combo_row(ui, Setting::Model,
                     &mut form.model,
                     &options,
                 );
                 match form.model {
                     ModelKind::Mlp => {
-                        text_row(ui, Field::MlpWidths, &mut form.mlp_widths, WIDTHS_TIP, errors);
+                        text_row(ui, Setting::MlpWidths, &mut form.mlp_widths, errors);
                         let options: Vec<(Activation, &str)> =
                             Activation::ALL.iter().map(|a| (*a, a.name())).collect();
-                        combo_row(
-                            ui,
-                            "Activation",
-                            "The nonlinearity between hidden layers.",
+                        combo_row(ui, Setting::Activation,
                             &mut form.activation,
                             &options,
                         );
-                        text_row(ui, Field::Dropout, &mut form.dropout, DROPOUT_TIP, errors);
+                        text_row(ui, Setting::Dropout, &mut form.dropout, errors);
                     }
                     ModelKind::Vgg16 => {
                         let label = ui.label("Batch norm").on_hover_text(
@@ -1000,24 +851,23 @@ pub fn setup_ui(
                         ui.end_row();
                         text_row(
                             ui,
-                            Field::VggSize,
+                            Setting::VggInputSize,
                             &mut form.vgg_input_size,
-                            "Resize inputs on the device to this side in pixels (224 as in the paper); empty keeps the data set's size.",
                             errors,
                         );
                     }
-                    ModelKind::Cnn | ModelKind::ResNet18 => error_row(ui, Field::Model, errors),
+                    ModelKind::Cnn | ModelKind::ResNet18 => error_row(ui, Setting::Model, errors),
                 }
                 let options = [
                     (InitScheme::PytorchDefault, "PyTorch default"),
                     (InitScheme::GlorotUniform, "Glorot uniform (Keras)"),
                 ];
-                combo_row(ui, "Init", INIT_TIP, &mut form.init, &options);
+                combo_row(ui, Setting::Init, &mut form.init, &options);
                 let options = [
                     (LossInput::Logits, "on logits"),
                     (LossInput::Probabilities, "on clipped probabilities"),
                 ];
-                combo_row(ui, "Loss", LOSS_TIP, &mut form.loss, &options);
+                combo_row(ui, Setting::Loss, &mut form.loss, &options);
             });
         ui.separator();
         ui.strong("Optimizer");
@@ -1032,10 +882,7 @@ pub fn setup_ui(
                     (OptimizerKind::Adam, "Adam"),
                     (OptimizerKind::AdamW, "AdamW"),
                 ];
-                combo_row(
-                    ui,
-                    "Optimizer",
-                    "The update rule applied to the gradients.",
+                combo_row(ui, Setting::Optimizer,
                     &mut form.optimizer,
                     &options,
                 );
@@ -1048,52 +895,51 @@ pub fn setup_ui(
                     }
                     .to_owned();
                 }
-                text_row(ui, Field::Lr, &mut form.lr, LR_TIP, errors);
+                text_row(ui, Setting::Lr, &mut form.lr, errors);
                 match form.optimizer {
                     OptimizerKind::Sgd => {
-                        text_row(ui, Field::Momentum, &mut form.momentum, MOMENTUM_TIP, errors);
-                        let label = ui.label("Nesterov").on_hover_text(NESTEROV_TIP);
+                        text_row(ui, Setting::Momentum, &mut form.momentum, errors);
+                        let label = ui
+                            .label(Setting::Nesterov.label())
+                            .on_hover_text(Setting::Nesterov.help());
                         ui.checkbox(&mut form.nesterov, "").labelled_by(label.id);
                         ui.end_row();
-                        error_row(ui, Field::Nesterov, errors);
+                        error_row(ui, Setting::Nesterov, errors);
                     }
                     OptimizerKind::Adam | OptimizerKind::AdamW => {
-                        text_row(ui, Field::Beta1, &mut form.beta_1, BETA1_TIP, errors);
-                        text_row(ui, Field::Beta2, &mut form.beta_2, BETA2_TIP, errors);
-                        text_row(ui, Field::Epsilon, &mut form.epsilon, EPS_TIP, errors);
+                        text_row(ui, Setting::Beta1, &mut form.beta_1, errors);
+                        text_row(ui, Setting::Beta2, &mut form.beta_2, errors);
+                        text_row(ui, Setting::Epsilon, &mut form.epsilon, errors);
                     }
                 }
-                text_row(ui, Field::WeightDecay, &mut form.weight_decay, DECAY_TIP, errors);
+                text_row(ui, Setting::WeightDecay, &mut form.weight_decay, errors);
                 let options = [
                     (ScheduleKind::Constant, "constant"),
                     (ScheduleKind::Step, "step decay"),
                     (ScheduleKind::Cosine, "cosine"),
                 ];
-                combo_row(ui, "LR schedule", SCHEDULE_TIP, &mut form.schedule, &options);
+                combo_row(ui, Setting::Schedule, &mut form.schedule, &options);
                 match form.schedule {
                     ScheduleKind::Constant => {}
                     ScheduleKind::Step => {
                         text_row(
                             ui,
-                            Field::StepEvery,
+                            Setting::StepEvery,
                             &mut form.step_every_epochs,
-                            "Epochs between two drops of the learning rate.",
                             errors,
                         );
                         text_row(
                             ui,
-                            Field::StepGamma,
+                            Setting::StepGamma,
                             &mut form.step_gamma,
-                            "The learning rate is multiplied by this at each drop.",
                             errors,
                         );
                     }
                     ScheduleKind::Cosine => {
                         text_row(
                             ui,
-                            Field::CosineMin,
+                            Setting::CosineMinLr,
                             &mut form.cosine_min_lr,
-                            "The learning rate at the very end of the run.",
                             errors,
                         );
                     }
@@ -1106,23 +952,25 @@ pub fn setup_ui(
             .min_col_width(LABEL_WIDTH)
             .spacing([8.0, 4.0])
             .show(ui, |ui| {
-                text_row(ui, Field::Batch, &mut form.batch_size, BATCH_TIP, errors);
-                text_row(ui, Field::Epochs, &mut form.epochs, EPOCHS_TIP, errors);
-                text_row(ui, Field::Seed, &mut form.seed, SEED_TIP, errors);
+                text_row(ui, Setting::BatchSize, &mut form.batch_size, errors);
+                text_row(ui, Setting::Epochs, &mut form.epochs, errors);
+                text_row(ui, Setting::Seed, &mut form.seed, errors);
                 device_row(ui, form, context.devices);
-                error_row(ui, Field::Device, errors);
+                error_row(ui, Setting::Device, errors);
                 precision_row(ui, form, context.devices);
                 text_row(
                     ui,
-                    Field::ProfileSteps,
+                    Setting::ProfileSteps,
                     &mut form.profile_steps,
-                    PROFILE_TIP,
                     errors,
                 );
-                text_row(ui, Field::Name, &mut form.name, NAME_TIP, errors);
+                text_row(ui, Setting::Name, &mut form.name, errors);
                 ui.label("");
-                ui.checkbox(&mut form.stop_on_non_finite_loss, "Stop on NaN loss")
-                    .on_hover_text(STOP_ON_NAN_TIP);
+                ui.checkbox(
+                    &mut form.stop_on_non_finite_loss,
+                    Setting::StopOnNonFiniteLoss.label(),
+                )
+                .on_hover_text(Setting::StopOnNonFiniteLoss.help());
                 ui.end_row();
             });
     });
@@ -1133,13 +981,7 @@ pub fn setup_ui(
 /// refuses such a run with the same reason.
 fn precision_row(ui: &mut egui::Ui, form: &mut SetupForm, devices: Option<&[DeviceInfo]>) {
     let options = [(Precision::F32, "f32"), (Precision::F16, "f16 (mixed)")];
-    combo_row(
-        ui,
-        "Precision",
-        PRECISION_TIP,
-        &mut form.precision,
-        &options,
-    );
+    combo_row(ui, Setting::Precision, &mut form.precision, &options);
     if form.precision != Precision::F16 {
         return;
     }
@@ -1191,7 +1033,9 @@ fn presets_ui(ui: &mut egui::Ui, form: &mut SetupForm) {
 }
 
 fn device_row(ui: &mut egui::Ui, form: &mut SetupForm, devices: Option<&[DeviceInfo]>) {
-    let label = ui.label("Device").on_hover_text(DEVICE_TIP);
+    let label = ui
+        .label(Setting::Device.label())
+        .on_hover_text(Setting::Device.help());
     let Some(devices) = devices else {
         ui.label("listing devices…");
         ui.end_row();
@@ -1229,7 +1073,7 @@ fn device_row(ui: &mut egui::Ui, form: &mut SetupForm, devices: Option<&[DeviceI
         })
         .response
         .labelled_by(label.id)
-        .on_hover_text(DEVICE_TIP);
+        .on_hover_text(Setting::Device.help());
     ui.end_row();
 }
 
@@ -1258,8 +1102,8 @@ mod tests {
         };
         let check = form.check();
         assert!(check.experiment.is_none());
-        assert!(check.errors[&Field::Lr].contains("not a number"));
-        assert!(check.errors[&Field::Batch].contains("between 1"));
+        assert!(check.errors[&Setting::Lr].contains("not a number"));
+        assert!(check.errors[&Setting::BatchSize].contains("between 1"));
         assert!(check.blocking_reason().is_some());
     }
 
@@ -1272,12 +1116,12 @@ mod tests {
         };
         let check = form.check();
         assert!(
-            check.errors.contains_key(&Field::Batch),
+            check.errors.contains_key(&Setting::BatchSize),
             "{:?}",
             check.errors
         );
         assert!(
-            check.errors[&Field::Lr].contains("positive"),
+            check.errors[&Setting::Lr].contains("positive"),
             "{:?}",
             check.errors
         );
@@ -1298,7 +1142,7 @@ mod tests {
         let check = form.check();
         assert!(check.experiment.is_none());
         assert!(
-            check.errors.contains_key(&Field::ProfileSteps),
+            check.errors.contains_key(&Setting::ProfileSteps),
             "{:?}",
             check.errors
         );
@@ -1319,7 +1163,7 @@ mod tests {
         };
         let check = form.check();
         assert!(
-            check.errors[&Field::Lr].contains("above 10"),
+            check.errors[&Setting::Lr].contains("above 10"),
             "{:?}",
             check.errors
         );
@@ -1330,7 +1174,7 @@ mod tests {
             momentum: "0".to_owned(),
             ..SetupForm::default()
         };
-        assert!(form.check().errors.contains_key(&Field::Nesterov));
+        assert!(form.check().errors.contains_key(&Setting::Nesterov));
     }
 
     #[test]
@@ -1340,6 +1184,6 @@ mod tests {
             ..SetupForm::default()
         };
         let check = form.check();
-        assert!(check.errors.contains_key(&Field::Dataset));
+        assert!(check.errors.contains_key(&Setting::Dataset));
     }
 }
