@@ -90,7 +90,7 @@ fn a_run_stopped_mid_epoch_and_resumed_ends_as_the_uninterrupted_run() {
         &mut |_| {},
         &mut |event| {
             if let TrainEvent::Progress(p) = event
-                && p.epoch == 2
+                && p.epoch == 3
             {
                 stopper.cancel();
             }

@@ -63,7 +63,7 @@ impl Reporter {
             TrainEvent::Progress(p) => {
                 if let Some(bar) = &self.bar {
                     bar.set_position(p.global_step as u64);
-                    bar.set_prefix(format!("epoch {}", p.epoch + 1));
+                    bar.set_prefix(format!("epoch {}", p.epoch));
                     bar.set_message(format!(
                         "loss {:.4}  acc {:.2} %  {:.0} samples/s  {:.2} ms/step",
                         p.train_loss,
@@ -75,12 +75,12 @@ impl Reporter {
             }
             TrainEvent::EpochEnd(e) => self.line(&format!(
                 "epoch {:>3}  train loss {:.4} acc {:6.2} %  test loss {:.4} acc {:6.2} %  {:.2} s ({:.0} samples/s) + eval {:.2} s",
-                e.epoch + 1,
+                e.epoch,
                 e.train_loss,
                 e.train_accuracy * 100.0,
                 e.test_loss,
                 e.test_accuracy * 100.0,
-                e.train_secs,
+                e.epoch_secs,
                 e.samples_per_sec,
                 e.eval_secs
             )),

@@ -812,12 +812,9 @@ pub fn status_ui(ui: &mut egui::Ui, session: Option<&Session>) {
         SessionState::Failed(_) => "failed".to_owned(),
     });
     if let Some(progress) = &session.last_progress {
-        parts.push(format!("epoch {}/{}", progress.epoch + 1, session.epochs));
+        parts.push(format!("epoch {}/{}", progress.epoch, session.epochs));
         if let Some(start) = &session.start {
-            parts.push(format!(
-                "step {}/{}",
-                progress.step_in_epoch, start.steps_per_epoch
-            ));
+            parts.push(format!("step {}/{}", progress.step, start.steps_per_epoch));
         }
         parts.push(format!("{:.0} samples/s", progress.samples_per_sec));
         parts.push(format!("{:.2} ms/step", progress.step_ms));

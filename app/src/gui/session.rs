@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use kiln_core::config::Experiment;
 use kiln_core::results::TestPredictions;
 use kiln_core::run::{self, Stage};
-use kiln_core::run_folder::{EpochRow, MetricsRow, RunHistory};
-use kiln_core::train::{Control, ControlState, Progress, RunOutcome, StartInfo, TrainEvent};
+use kiln_core::run_folder::{MetricsRow, RunHistory};
+use kiln_core::train::{Control, ControlState, RunOutcome, StartInfo, TrainEvent};
 
 /// What the training thread sends to the UI.
 #[derive(Debug)]
@@ -58,7 +58,7 @@ pub struct Session {
     /// The engine's start notice: device, parameters, steps per epoch.
     pub start: Option<StartInfo>,
     /// The latest readback.
-    pub last_progress: Option<Progress>,
+    pub last_progress: Option<MetricsRow>,
     /// Warnings so far, as sentences.
     pub warnings: Vec<String>,
     /// Every test image's prediction, once a run has completed.
@@ -206,10 +206,10 @@ impl Session {
                 if self.warmup_secs.is_none() {
                     self.warmup_secs = Some(progress.wall_secs);
                 }
-                self.history.metrics.push(MetricsRow::from(&progress));
+                self.history.metrics.push(progress.clone());
                 self.last_progress = Some(progress);
             }
-            TrainEvent::EpochEnd(summary) => self.history.epochs.push(EpochRow::from(&summary)),
+            TrainEvent::EpochEnd(row) => self.history.epochs.push(row),
             TrainEvent::Warning(warning) => self.warnings.push(warning.to_string()),
             TrainEvent::Predictions(predictions) => self.predictions = Some(predictions),
             TrainEvent::Finished(summary) => {

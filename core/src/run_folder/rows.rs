@@ -1,41 +1,11 @@
 //! One row type per CSV of a run folder, used by the writer and the reader alike: each type
-//! knows its header, how it is written and how it is read back.
+//! knows its header, how it is written and how it is read back. A readback and an epoch end
+//! are the loop's own events ([`MetricsRow`], [`EpochRow`]): what the loop emits is the row.
 
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::train::{EpochSummary, Progress};
-
-/// One metrics.csv row (one readback). `epoch` is 1-based as in the file.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MetricsRow {
-    /// Seconds since the run started (after data loading).
-    pub wall_secs: f64,
-    /// 1-based epoch.
-    pub epoch: usize,
-    /// Steps done in this epoch.
-    pub step: usize,
-    /// Steps done in the whole run.
-    pub global_step: usize,
-    /// Images seen in the whole run.
-    pub samples_seen: u64,
-    /// Mean loss over the images of this epoch so far.
-    pub train_loss: f64,
-    /// Fraction of this epoch's images so far classified correctly.
-    pub train_accuracy: f64,
-    /// Images per second since the previous readback.
-    pub samples_per_sec: f64,
-    /// Mean wall milliseconds per step since the previous readback.
-    pub step_ms: f64,
-    /// Milliseconds of that window spent preparing batches.
-    pub data_ms: f64,
-    /// Milliseconds of that window spent recording device work.
-    pub compute_ms: f64,
-    /// Milliseconds of that window spent waiting for the device.
-    pub sync_ms: f64,
-    /// Learning rate of the last step.
-    pub lr: f64,
-}
+pub use crate::train::{EpochRow, MetricsRow};
 
 impl MetricsRow {
     /// Header of `metrics.csv`; README.md documents each column.
@@ -81,47 +51,6 @@ impl MetricsRow {
     }
 }
 
-impl From<&Progress> for MetricsRow {
-    fn from(p: &Progress) -> Self {
-        Self {
-            wall_secs: p.wall_secs,
-            epoch: p.epoch + 1,
-            step: p.step_in_epoch,
-            global_step: p.global_step,
-            samples_seen: p.samples_seen,
-            train_loss: p.train_loss,
-            train_accuracy: p.train_accuracy,
-            samples_per_sec: p.samples_per_sec,
-            step_ms: p.step_ms,
-            data_ms: p.data_ms,
-            compute_ms: p.compute_ms,
-            sync_ms: p.sync_ms,
-            lr: p.lr,
-        }
-    }
-}
-
-/// One epochs.csv row. `epoch` is 1-based.
-#[derive(Debug, Clone, PartialEq)]
-pub struct EpochRow {
-    /// 1-based epoch.
-    pub epoch: usize,
-    /// Mean training loss over every image of the epoch.
-    pub train_loss: f64,
-    /// Training accuracy over every image of the epoch.
-    pub train_accuracy: f64,
-    /// Mean test loss over every test image.
-    pub test_loss: f64,
-    /// Test accuracy over every test image.
-    pub test_accuracy: f64,
-    /// Wall seconds of the training part of the epoch.
-    pub epoch_secs: f64,
-    /// Wall seconds of the evaluation.
-    pub eval_secs: f64,
-    /// Training images per second over the epoch.
-    pub samples_per_sec: f64,
-}
-
 impl EpochRow {
     /// Header of `epochs.csv`; README.md documents each column.
     pub const HEADER: &str = "epoch,train_loss,train_accuracy,test_loss,test_accuracy,epoch_secs,eval_secs,samples_per_sec";
@@ -153,21 +82,6 @@ impl EpochRow {
             eval_secs: field(v, 6, "eval_secs")?,
             samples_per_sec: field(v, 7, "samples_per_sec")?,
         })
-    }
-}
-
-impl From<&EpochSummary> for EpochRow {
-    fn from(e: &EpochSummary) -> Self {
-        Self {
-            epoch: e.epoch + 1,
-            train_loss: e.train_loss,
-            train_accuracy: e.train_accuracy,
-            test_loss: e.test_loss,
-            test_accuracy: e.test_accuracy,
-            epoch_secs: e.train_secs,
-            eval_secs: e.eval_secs,
-            samples_per_sec: e.samples_per_sec,
-        }
     }
 }
 

@@ -7,13 +7,14 @@ use std::time::{Duration, UNIX_EPOCH};
 use super::*;
 use crate::config::ExperimentDraft;
 use crate::data::test_dir;
-use crate::train::{EpochSummary, Progress, RunOutcome, RunSummary, TrainEvent};
+use crate::train::{RunOutcome, RunSummary, TrainEvent};
 
-fn progress(epoch: usize, step: usize, loss: f64) -> Progress {
-    Progress {
+/// A readback of the 0-based `epoch`, as the loop counts.
+fn progress(epoch: usize, step: usize, loss: f64) -> MetricsRow {
+    MetricsRow {
         wall_secs: step as f64 * 0.5,
-        epoch,
-        step_in_epoch: step,
+        epoch: epoch + 1,
+        step,
         global_step: epoch * 10 + step,
         samples_seen: (epoch * 10 + step) as u64 * 32,
         train_loss: loss,
@@ -27,14 +28,15 @@ fn progress(epoch: usize, step: usize, loss: f64) -> Progress {
     }
 }
 
-fn epoch_end(epoch: usize) -> EpochSummary {
-    EpochSummary {
-        epoch,
+/// The end of the 0-based `epoch`.
+fn epoch_end(epoch: usize) -> EpochRow {
+    EpochRow {
+        epoch: epoch + 1,
         train_loss: 1.0,
         train_accuracy: 0.6,
         test_loss: 1.1,
         test_accuracy: 0.55,
-        train_secs: 5.0,
+        epoch_secs: 5.0,
         eval_secs: 0.5,
         samples_per_sec: 900.0,
     }
@@ -88,9 +90,9 @@ fn a_folder_written_by_run_folder_reads_back() {
     assert_eq!(run.metrics.len(), 10);
     assert_eq!(run.epochs.len(), 2);
     let first = &run.metrics[0];
-    assert_eq!(first, &MetricsRow::from(&progress(0, 1, 2.0)));
+    assert_eq!(first, &progress(0, 1, 2.0));
     assert_eq!(run.metrics[9].epoch, 2);
-    assert_eq!(run.epochs[1], EpochRow::from(&epoch_end(1)));
+    assert_eq!(run.epochs[1], epoch_end(1));
     assert_eq!(run.summary.as_ref().unwrap().outcome, RunOutcome::Completed);
     assert!(run.folder_name().ends_with("-first"));
     let _ = fs::remove_dir_all(&dir);

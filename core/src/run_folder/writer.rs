@@ -127,11 +127,11 @@ impl RunFolder {
     pub fn record(&mut self, event: &TrainEvent) -> Result<(), FolderError> {
         match event {
             TrainEvent::Progress(p) => {
-                let line = MetricsRow::from(p).to_line();
+                let line = p.to_line();
                 Self::append(&mut self.metrics, &self.path.join(METRICS_FILE), &line)
             }
             TrainEvent::EpochEnd(e) => {
-                let line = EpochRow::from(e).to_line();
+                let line = e.to_line();
                 Self::append(&mut self.epochs, &self.path.join(EPOCHS_FILE), &line)
             }
             TrainEvent::Predictions(predictions) => self.write_predictions(predictions),

@@ -30,41 +30,42 @@ pub struct StartInfo {
     pub first_epoch: usize,
 }
 
-/// A metrics readback: the running figures since the start of the epoch.
+/// A metrics readback: the running figures since the start of the epoch. It is also the row
+/// metrics.csv keeps, so what the window plots live and what it reads back are one type.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Progress {
+pub struct MetricsRow {
     /// Seconds since the run started (after data loading).
     pub wall_secs: f64,
-    /// Zero-based epoch.
+    /// 1-based epoch, as everywhere a person reads it.
     pub epoch: usize,
     /// Steps done in this epoch.
-    pub step_in_epoch: usize,
+    pub step: usize,
     /// Steps done in the whole run.
     pub global_step: usize,
     /// Images seen in the whole run.
     pub samples_seen: u64,
     /// Mean loss over the images of this epoch so far.
     pub train_loss: f64,
-    /// Fraction of this epoch's images so far that were classified correctly.
+    /// Fraction of this epoch's images so far classified correctly.
     pub train_accuracy: f64,
-    /// Images per second between this readback and the previous one.
+    /// Images per second since the previous readback.
     pub samples_per_sec: f64,
-    /// Mean wall milliseconds per step between this readback and the previous one.
+    /// Mean wall milliseconds per step since the previous readback.
     pub step_ms: f64,
-    /// Milliseconds of that window the host spent preparing batches (index slices, gathers).
+    /// Milliseconds of that window spent preparing batches.
     pub data_ms: f64,
-    /// Milliseconds of that window the host spent recording forward, backward and optimizer work.
+    /// Milliseconds of that window spent recording device work.
     pub compute_ms: f64,
-    /// Milliseconds of that window the host waited for the device at the readback.
+    /// Milliseconds of that window spent waiting for the device.
     pub sync_ms: f64,
     /// Learning rate of the last step.
     pub lr: f64,
 }
 
-/// Sent after each epoch's evaluation on the test split.
+/// Sent after each epoch's evaluation; also the row epochs.csv keeps.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EpochSummary {
-    /// Zero-based epoch.
+pub struct EpochRow {
+    /// 1-based epoch.
     pub epoch: usize,
     /// Mean training loss over every image of the epoch.
     pub train_loss: f64,
@@ -75,10 +76,10 @@ pub struct EpochSummary {
     /// Test accuracy over every test image.
     pub test_accuracy: f64,
     /// Wall seconds of the training part of the epoch.
-    pub train_secs: f64,
+    pub epoch_secs: f64,
     /// Wall seconds of the evaluation.
     pub eval_secs: f64,
-    /// Training images per second over the epoch, warm-up included.
+    /// Training images per second over the epoch.
     pub samples_per_sec: f64,
 }
 
@@ -166,9 +167,9 @@ pub enum TrainEvent {
     /// Data loaded, model built, first step about to run.
     Started(StartInfo),
     /// A periodic readback of running metrics.
-    Progress(Progress),
+    Progress(MetricsRow),
     /// An epoch ended and was evaluated.
-    EpochEnd(EpochSummary),
+    EpochEnd(EpochRow),
     /// Every test image's prediction after the last epoch of a completed run.
     Predictions(TestPredictions),
     /// Something looks wrong; see [`TrainWarning`].

@@ -36,7 +36,7 @@ mod watch;
 pub use control::{Control, ControlState};
 pub use counters::RunCounters;
 pub use error::TrainError;
-pub use events::{EpochSummary, Progress, StartInfo, TrainEvent, TrainWarning};
+pub use events::{EpochRow, MetricsRow, StartInfo, TrainEvent, TrainWarning};
 pub use pipeline::{epoch_order, pixel_transform};
 pub use store::{KeepNothing, Restored, RunStore};
 pub use summary::{RunOutcome, RunSummary, StepProfile};
@@ -375,7 +375,7 @@ mod tests {
         assert!(summary.final_test_accuracy.unwrap() > 0.9, "{summary:?}");
         assert!(matches!(events.first(), Some(TrainEvent::Started(s)) if s.steps_per_epoch == 7));
         assert!(matches!(events.last(), Some(TrainEvent::Finished(_))));
-        let epoch_ends: Vec<&EpochSummary> = events
+        let epoch_ends: Vec<&EpochRow> = events
             .iter()
             .filter_map(|e| match e {
                 TrainEvent::EpochEnd(s) => Some(s),

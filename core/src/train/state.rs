@@ -14,8 +14,8 @@ use super::store::RunStore;
 use super::trainee::{Trainee, is_cpu};
 use super::watch::LossWatch;
 use super::{
-    Control, ControlState, EpochSummary, Preparation, Progress, RunCounters, RunOutcome,
-    RunSummary, StartInfo, TrainDevice, TrainError, TrainEvent, TrainWarning,
+    Control, ControlState, EpochRow, MetricsRow, Preparation, RunCounters, RunOutcome, RunSummary,
+    StartInfo, TrainDevice, TrainError, TrainEvent, TrainWarning,
 };
 use crate::config::Experiment;
 use crate::data::ImageDataset;
@@ -391,10 +391,10 @@ impl<'a> RunState<'a> {
         let samples = epoch.samples.max(1) as f64;
         let (train_loss, train_accuracy) = (loss_sum / samples, correct / samples);
         if window.steps > 0 {
-            on_event(TrainEvent::Progress(Progress {
+            on_event(TrainEvent::Progress(MetricsRow {
                 wall_secs: self.wall_secs(),
-                epoch: epoch.index,
-                step_in_epoch: epoch.steps_done,
+                epoch: epoch.index + 1,
+                step: epoch.steps_done,
                 global_step: self.counters.steps,
                 samples_seen: self.counters.samples_seen,
                 train_loss,
@@ -453,13 +453,13 @@ impl<'a> RunState<'a> {
         counters.train_accuracy = trained.accuracy;
         counters.test_loss = evaluation.loss;
         counters.test_accuracy = evaluation.accuracy;
-        on_event(TrainEvent::EpochEnd(EpochSummary {
-            epoch,
+        on_event(TrainEvent::EpochEnd(EpochRow {
+            epoch: epoch + 1,
             train_loss: trained.loss,
             train_accuracy: trained.accuracy,
             test_loss: evaluation.loss,
             test_accuracy: evaluation.accuracy,
-            train_secs: trained.secs,
+            epoch_secs: trained.secs,
             eval_secs: evaluation.secs,
             samples_per_sec: trained.samples as f64 / trained.secs.max(1e-9),
         }));
