@@ -563,3 +563,34 @@ fn augmented_runs_are_recorded_and_repeat_exactly() {
         "augmentation changes training"
     );
 }
+
+/// Regression: with stdout closed early (`kiln train … | head`), printing failed with "Broken
+/// pipe" and the run ended as failed; the printer now goes quiet and the run completes.
+#[test]
+fn a_closed_stdout_stops_the_printing_not_the_run() {
+    use std::process::Stdio;
+    let runs = scratch("closed-stdout");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .args([
+            "train",
+            "--device",
+            "cpu",
+            "--model",
+            "mlp:16",
+            "--epochs",
+            "2",
+            "--runs-dir",
+            runs.to_str().unwrap(),
+        ])
+        .env_remove("KILN_DATA_DIR")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the kiln binary runs");
+    // The reading end goes away before the first line is written, as `head` does after its lines.
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let summary = std::fs::read_to_string(only_run_folder(&runs).join("summary.json")).unwrap();
+    assert!(summary.contains("\"completed\""), "{summary}");
+}

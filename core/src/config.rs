@@ -742,7 +742,7 @@ const PRESETS: &[Preset] = &[
     },
 ];
 
-/// Names of the presets shipped with Kiln, the reference workloads of DESIGN.md.
+/// Names of the presets shipped with Kiln: the reference workloads README.md lists, each with its PyTorch and Keras flavours.
 pub fn preset_names() -> Vec<&'static str> {
     PRESETS.iter().map(|p| p.name).collect()
 }

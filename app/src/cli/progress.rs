@@ -1,6 +1,7 @@
 //! What `kiln train` prints: a live bar on a terminal, plain lines in a pipe or a log.
 
-use std::io::IsTerminal;
+use std::cell::Cell;
+use std::io::{IsTerminal, Write};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use kiln_core::config::Experiment;
@@ -11,6 +12,8 @@ pub struct Reporter {
     bar: Option<ProgressBar>,
     dataset: String,
     model: String,
+    /// Set once stdout is gone (`kiln train | head`): printing stops, training does not.
+    stdout_closed: Cell<bool>,
 }
 
 impl Reporter {
@@ -30,6 +33,7 @@ impl Reporter {
             bar,
             dataset: experiment.dataset.to_string(),
             model: experiment.model.to_string(),
+            stdout_closed: Cell::new(false),
         }
     }
 
@@ -37,7 +41,13 @@ impl Reporter {
     pub fn line(&self, text: &str) {
         match &self.bar {
             Some(bar) => bar.println(text),
-            None => println!("{text}"),
+            None if self.stdout_closed.get() => {}
+            None => {
+                // `println!` panics on a closed pipe, which would end a good run as failed.
+                if writeln!(std::io::stdout().lock(), "{text}").is_err() {
+                    self.stdout_closed.set(true);
+                }
+            }
         }
     }
 
