@@ -714,267 +714,242 @@ pub fn setup_ui(
     let errors = &check.errors;
     ui.add_enabled_ui(!context.locked, |ui| {
         presets_ui(ui, form);
-        ui.separator();
-        ui.strong("Data");
-        egui::Grid::new("setup-data")
-            .num_columns(2)
-            .min_col_width(LABEL_WIDTH)
-            .spacing([8.0, 4.0])
-            .show(ui, |ui| {
-                let options: Vec<(DatasetKind, &str)> =
-                    DatasetKind::ALL.iter().map(|k| (*k, k.label())).collect();
-                combo_row(ui, Setting::Dataset,
-                    &mut form.dataset,
-                    &options,
-                );
-                error_row(ui, Setting::Dataset, errors);
-                if form.dataset == DatasetKind::Folder {
-                    ui.label("Folder");
-                    ui.horizontal(|ui| {
-                        let shown = form
-                            .folder
-                            .as_ref()
-                            .map_or("(none chosen)".to_owned(), |p| p.display().to_string());
-                        ui.label(shown);
-                        if ui
-                            .button("Choose folder…")
-                            .on_hover_text("A folder with one sub-folder of PNG/JPEG images per class.")
-                            .clicked()
-                        {
-                            actions.push(SetupAction::ChooseImageFolder);
-                        }
-                    });
-                    ui.end_row();
-                    text_row(
-                        ui,
-                        Setting::FolderImageSize,
-                        &mut form.folder_image_size,
-                        errors,
-                    );
-                }
-                if form.dataset.remote().is_some() {
-                    ui.label("Data folder");
-                    ui.vertical(|ui| {
-                        match &context.data_location {
-                            Some(Ok(path)) => {
-                                ui.label(format!("found in {}", path.display()));
-                            }
-                            Some(Err(reason)) => {
-                                ui.colored_label(ui.visuals().warn_fg_color, reason);
-                            }
-                            None => {
-                                ui.label("looking…");
-                            }
-                        }
-                        ui.horizontal(|ui| {
-                            if ui
-                                .button("Choose data folder…")
-                                .on_hover_text("The folder holding the data set's files, or a parent of mnist/, fashion-mnist/, cifar-10-batches-bin/.")
-                                .clicked()
-                            {
-                                actions.push(SetupAction::ChooseDataDir);
-                            }
-                            if form.data_dir.is_some() && ui.button("Use default folders").clicked() {
-                                form.data_dir = None;
-                            }
-                        });
-                        match &context.fetch_progress {
-                            Some((file, fraction)) => {
-                                ui.horizontal(|ui| {
-                                    let bar = egui::ProgressBar::new(fraction.unwrap_or(0.0))
-                                        .text(format!("downloading {file}"))
-                                        .desired_width(180.0);
-                                    ui.add(bar);
-                                    if ui.button("Cancel download").clicked() {
-                                        actions.push(SetupAction::CancelFetch);
-                                    }
-                                });
-                            }
-                            None => {
-                                if ui
-                                    .button("Fetch")
-                                    .on_hover_text("Download the data set and check every file's SHA-256 before keeping it.")
-                                    .clicked()
-                                {
-                                    actions.push(SetupAction::Fetch);
-                                }
-                            }
-                        }
-                        if let Some(message) = &context.fetch_message {
-                            ui.label(message);
-                        }
-                    });
-                    ui.end_row();
-                }
-                let options = [
-                    (InputScaling::UnitRange, "÷255 (0–1)"),
-                    (InputScaling::Raw, "raw 0–255"),
-                    (InputScaling::Standardize, "standardize"),
-                ];
-                combo_row(ui, Setting::InputScaling, &mut form.input_scaling, &options);
-                text_row(ui, Setting::CropPadding, &mut form.crop_padding, errors);
-                ui.label("");
-                ui.checkbox(&mut form.flip, Setting::Flip.label())
-                    .on_hover_text(Setting::Flip.help());
-                ui.end_row();
-            });
-        ui.separator();
-        ui.strong("Model");
-        egui::Grid::new("setup-model")
-            .num_columns(2)
-            .min_col_width(LABEL_WIDTH)
-            .spacing([8.0, 4.0])
-            .show(ui, |ui| {
-                let options: Vec<(ModelKind, &str)> =
-                    ModelKind::ALL.iter().map(|k| (*k, k.label())).collect();
-                combo_row(ui, Setting::Model,
-                    &mut form.model,
-                    &options,
-                );
-                match form.model {
-                    ModelKind::Mlp => {
-                        text_row(ui, Setting::MlpWidths, &mut form.mlp_widths, errors);
-                        let options: Vec<(Activation, &str)> =
-                            Activation::ALL.iter().map(|a| (*a, a.name())).collect();
-                        combo_row(ui, Setting::Activation,
-                            &mut form.activation,
-                            &options,
-                        );
-                        text_row(ui, Setting::Dropout, &mut form.dropout, errors);
-                    }
-                    ModelKind::Vgg16 => {
-                        let label = ui.label("Batch norm").on_hover_text(
-                            "Adds batch normalization after each convolution (VGG16-BN).",
-                        );
-                        ui.checkbox(&mut form.vgg_batch_norm, "")
-                            .labelled_by(label.id);
-                        ui.end_row();
-                        text_row(
-                            ui,
-                            Setting::VggInputSize,
-                            &mut form.vgg_input_size,
-                            errors,
-                        );
-                    }
-                    ModelKind::Cnn | ModelKind::ResNet18 => error_row(ui, Setting::Model, errors),
-                }
-                let options = [
-                    (InitScheme::PytorchDefault, "PyTorch default"),
-                    (InitScheme::GlorotUniform, "Glorot uniform (Keras)"),
-                ];
-                combo_row(ui, Setting::Init, &mut form.init, &options);
-                let options = [
-                    (LossInput::Logits, "on logits"),
-                    (LossInput::Probabilities, "on clipped probabilities"),
-                ];
-                combo_row(ui, Setting::Loss, &mut form.loss, &options);
-            });
-        ui.separator();
-        ui.strong("Optimizer");
-        egui::Grid::new("setup-optimizer")
-            .num_columns(2)
-            .min_col_width(LABEL_WIDTH)
-            .spacing([8.0, 4.0])
-            .show(ui, |ui| {
-                let before = form.optimizer;
-                let options = [
-                    (OptimizerKind::Sgd, "SGD"),
-                    (OptimizerKind::Adam, "Adam"),
-                    (OptimizerKind::AdamW, "AdamW"),
-                ];
-                combo_row(ui, Setting::Optimizer,
-                    &mut form.optimizer,
-                    &options,
-                );
-                if before != form.optimizer {
-                    // AdamW's decay is decoupled and defaults to 0.01; the others default to none.
-                    form.weight_decay = if form.optimizer == OptimizerKind::AdamW {
-                        "0.01"
-                    } else {
-                        "0"
-                    }
-                    .to_owned();
-                }
-                text_row(ui, Setting::Lr, &mut form.lr, errors);
-                match form.optimizer {
-                    OptimizerKind::Sgd => {
-                        text_row(ui, Setting::Momentum, &mut form.momentum, errors);
-                        let label = ui
-                            .label(Setting::Nesterov.label())
-                            .on_hover_text(Setting::Nesterov.help());
-                        ui.checkbox(&mut form.nesterov, "").labelled_by(label.id);
-                        ui.end_row();
-                        error_row(ui, Setting::Nesterov, errors);
-                    }
-                    OptimizerKind::Adam | OptimizerKind::AdamW => {
-                        text_row(ui, Setting::Beta1, &mut form.beta_1, errors);
-                        text_row(ui, Setting::Beta2, &mut form.beta_2, errors);
-                        text_row(ui, Setting::Epsilon, &mut form.epsilon, errors);
-                    }
-                }
-                text_row(ui, Setting::WeightDecay, &mut form.weight_decay, errors);
-                let options = [
-                    (ScheduleKind::Constant, "constant"),
-                    (ScheduleKind::Step, "step decay"),
-                    (ScheduleKind::Cosine, "cosine"),
-                ];
-                combo_row(ui, Setting::Schedule, &mut form.schedule, &options);
-                match form.schedule {
-                    ScheduleKind::Constant => {}
-                    ScheduleKind::Step => {
-                        text_row(
-                            ui,
-                            Setting::StepEvery,
-                            &mut form.step_every_epochs,
-                            errors,
-                        );
-                        text_row(
-                            ui,
-                            Setting::StepGamma,
-                            &mut form.step_gamma,
-                            errors,
-                        );
-                    }
-                    ScheduleKind::Cosine => {
-                        text_row(
-                            ui,
-                            Setting::CosineMinLr,
-                            &mut form.cosine_min_lr,
-                            errors,
-                        );
-                    }
-                }
-            });
-        ui.separator();
-        ui.strong("Run");
-        egui::Grid::new("setup-run")
-            .num_columns(2)
-            .min_col_width(LABEL_WIDTH)
-            .spacing([8.0, 4.0])
-            .show(ui, |ui| {
-                text_row(ui, Setting::BatchSize, &mut form.batch_size, errors);
-                text_row(ui, Setting::Epochs, &mut form.epochs, errors);
-                text_row(ui, Setting::Seed, &mut form.seed, errors);
-                device_row(ui, form, context.devices);
-                error_row(ui, Setting::Device, errors);
-                precision_row(ui, form, context.devices);
-                text_row(
-                    ui,
-                    Setting::ProfileSteps,
-                    &mut form.profile_steps,
-                    errors,
-                );
-                text_row(ui, Setting::Name, &mut form.name, errors);
-                ui.label("");
-                ui.checkbox(
-                    &mut form.stop_on_non_finite_loss,
-                    Setting::StopOnNonFiniteLoss.label(),
-                )
-                .on_hover_text(Setting::StopOnNonFiniteLoss.help());
-                ui.end_row();
-            });
+        section_ui(ui, "Data", |ui| {
+            data_rows_ui(ui, form, errors, context, &mut actions);
+        });
+        section_ui(ui, "Model", |ui| model_rows_ui(ui, form, errors));
+        section_ui(ui, "Optimizer", |ui| optimizer_rows_ui(ui, form, errors));
+        section_ui(ui, "Run", |ui| run_rows_ui(ui, form, errors, context));
     });
     actions
+}
+
+/// A titled group of rows in a two-column grid whose label column lines up with the others.
+fn section_ui(ui: &mut egui::Ui, title: &str, add_rows: impl FnOnce(&mut egui::Ui)) {
+    ui.separator();
+    ui.strong(title);
+    egui::Grid::new(format!("setup-{}", title.to_lowercase()))
+        .num_columns(2)
+        .min_col_width(LABEL_WIDTH)
+        .spacing([8.0, 4.0])
+        .show(ui, add_rows);
+}
+
+/// The Data rows: the data set, where its files are (or a folder of images), input scaling and
+/// augmentation.
+fn data_rows_ui(
+    ui: &mut egui::Ui,
+    form: &mut SetupForm,
+    errors: &BTreeMap<Setting, String>,
+    context: &SetupContext<'_>,
+    actions: &mut Vec<SetupAction>,
+) {
+    let options: Vec<(DatasetKind, &str)> =
+        DatasetKind::ALL.iter().map(|k| (*k, k.label())).collect();
+    combo_row(ui, Setting::Dataset, &mut form.dataset, &options);
+    error_row(ui, Setting::Dataset, errors);
+    if form.dataset == DatasetKind::Folder {
+        ui.label("Folder");
+        ui.horizontal(|ui| {
+            let shown = form
+                .folder
+                .as_ref()
+                .map_or("(none chosen)".to_owned(), |p| p.display().to_string());
+            ui.label(shown);
+            if ui
+                .button("Choose folder…")
+                .on_hover_text("A folder with one sub-folder of PNG/JPEG images per class.")
+                .clicked()
+            {
+                actions.push(SetupAction::ChooseImageFolder);
+            }
+        });
+        ui.end_row();
+        text_row(
+            ui,
+            Setting::FolderImageSize,
+            &mut form.folder_image_size,
+            errors,
+        );
+    }
+    if form.dataset.remote().is_some() {
+        ui.label("Data folder");
+        ui.vertical(|ui| {
+                match &context.data_location {
+                    Some(Ok(path)) => {
+                        ui.label(format!("found in {}", path.display()));
+                    }
+                    Some(Err(reason)) => {
+                        ui.colored_label(ui.visuals().warn_fg_color, reason);
+                    }
+                    None => {
+                        ui.label("looking…");
+                    }
+                }
+                ui.horizontal(|ui| {
+                    if ui
+                        .button("Choose data folder…")
+                        .on_hover_text("The folder holding the data set's files, or a parent of mnist/, fashion-mnist/, cifar-10-batches-bin/.")
+                        .clicked()
+                    {
+                        actions.push(SetupAction::ChooseDataDir);
+                    }
+                    if form.data_dir.is_some() && ui.button("Use default folders").clicked() {
+                        form.data_dir = None;
+                    }
+                });
+                match &context.fetch_progress {
+                    Some((file, fraction)) => {
+                        ui.horizontal(|ui| {
+                            let bar = egui::ProgressBar::new(fraction.unwrap_or(0.0))
+                                .text(format!("downloading {file}"))
+                                .desired_width(180.0);
+                            ui.add(bar);
+                            if ui.button("Cancel download").clicked() {
+                                actions.push(SetupAction::CancelFetch);
+                            }
+                        });
+                    }
+                    None => {
+                        if ui
+                            .button("Fetch")
+                            .on_hover_text("Download the data set and check every file's SHA-256 before keeping it.")
+                            .clicked()
+                        {
+                            actions.push(SetupAction::Fetch);
+                        }
+                    }
+                }
+                if let Some(message) = &context.fetch_message {
+                    ui.label(message);
+                }
+            });
+        ui.end_row();
+    }
+    let options = [
+        (InputScaling::UnitRange, "÷255 (0–1)"),
+        (InputScaling::Raw, "raw 0–255"),
+        (InputScaling::Standardize, "standardize"),
+    ];
+    combo_row(ui, Setting::InputScaling, &mut form.input_scaling, &options);
+    text_row(ui, Setting::CropPadding, &mut form.crop_padding, errors);
+    ui.label("");
+    ui.checkbox(&mut form.flip, Setting::Flip.label())
+        .on_hover_text(Setting::Flip.help());
+    ui.end_row();
+}
+
+/// The Model rows: the architecture and its parts, init and loss.
+fn model_rows_ui(ui: &mut egui::Ui, form: &mut SetupForm, errors: &BTreeMap<Setting, String>) {
+    let options: Vec<(ModelKind, &str)> = ModelKind::ALL.iter().map(|k| (*k, k.label())).collect();
+    combo_row(ui, Setting::Model, &mut form.model, &options);
+    match form.model {
+        ModelKind::Mlp => {
+            text_row(ui, Setting::MlpWidths, &mut form.mlp_widths, errors);
+            let options: Vec<(Activation, &str)> =
+                Activation::ALL.iter().map(|a| (*a, a.name())).collect();
+            combo_row(ui, Setting::Activation, &mut form.activation, &options);
+            text_row(ui, Setting::Dropout, &mut form.dropout, errors);
+        }
+        ModelKind::Vgg16 => {
+            let label = ui
+                .label("Batch norm")
+                .on_hover_text("Adds batch normalization after each convolution (VGG16-BN).");
+            ui.checkbox(&mut form.vgg_batch_norm, "")
+                .labelled_by(label.id);
+            ui.end_row();
+            text_row(ui, Setting::VggInputSize, &mut form.vgg_input_size, errors);
+        }
+        ModelKind::Cnn | ModelKind::ResNet18 => error_row(ui, Setting::Model, errors),
+    }
+    let options = [
+        (InitScheme::PytorchDefault, "PyTorch default"),
+        (InitScheme::GlorotUniform, "Glorot uniform (Keras)"),
+    ];
+    combo_row(ui, Setting::Init, &mut form.init, &options);
+    let options = [
+        (LossInput::Logits, "on logits"),
+        (LossInput::Probabilities, "on clipped probabilities"),
+    ];
+    combo_row(ui, Setting::Loss, &mut form.loss, &options);
+}
+
+/// The Optimizer rows: the update rule, its parameters and the learning-rate schedule.
+fn optimizer_rows_ui(ui: &mut egui::Ui, form: &mut SetupForm, errors: &BTreeMap<Setting, String>) {
+    let before = form.optimizer;
+    let options = [
+        (OptimizerKind::Sgd, "SGD"),
+        (OptimizerKind::Adam, "Adam"),
+        (OptimizerKind::AdamW, "AdamW"),
+    ];
+    combo_row(ui, Setting::Optimizer, &mut form.optimizer, &options);
+    if before != form.optimizer {
+        // AdamW's decay is decoupled and defaults to 0.01; the others default to none.
+        form.weight_decay = if form.optimizer == OptimizerKind::AdamW {
+            "0.01"
+        } else {
+            "0"
+        }
+        .to_owned();
+    }
+    text_row(ui, Setting::Lr, &mut form.lr, errors);
+    match form.optimizer {
+        OptimizerKind::Sgd => {
+            text_row(ui, Setting::Momentum, &mut form.momentum, errors);
+            let label = ui
+                .label(Setting::Nesterov.label())
+                .on_hover_text(Setting::Nesterov.help());
+            ui.checkbox(&mut form.nesterov, "").labelled_by(label.id);
+            ui.end_row();
+            error_row(ui, Setting::Nesterov, errors);
+        }
+        OptimizerKind::Adam | OptimizerKind::AdamW => {
+            text_row(ui, Setting::Beta1, &mut form.beta_1, errors);
+            text_row(ui, Setting::Beta2, &mut form.beta_2, errors);
+            text_row(ui, Setting::Epsilon, &mut form.epsilon, errors);
+        }
+    }
+    text_row(ui, Setting::WeightDecay, &mut form.weight_decay, errors);
+    let options = [
+        (ScheduleKind::Constant, "constant"),
+        (ScheduleKind::Step, "step decay"),
+        (ScheduleKind::Cosine, "cosine"),
+    ];
+    combo_row(ui, Setting::Schedule, &mut form.schedule, &options);
+    match form.schedule {
+        ScheduleKind::Constant => {}
+        ScheduleKind::Step => {
+            text_row(ui, Setting::StepEvery, &mut form.step_every_epochs, errors);
+            text_row(ui, Setting::StepGamma, &mut form.step_gamma, errors);
+        }
+        ScheduleKind::Cosine => {
+            text_row(ui, Setting::CosineMinLr, &mut form.cosine_min_lr, errors);
+        }
+    }
+}
+
+/// The Run rows: batch, epochs, seed, device, precision, profiling, name, NaN handling.
+fn run_rows_ui(
+    ui: &mut egui::Ui,
+    form: &mut SetupForm,
+    errors: &BTreeMap<Setting, String>,
+    context: &SetupContext<'_>,
+) {
+    text_row(ui, Setting::BatchSize, &mut form.batch_size, errors);
+    text_row(ui, Setting::Epochs, &mut form.epochs, errors);
+    text_row(ui, Setting::Seed, &mut form.seed, errors);
+    device_row(ui, form, context.devices);
+    error_row(ui, Setting::Device, errors);
+    precision_row(ui, form, context.devices);
+    text_row(ui, Setting::ProfileSteps, &mut form.profile_steps, errors);
+    text_row(ui, Setting::Name, &mut form.name, errors);
+    ui.label("");
+    ui.checkbox(
+        &mut form.stop_on_non_finite_loss,
+        Setting::StopOnNonFiniteLoss.label(),
+    )
+    .on_hover_text(Setting::StopOnNonFiniteLoss.help());
+    ui.end_row();
 }
 
 /// The precision choice, with a red line when the chosen device cannot compute in f16; the engine

@@ -1,0 +1,243 @@
+//! What the window does when a person asks: start, resume, pause and cancel a run, the setup
+//! panel's and the runs list's actions, exports, keyboard shortcuts. Panels return actions;
+//! this file carries them out after drawing.
+
+use super::*;
+
+impl KilnApp {
+    /// Starts a run of the form's experiment; does nothing while one is going.
+    pub fn start(&mut self) {
+        if self.is_training() {
+            return;
+        }
+        let check = self.form.check();
+        if let Some(reason) = self.start_blocker(&check) {
+            self.notice = Some(reason);
+            return;
+        }
+        let Some(experiment) = check.experiment else {
+            return;
+        };
+        let ctx = self.ctx.clone();
+        match Session::start(experiment, self.runs_dir.clone(), move || wake(&ctx)) {
+            Ok(session) => {
+                self.session = Some(session);
+                self.notice = None;
+                // The form is locked while training; a focused field would only keep repainting.
+                self.ctx.memory_mut(|memory| memory.stop_text_input());
+            }
+            Err(e) => self.notice = Some(format!("could not start the training thread: {e}")),
+        }
+    }
+
+    /// Continues the stopped run in `folder` from its last checkpoint; does nothing while a run
+    /// is going.
+    pub fn resume(&mut self, folder: &Path) {
+        if self.is_training() {
+            self.notice = Some("a run is going; resume this one when it ends".to_owned());
+            return;
+        }
+        let ctx = self.ctx.clone();
+        match Session::resume_run(folder, move || wake(&ctx)) {
+            Ok(session) => {
+                self.session = Some(session);
+                self.notice = None;
+            }
+            Err(reason) => self.notice = Some(reason),
+        }
+    }
+
+    /// Why Start cannot run now: a field of the form, or a named data set not on this computer.
+    pub(super) fn start_blocker(&mut self, check: &FormCheck) -> Option<String> {
+        check
+            .blocking_reason()
+            .or_else(|| match self.data_location() {
+                Some(Err(reason)) => Some(format!("Data set: {reason}")),
+                _ => None,
+            })
+    }
+
+    /// Pauses a running run or resumes a paused one.
+    pub fn toggle_pause(&mut self) {
+        if let Some(session) = &mut self.session {
+            match session.state {
+                SessionState::Running => session.pause(),
+                SessionState::Paused => session.resume(),
+                _ => {}
+            }
+        }
+    }
+
+    /// Cancels the run; its folder keeps what was done.
+    pub fn cancel(&mut self) {
+        if let Some(session) = &mut self.session {
+            session.cancel();
+        }
+    }
+
+    pub(super) fn handle_setup_action(&mut self, action: SetupAction) {
+        match action {
+            SetupAction::ChooseImageFolder => {
+                if let Some(folder) = rfd::FileDialog::new()
+                    .set_title("Folder with one sub-folder of images per class")
+                    .pick_folder()
+                {
+                    self.form.folder = Some(folder);
+                }
+            }
+            SetupAction::ChooseDataDir => {
+                if let Some(folder) = rfd::FileDialog::new()
+                    .set_title("Folder holding the data set's files")
+                    .pick_folder()
+                {
+                    self.form.data_dir = Some(folder);
+                }
+            }
+            SetupAction::Fetch => self.start_fetch(),
+            SetupAction::CancelFetch => {
+                if let Some(job) = &self.fetch {
+                    job.cancel();
+                }
+            }
+        }
+    }
+
+    pub(super) fn start_fetch(&mut self) {
+        let Some(remote) = self.form.dataset.remote() else {
+            return;
+        };
+        let root = self
+            .form
+            .data_dir
+            .clone()
+            .or_else(|| std::env::var_os(data::DATA_DIR_ENV).map(PathBuf::from))
+            .or_else(data::default_data_root);
+        let Some(root) = root else {
+            self.fetch_message = Some(
+                "this system has no per-user data folder; choose a data folder first".to_owned(),
+            );
+            return;
+        };
+        let ctx = self.ctx.clone();
+        match FetchJob::start(remote, root, move || wake(&ctx)) {
+            Ok(job) => {
+                self.fetch = Some(job);
+                self.fetch_message = None;
+            }
+            Err(e) => self.fetch_message = Some(format!("could not start the download: {e}")),
+        }
+    }
+
+    pub(super) fn handle_runs_action(&mut self, action: RunsAction) {
+        match action {
+            RunsAction::Refresh => self.refresh_runs(),
+            RunsAction::Rename { path, name } => {
+                match run_folder::rename_run(&path, &name) {
+                    Ok(new_path) => {
+                        if self.runs.selected.remove(&path) {
+                            self.runs.selected.insert(new_path);
+                        }
+                        self.notice = None;
+                    }
+                    Err(e) => self.notice = Some(e.to_string()),
+                }
+                self.refresh_runs();
+            }
+            RunsAction::Delete(path) => {
+                if let Err(e) = run_folder::delete_run(&path) {
+                    self.notice = Some(e.to_string());
+                }
+                self.refresh_runs();
+            }
+            RunsAction::TryModel(path) => self.try_model = Some(TryModel::open(&path)),
+            RunsAction::Resume(path) => self.resume(&path),
+            RunsAction::UseSettings(path) => {
+                match self
+                    .runs
+                    .runs
+                    .iter()
+                    .find(|r| r.path == path)
+                    .and_then(|r| r.config.as_ref())
+                {
+                    Some(config) => self.form = SetupForm::from_draft(config),
+                    None => {
+                        self.notice =
+                            Some(format!("{} has no readable config.toml", path.display()))
+                    }
+                }
+            }
+            RunsAction::Export(kind) => self.export(kind),
+        }
+    }
+
+    /// The runs to export: the ticked ones, else the current run.
+    pub(super) fn export_runs(&self) -> Vec<&RunHistory> {
+        let selected = self.runs.selected_runs();
+        if !selected.is_empty() {
+            return selected;
+        }
+        self.session.iter().map(|s| &s.history).collect()
+    }
+
+    pub(super) fn export(&mut self, kind: ExportKind) {
+        let runs = self.export_runs();
+        if runs.is_empty() {
+            self.notice = Some("tick one or more runs to export".to_owned());
+            return;
+        }
+        let default_name = match runs.as_slice() {
+            [one] => format!("{}.{}", one.folder_name(), kind.extension()),
+            _ => format!("kiln-{}-runs.{}", runs.len(), kind.extension()),
+        };
+        let Some(path) = rfd::FileDialog::new()
+            .set_title("Export")
+            .add_filter(kind.extension().to_uppercase(), &[kind.extension()])
+            .set_file_name(default_name)
+            .save_file()
+        else {
+            return;
+        };
+        self.notice = Some(match export_to(&runs, kind, &path, self.x_axis) {
+            Ok(()) => format!("wrote {}", path.display()),
+            Err(reason) => reason,
+        });
+    }
+
+    pub(super) fn shortcuts(&mut self, ctx: &egui::Context) {
+        let (start, pause, cancel) = ctx.input_mut(|i| {
+            (
+                i.consume_shortcut(&START_SHORTCUT),
+                i.consume_shortcut(&PAUSE_SHORTCUT),
+                i.consume_shortcut(&CANCEL_SHORTCUT),
+            )
+        });
+        if start {
+            self.start();
+        }
+        if pause {
+            self.toggle_pause();
+        }
+        if cancel {
+            self.cancel();
+        }
+    }
+}
+
+/// Writes one export file; the error is a sentence for the notice line.
+pub(super) fn export_to(
+    runs: &[&RunHistory],
+    kind: ExportKind,
+    path: &Path,
+    x_axis: XAxis,
+) -> Result<(), String> {
+    let options = PlotOptions {
+        x_axis,
+        ..PlotOptions::default()
+    };
+    let (csv, png, svg) = match kind {
+        ExportKind::Csv => (Some(path), None, None),
+        ExportKind::Png => (None, Some(path), None),
+        ExportKind::Svg => (None, None, Some(path)),
+    };
+    export::save(runs, &options, csv, png, svg).map_err(|e| e.to_string())
+}

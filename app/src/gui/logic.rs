@@ -1,0 +1,90 @@
+//! The window's per-frame logic: workers' messages drained within a time budget (the run, the
+//! device list, a download), the data location kept current, a past run's predictions read once.
+
+use super::*;
+
+impl KilnApp {
+    pub(super) fn poll_background(&mut self) {
+        if let Devices::Listing(receiver) = &self.devices
+            && let Ok(list) = receiver.try_recv()
+        {
+            self.devices = Devices::Ready(list);
+        }
+        let mut finished = false;
+        if let Some(session) = &mut self.session {
+            let was_active = session.state.is_active();
+            session.drain(DRAIN_BUDGET);
+            finished = was_active && !session.state.is_active();
+        }
+        if finished {
+            self.refresh_runs();
+        }
+        if let Some(job) = &mut self.fetch
+            && let Some(result) = job.poll()
+        {
+            self.fetch_message = Some(match result {
+                Ok(path) => format!(
+                    "{} is ready in {} (checksums verified)",
+                    job.dataset.display_name(),
+                    path.display()
+                ),
+                Err(reason) => reason,
+            });
+            self.fetch = None;
+            self.data_location = None;
+        }
+    }
+
+    pub(super) fn data_location(&mut self) -> Option<Result<PathBuf, String>> {
+        let remote = self.form.dataset.remote()?;
+        let stale = self
+            .data_location
+            .as_ref()
+            .is_none_or(|(kind, dir, _)| *kind != self.form.dataset || *dir != self.form.data_dir);
+        if stale {
+            let found = data::locate(remote, self.form.data_dir.as_deref()).map_err(|e| match e {
+                DataError::NotFound { .. } => {
+                    format!(
+                        "not found on this computer; press Fetch to download {}",
+                        remote.display_name()
+                    )
+                }
+                other => other.to_string(),
+            });
+            self.data_location = Some((self.form.dataset, self.form.data_dir.clone(), found));
+        }
+        self.data_location
+            .as_ref()
+            .map(|(_, _, found)| found.clone())
+    }
+
+    /// With no finished run in this window and exactly one past run ticked, reads that run's
+    /// predictions once, so its per-class results can be shown.
+    pub(super) fn refresh_past_predictions(&mut self) {
+        let live = self
+            .session
+            .as_ref()
+            .is_some_and(|s| s.predictions.is_some());
+        let wanted = match self.runs.selected.iter().collect::<Vec<_>>().as_slice() {
+            [one] if !live => Some((*one).clone()),
+            _ => None,
+        };
+        match wanted {
+            None => self.past_predictions = None,
+            Some(path) => {
+                if self
+                    .past_predictions
+                    .as_ref()
+                    .is_some_and(|(p, _)| *p == path)
+                {
+                    return;
+                }
+                let loaded = run_folder::load_predictions(&path).unwrap_or_else(|e| {
+                    self.notice = Some(e.to_string());
+                    None
+                });
+                self.past_predictions = Some((path, loaded));
+            }
+        }
+    }
+}

@@ -1,0 +1,118 @@
+//! A run's results: the confusion matrix, per-class accuracy and the surest mistakes.
+
+use super::*;
+
+/// The confusion matrix as a heat map (each cell shaded by its share of the true class), the
+/// accuracy of each class, and the test images the model got wrong with the most confidence.
+pub fn confusion_ui(ui: &mut egui::Ui, predictions: &TestPredictions) {
+    let confusion = predictions.confusion();
+    let accuracy = predictions.per_class_accuracy();
+    let short = |name: &str| name.chars().take(9).collect::<String>();
+    let base = ui.visuals().selection.bg_fill;
+    ui.vertical(|ui| {
+        egui::Grid::new("confusion")
+            .spacing([2.0, 2.0])
+            .show(ui, |ui| {
+                ui.label("true \\ predicted");
+                for name in &predictions.class_names {
+                    ui.label(short(name)).on_hover_text(name);
+                }
+                ui.label("accuracy");
+                ui.end_row();
+                for (class, row) in confusion.iter().enumerate() {
+                    let name = predictions
+                        .class_names
+                        .get(class)
+                        .map_or("", String::as_str);
+                    ui.label(short(name)).on_hover_text(name);
+                    let total = row.iter().sum::<u64>().max(1) as f32;
+                    for (guess, count) in row.iter().enumerate() {
+                        let share = *count as f32 / total;
+                        let fill = base.gamma_multiply(share.sqrt());
+                        let (rect, response) =
+                            ui.allocate_exact_size(egui::vec2(58.0, 20.0), egui::Sense::hover());
+                        ui.painter().rect_filled(rect, 2.0, fill);
+                        ui.painter().text(
+                            rect.center(),
+                            egui::Align2::CENTER_CENTER,
+                            count.to_string(),
+                            egui::FontId::monospace(12.0),
+                            ui.visuals().text_color(),
+                        );
+                        let guess_name = predictions
+                            .class_names
+                            .get(guess)
+                            .map_or("", String::as_str);
+                        response.on_hover_text(format!(
+                            "{count} {name} images predicted as {guess_name} ({:.1} % of {name})",
+                            share * 100.0
+                        ));
+                    }
+                    ui.label(match accuracy.get(class).copied().flatten() {
+                        Some(a) => format!("{:.1} %", a * 100.0),
+                        None => "-".to_owned(),
+                    });
+                    ui.end_row();
+                }
+            });
+        ui.add_space(6.0);
+        ui.vertical(|ui| {
+            ui.strong("Most confidently wrong");
+            let name = |label: u8| {
+                predictions
+                    .class_names
+                    .get(usize::from(label))
+                    .map_or("?", String::as_str)
+            };
+            egui::Grid::new("gallery")
+                .spacing([6.0, 4.0])
+                .show(ui, |ui| {
+                    for (n, image) in predictions.gallery.iter().enumerate() {
+                        let index = image.index;
+                        let caption = format!(
+                            "#{index}: {} taken for {} ({:.1} %)",
+                            name(predictions.labels[index]),
+                            name(predictions.predicted[index]),
+                            predictions.confidence[index] * 100.0
+                        );
+                        ui.vertical(|ui| {
+                            ui.set_max_width(96.0);
+                            let texture =
+                                gallery_texture(ui.ctx(), image, predictions.confidence[index]);
+                            ui.add(
+                                egui::Image::new(&texture)
+                                    .fit_to_exact_size(egui::vec2(56.0, 56.0)),
+                            )
+                            .on_hover_text(&caption);
+                            ui.add(egui::Label::new(egui::RichText::new(caption).small()).wrap());
+                        });
+                        if n % 4 == 3 {
+                            ui.end_row();
+                        }
+                    }
+                });
+        });
+    });
+}
+
+/// The texture of a gallery image, made once and kept in egui's memory; the key includes the
+/// confidence so the images of a new run never show an old run's texture.
+pub(super) fn gallery_texture(
+    ctx: &egui::Context,
+    image: &kiln_core::results::GalleryImage,
+    confidence: f32,
+) -> egui::TextureHandle {
+    let id = egui::Id::unique(("gallery", image.index, confidence.to_bits()));
+    if let Some(texture) = ctx.data(|d| d.get_temp::<egui::TextureHandle>(id)) {
+        return texture;
+    }
+    let [_, height, width] = image.shape;
+    let pixels = egui::ColorImage::from_rgba_unmultiplied([width, height], &image.to_rgba());
+    let texture = ctx.load_texture(
+        format!("gallery-{}", image.index),
+        pixels,
+        egui::TextureOptions::NEAREST,
+    );
+    ctx.data_mut(|d| d.insert_temp(id, texture.clone()));
+    texture
+}
