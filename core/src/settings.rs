@@ -1,78 +1,133 @@
-//! Every setting of an experiment, declared once: its key in `config.toml` (and in error
-//! messages), the label the window gives it, and the one-line explanation its tooltip shows. A refused value names
-//! its [`Setting`], so the window marks the field it was typed in without matching strings.
+//! Every setting of an experiment, declared once (ripgrep declares its flags so): its key in
+//! `config.toml` and in error messages, the label the window gives it, and the one-line
+//! explanation its tooltip shows. A refused value names its [`Setting`], so the window marks the
+//! field it was typed in without matching strings.
 
 use std::fmt;
 
-/// One setting a person can choose.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Setting {
+/// Declares every setting once: its variant with its doc, then key, label and help.
+macro_rules! settings {
+    ($($(#[doc = $doc:literal])* $name:ident => $key:literal, $label:literal, $help:literal;)*) => {
+        /// One setting a person can choose.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Setting {
+            $($(#[doc = $doc])* $name,)*
+        }
+
+        impl Setting {
+            /// Every setting, in the order they are declared.
+            pub const ALL: &'static [Setting] = &[$(Setting::$name),*];
+
+            /// (key, label, help) of this setting.
+            fn declaration(self) -> (&'static str, &'static str, &'static str) {
+                match self {
+                    $(Setting::$name => ($key, $label, $help),)*
+                }
+            }
+        }
+    };
+}
+
+settings! {
     /// The run's name, part of its folder's name.
-    Name,
+    Name => "name", "Run name",
+        "Part of the run folder's name, so runs are easy to find.";
     /// The data set.
-    Dataset,
+    Dataset => "dataset", "Data set",
+        "What to train on; the built-in set needs no files and no network.";
     /// The side images of a folder data set are resized to.
-    FolderImageSize,
+    FolderImageSize => "dataset", "Image size",
+        "Images are resized to this many pixels on each side.";
     /// The architecture, as a whole spec.
-    Model,
+    Model => "model", "Architecture",
+        "The network to train; VGG16 and ResNet-18 need a GPU to be quick.";
     /// An MLP's hidden widths (part of the model spec).
-    MlpWidths,
+    MlpWidths => "model", "Hidden widths",
+        "Neurons in each hidden layer, comma separated: 512,512 is two layers of 512.";
     /// An MLP's nonlinearity (part of the model spec).
-    Activation,
+    Activation => "model", "Activation",
+        "The nonlinearity between hidden layers.";
     /// An MLP's dropout (part of the model spec).
-    Dropout,
+    Dropout => "model", "Dropout",
+        "Probability of zeroing each hidden activation during training (0 disables).";
     /// VGG16's input side (part of the model spec).
-    VggInputSize,
+    VggInputSize => "model", "Input size",
+        "Resize inputs on the device to this side in pixels (224 as in the paper); empty keeps the data set's size.";
     /// The learning rate.
-    Lr,
+    Lr => "lr", "Learning rate",
+        "How far each step moves the weights; too high diverges, too low crawls.";
     /// The optimizer's kind.
-    Optimizer,
+    Optimizer => "optimizer", "Optimizer",
+        "The update rule applied to the gradients.";
     /// SGD's momentum.
-    Momentum,
+    Momentum => "optimizer.momentum", "Momentum",
+        "Fraction of the previous update added to the next; 0.9 is common, 0 turns it off.";
     /// SGD's Nesterov switch.
-    Nesterov,
+    Nesterov => "optimizer.nesterov", "Nesterov",
+        "Looks ahead along the momentum before taking the gradient; needs momentum above 0.";
     /// Weight decay of any optimizer.
-    WeightDecay,
+    WeightDecay => "optimizer.weight_decay", "Weight decay",
+        "Pulls weights toward zero each step to reduce overfitting.";
     /// Adam's β₁.
-    Beta1,
+    Beta1 => "optimizer.beta_1", "β₁",
+        "Decay of Adam's running mean of gradients (usually 0.9).";
     /// Adam's β₂.
-    Beta2,
+    Beta2 => "optimizer.beta_2", "β₂",
+        "Decay of Adam's running mean of squared gradients (usually 0.999).";
     /// Adam's ε.
-    Epsilon,
+    Epsilon => "optimizer.epsilon", "ε",
+        "Added to Adam's denominator for stability; PyTorch uses 1e-8, Keras 1e-7.";
     /// The learning-rate schedule's kind.
-    Schedule,
+    Schedule => "schedule", "LR schedule",
+        "How the learning rate changes over the run.";
     /// A step schedule's period in epochs.
-    StepEvery,
+    StepEvery => "schedule.every_epochs", "Every (epochs)",
+        "Epochs between two drops of the learning rate.";
     /// A step schedule's factor.
-    StepGamma,
+    StepGamma => "schedule.gamma", "Factor γ",
+        "The learning rate is multiplied by this at each drop.";
     /// A cosine schedule's final rate.
-    CosineMinLr,
+    CosineMinLr => "schedule.min_lr", "Final rate",
+        "The learning rate at the very end of the run.";
     /// Images per step.
-    BatchSize,
+    BatchSize => "batch_size", "Batch size",
+        "Images per optimizer step; larger batches use the device better but need more memory.";
     /// Passes over the training split.
-    Epochs,
+    Epochs => "epochs", "Epochs",
+        "How many times the whole training split is seen.";
     /// The seed of every random draw.
-    Seed,
+    Seed => "seed", "Seed",
+        "Seeds weight init, shuffling and dropout, so the same seed gives the same run.";
     /// Random-crop padding of the training augmentation.
-    CropPadding,
+    CropPadding => "crop_padding", "Crop padding",
+        "Training images get this many zero pixels on each side and are cropped back to their size at a random place (CIFAR's usual value is 4); 0 turns it off.";
     /// Random horizontal flips of the training augmentation.
-    Flip,
+    Flip => "flip", "Random horizontal flip",
+        "Mirror each training image left to right with probability ½; test images are never flipped.";
     /// Where to train.
-    Device,
+    Device => "device", "Device",
+        "Where to train: auto picks a hardware GPU, else the CPU; software GPUs are slow.";
     /// The float type of the arithmetic.
-    Precision,
+    Precision => "precision", "Precision",
+        "f16 computes in 16-bit floats with f32 master weights and a scaled loss; it needs a GPU with 16-bit float shaders.";
     /// Steps of the profiling mode.
-    ProfileSteps,
+    ProfileSteps => "profile_steps", "Profile steps",
+        "Profiling mode: time this many steps after warm-up phase by phase (data, forward, backward, optimizer, host sync), waiting for the device after each; the breakdown shows above the plots and those steps stay out of samples/s. 0 is off.";
     /// How often metrics are read back.
-    ReadbackInterval,
+    ReadbackInterval => "readback_interval_ms", "Readback interval (ms)",
+        "How often the running metrics are read back from the device; each readback is the only host sync of an epoch.";
     /// How pixel bytes become the network's input.
-    InputScaling,
+    InputScaling => "input_scaling", "Input scaling",
+        "How pixel bytes become inputs: /255 like PyTorch's ToTensor, raw 0–255 like the Keras report, or standardized.";
     /// What the loss is taken on.
-    Loss,
+    Loss => "loss", "Loss",
+        "Cross-entropy from the logits (PyTorch, and Keras on TensorFlow), or from softmax probabilities clipped at 1e-7 (Keras on JAX or PyTorch), which stops learning from confidently wrong images.";
     /// How weights start.
-    Init,
+    Init => "init", "Init",
+        "How weights start: PyTorch's default uniform, or Keras's Glorot-uniform with zero biases.";
     /// Whether a NaN or infinite loss ends the run.
-    StopOnNonFiniteLoss,
+    StopOnNonFiniteLoss => "stop_on_non_finite_loss", "Stop on NaN loss",
+        "End the run when the loss becomes NaN or infinite; a warning is shown either way.";
 }
 
 impl Setting {
@@ -90,181 +145,34 @@ impl Setting {
     pub fn help(self) -> &'static str {
         self.declaration().2
     }
-
-    /// (key, label, help), declared in one table.
-    fn declaration(self) -> (&'static str, &'static str, &'static str) {
-        match self {
-            Self::Name => (
-                "name",
-                "Run name",
-                "Part of the run folder's name, so runs are easy to find.",
-            ),
-            Self::Dataset => (
-                "dataset",
-                "Data set",
-                "What to train on; the built-in set needs no files and no network.",
-            ),
-            Self::FolderImageSize => (
-                "dataset",
-                "Image size",
-                "Images are resized to this many pixels on each side.",
-            ),
-            Self::Model => (
-                "model",
-                "Architecture",
-                "The network to train; VGG16 and ResNet-18 need a GPU to be quick.",
-            ),
-            Self::MlpWidths => (
-                "model",
-                "Hidden widths",
-                "Neurons in each hidden layer, comma separated: 512,512 is two layers of 512.",
-            ),
-            Self::Activation => (
-                "model",
-                "Activation",
-                "The nonlinearity between hidden layers.",
-            ),
-            Self::Dropout => (
-                "model",
-                "Dropout",
-                "Probability of zeroing each hidden activation during training (0 disables).",
-            ),
-            Self::VggInputSize => (
-                "model",
-                "Input size",
-                "Resize inputs on the device to this side in pixels (224 as in the paper); empty keeps the data set's size.",
-            ),
-            Self::Lr => (
-                "lr",
-                "Learning rate",
-                "How far each step moves the weights; too high diverges, too low crawls.",
-            ),
-            Self::Optimizer => (
-                "optimizer",
-                "Optimizer",
-                "The update rule applied to the gradients.",
-            ),
-            Self::Momentum => (
-                "optimizer.momentum",
-                "Momentum",
-                "Fraction of the previous update added to the next; 0.9 is common, 0 turns it off.",
-            ),
-            Self::Nesterov => (
-                "optimizer.nesterov",
-                "Nesterov",
-                "Looks ahead along the momentum before taking the gradient; needs momentum above 0.",
-            ),
-            Self::WeightDecay => (
-                "optimizer.weight_decay",
-                "Weight decay",
-                "Pulls weights toward zero each step to reduce overfitting.",
-            ),
-            Self::Beta1 => (
-                "optimizer.beta_1",
-                "β₁",
-                "Decay of Adam's running mean of gradients (usually 0.9).",
-            ),
-            Self::Beta2 => (
-                "optimizer.beta_2",
-                "β₂",
-                "Decay of Adam's running mean of squared gradients (usually 0.999).",
-            ),
-            Self::Epsilon => (
-                "optimizer.epsilon",
-                "ε",
-                "Added to Adam's denominator for stability; PyTorch uses 1e-8, Keras 1e-7.",
-            ),
-            Self::Schedule => (
-                "schedule",
-                "LR schedule",
-                "How the learning rate changes over the run.",
-            ),
-            Self::StepEvery => (
-                "schedule.every_epochs",
-                "Every (epochs)",
-                "Epochs between two drops of the learning rate.",
-            ),
-            Self::StepGamma => (
-                "schedule.gamma",
-                "Factor γ",
-                "The learning rate is multiplied by this at each drop.",
-            ),
-            Self::CosineMinLr => (
-                "schedule.min_lr",
-                "Final rate",
-                "The learning rate at the very end of the run.",
-            ),
-            Self::BatchSize => (
-                "batch_size",
-                "Batch size",
-                "Images per optimizer step; larger batches use the device better but need more memory.",
-            ),
-            Self::Epochs => (
-                "epochs",
-                "Epochs",
-                "How many times the whole training split is seen.",
-            ),
-            Self::Seed => (
-                "seed",
-                "Seed",
-                "Seeds weight init, shuffling and dropout, so the same seed gives the same run.",
-            ),
-            Self::CropPadding => (
-                "crop_padding",
-                "Crop padding",
-                "Training images get this many zero pixels on each side and are cropped back to their size at a random place (CIFAR's usual value is 4); 0 turns it off.",
-            ),
-            Self::Flip => (
-                "flip",
-                "Random horizontal flip",
-                "Mirror each training image left to right with probability ½; test images are never flipped.",
-            ),
-            Self::Device => (
-                "device",
-                "Device",
-                "Where to train: auto picks a hardware GPU, else the CPU; software GPUs are slow.",
-            ),
-            Self::Precision => (
-                "precision",
-                "Precision",
-                "f16 computes in 16-bit floats with f32 master weights and a scaled loss; it needs a GPU with 16-bit float shaders.",
-            ),
-            Self::ProfileSteps => (
-                "profile_steps",
-                "Profile steps",
-                "Profiling mode: time this many steps after warm-up phase by phase (data, forward, backward, optimizer, host sync), waiting for the device after each; the breakdown shows above the plots and those steps stay out of samples/s. 0 is off.",
-            ),
-            Self::ReadbackInterval => (
-                "readback_interval_ms",
-                "Readback interval (ms)",
-                "How often the running metrics are read back from the device; each readback is the only host sync of an epoch.",
-            ),
-            Self::InputScaling => (
-                "input_scaling",
-                "Input scaling",
-                "How pixel bytes become inputs: /255 like PyTorch's ToTensor, raw 0–255 like the Keras report, or standardized.",
-            ),
-            Self::Loss => (
-                "loss",
-                "Loss",
-                "Cross-entropy from the logits (PyTorch, and Keras on TensorFlow), or from softmax probabilities clipped at 1e-7 (Keras on JAX or PyTorch), which stops learning from confidently wrong images.",
-            ),
-            Self::Init => (
-                "init",
-                "Init",
-                "How weights start: PyTorch's default uniform, or Keras's Glorot-uniform with zero biases.",
-            ),
-            Self::StopOnNonFiniteLoss => (
-                "stop_on_non_finite_loss",
-                "Stop on NaN loss",
-                "End the run when the loss becomes NaN or infinite; a warning is shown either way.",
-            ),
-        }
-    }
 }
 
 impl fmt::Display for Setting {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.key())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_setting_is_labelled_once_and_explained() {
+        let mut labels: Vec<&str> = Setting::ALL.iter().map(|s| s.label()).collect();
+        labels.sort_unstable();
+        let before = labels.len();
+        labels.dedup();
+        // The window keys its widgets by label, so two settings may not share one.
+        assert_eq!(labels.len(), before, "{labels:?}");
+        for setting in Setting::ALL {
+            assert!(!setting.key().is_empty(), "{setting:?}");
+            assert!(
+                setting.help().ends_with('.'),
+                "{setting:?}: {}",
+                setting.help()
+            );
+        }
+        assert_eq!(Setting::BatchSize.to_string(), "batch_size");
     }
 }
