@@ -347,122 +347,12 @@ impl SetupForm {
             precision: self.precision,
             ..ExperimentDraft::default()
         };
-        draft.dataset = match self.dataset {
-            DatasetKind::Synthetic => DatasetSpec::Synthetic,
-            DatasetKind::Mnist => DatasetSpec::Mnist,
-            DatasetKind::FashionMnist => DatasetSpec::FashionMnist,
-            DatasetKind::Cifar10 => DatasetSpec::Cifar10,
-            DatasetKind::Folder => {
-                let image_size = parse_int(
-                    &self.folder_image_size,
-                    Setting::FolderImageSize,
-                    errors,
-                    1,
-                    kiln_core::data::MAX_IMAGE_SIZE_PX as u64,
-                )
-                .map_or(DEFAULT_FOLDER_IMAGE_SIZE_PX, |v| v as u32);
-                match &self.folder {
-                    Some(path) => DatasetSpec::Folder {
-                        path: path.clone(),
-                        image_size,
-                    },
-                    None => {
-                        errors.insert(
-                            Setting::Dataset,
-                            "choose a folder with one sub-folder of images per class".to_owned(),
-                        );
-                        DatasetSpec::Synthetic
-                    }
-                }
-            }
-        };
-        draft.model = match self.model {
-            ModelKind::Mlp => {
-                let widths: Result<Vec<usize>, _> = self
-                    .mlp_widths
-                    .split(',')
-                    .map(|w| w.trim().parse::<usize>())
-                    .collect();
-                let widths = match widths {
-                    Ok(w) if !w.is_empty() && w.iter().all(|&v| v > 0) => w,
-                    _ => {
-                        errors.insert(
-                            Setting::MlpWidths,
-                            "hidden widths are positive whole numbers separated by commas, e.g. 512,512"
-                                .to_owned(),
-                        );
-                        vec![512, 512]
-                    }
-                };
-                let dropout = parse_float(&self.dropout, Setting::Dropout, errors).unwrap_or(0.0);
-                ModelSpec::Mlp {
-                    widths,
-                    activation: self.activation,
-                    dropout,
-                }
-            }
-            ModelKind::Cnn => ModelSpec::Cnn,
-            ModelKind::Vgg16 => {
-                let resize_to = if self.vgg_input_size.trim().is_empty() {
-                    None
-                } else {
-                    parse_int(&self.vgg_input_size, Setting::VggInputSize, errors, 32, 512)
-                        .map(|v| v as usize)
-                };
-                ModelSpec::Vgg16 {
-                    batch_norm: self.vgg_batch_norm,
-                    resize_to,
-                }
-            }
-            ModelKind::ResNet18 => ModelSpec::ResNet18,
-        };
+        draft.dataset = self.dataset_spec(errors);
+        draft.model = self.model_spec(errors);
         let weight_decay = parse_float(&self.weight_decay, Setting::WeightDecay, errors);
-        draft.optimizer = match self.optimizer {
-            OptimizerKind::Sgd => OptimizerSpec::Sgd {
-                momentum: parse_float(&self.momentum, Setting::Momentum, errors).unwrap_or(0.0),
-                nesterov: self.nesterov,
-                weight_decay: weight_decay.unwrap_or(0.0),
-            },
-            OptimizerKind::Adam | OptimizerKind::AdamW => {
-                let beta_1 = parse_float(&self.beta_1, Setting::Beta1, errors).unwrap_or(0.9);
-                let beta_2 = parse_float(&self.beta_2, Setting::Beta2, errors).unwrap_or(0.999);
-                let epsilon = parse_float(&self.epsilon, Setting::Epsilon, errors).unwrap_or(1e-8);
-                if self.optimizer == OptimizerKind::Adam {
-                    OptimizerSpec::Adam {
-                        beta_1,
-                        beta_2,
-                        epsilon,
-                        weight_decay: weight_decay.unwrap_or(0.0),
-                    }
-                } else {
-                    OptimizerSpec::AdamW {
-                        beta_1,
-                        beta_2,
-                        epsilon,
-                        weight_decay: weight_decay.unwrap_or(0.01),
-                    }
-                }
-            }
-        };
+        draft.optimizer = self.optimizer_spec(errors, weight_decay);
         draft.lr = parse_float(&self.lr, Setting::Lr, errors).unwrap_or(1e-3);
-        draft.schedule = match self.schedule {
-            ScheduleKind::Constant => Schedule::Constant,
-            ScheduleKind::Step => Schedule::Step {
-                every_epochs: parse_int(
-                    &self.step_every_epochs,
-                    Setting::StepEvery,
-                    errors,
-                    1,
-                    config::MAX_EPOCHS as u64,
-                )
-                .map_or(1, |v| v as usize),
-                gamma: parse_float(&self.step_gamma, Setting::StepGamma, errors).unwrap_or(0.1),
-            },
-            ScheduleKind::Cosine => Schedule::Cosine {
-                min_lr: parse_float(&self.cosine_min_lr, Setting::CosineMinLr, errors)
-                    .unwrap_or(0.0),
-            },
-        };
+        draft.schedule = self.schedule_spec(errors);
         draft.batch_size = parse_int(
             &self.batch_size,
             Setting::BatchSize,
@@ -504,6 +394,140 @@ impl SetupForm {
             }
         };
         draft
+    }
+
+    /// The data set the form names; a folder data set needs its folder.
+    fn dataset_spec(&self, errors: &mut BTreeMap<Setting, String>) -> DatasetSpec {
+        match self.dataset {
+            DatasetKind::Synthetic => DatasetSpec::Synthetic,
+            DatasetKind::Mnist => DatasetSpec::Mnist,
+            DatasetKind::FashionMnist => DatasetSpec::FashionMnist,
+            DatasetKind::Cifar10 => DatasetSpec::Cifar10,
+            DatasetKind::Folder => {
+                let image_size = parse_int(
+                    &self.folder_image_size,
+                    Setting::FolderImageSize,
+                    errors,
+                    1,
+                    kiln_core::data::MAX_IMAGE_SIZE_PX as u64,
+                )
+                .map_or(DEFAULT_FOLDER_IMAGE_SIZE_PX, |v| v as u32);
+                match &self.folder {
+                    Some(path) => DatasetSpec::Folder {
+                        path: path.clone(),
+                        image_size,
+                    },
+                    None => {
+                        errors.insert(
+                            Setting::Dataset,
+                            "choose a folder with one sub-folder of images per class".to_owned(),
+                        );
+                        DatasetSpec::Synthetic
+                    }
+                }
+            }
+        }
+    }
+
+    /// The model spec from the architecture and its fields.
+    fn model_spec(&self, errors: &mut BTreeMap<Setting, String>) -> ModelSpec {
+        match self.model {
+            ModelKind::Mlp => {
+                let widths: Result<Vec<usize>, _> = self
+                    .mlp_widths
+                    .split(',')
+                    .map(|w| w.trim().parse::<usize>())
+                    .collect();
+                let widths = match widths {
+                    Ok(w) if !w.is_empty() && w.iter().all(|&v| v > 0) => w,
+                    _ => {
+                        errors.insert(
+                        Setting::MlpWidths,
+                        "hidden widths are positive whole numbers separated by commas, e.g. 512,512"
+                            .to_owned(),
+                    );
+                        vec![512, 512]
+                    }
+                };
+                let dropout = parse_float(&self.dropout, Setting::Dropout, errors).unwrap_or(0.0);
+                ModelSpec::Mlp {
+                    widths,
+                    activation: self.activation,
+                    dropout,
+                }
+            }
+            ModelKind::Cnn => ModelSpec::Cnn,
+            ModelKind::Vgg16 => {
+                let resize_to = if self.vgg_input_size.trim().is_empty() {
+                    None
+                } else {
+                    parse_int(&self.vgg_input_size, Setting::VggInputSize, errors, 32, 512)
+                        .map(|v| v as usize)
+                };
+                ModelSpec::Vgg16 {
+                    batch_norm: self.vgg_batch_norm,
+                    resize_to,
+                }
+            }
+            ModelKind::ResNet18 => ModelSpec::ResNet18,
+        }
+    }
+
+    /// The optimizer and its parameters; unreadable numbers fall back to their defaults.
+    fn optimizer_spec(
+        &self,
+        errors: &mut BTreeMap<Setting, String>,
+        weight_decay: Option<f64>,
+    ) -> OptimizerSpec {
+        match self.optimizer {
+            OptimizerKind::Sgd => OptimizerSpec::Sgd {
+                momentum: parse_float(&self.momentum, Setting::Momentum, errors).unwrap_or(0.0),
+                nesterov: self.nesterov,
+                weight_decay: weight_decay.unwrap_or(0.0),
+            },
+            OptimizerKind::Adam | OptimizerKind::AdamW => {
+                let beta_1 = parse_float(&self.beta_1, Setting::Beta1, errors).unwrap_or(0.9);
+                let beta_2 = parse_float(&self.beta_2, Setting::Beta2, errors).unwrap_or(0.999);
+                let epsilon = parse_float(&self.epsilon, Setting::Epsilon, errors).unwrap_or(1e-8);
+                if self.optimizer == OptimizerKind::Adam {
+                    OptimizerSpec::Adam {
+                        beta_1,
+                        beta_2,
+                        epsilon,
+                        weight_decay: weight_decay.unwrap_or(0.0),
+                    }
+                } else {
+                    OptimizerSpec::AdamW {
+                        beta_1,
+                        beta_2,
+                        epsilon,
+                        weight_decay: weight_decay.unwrap_or(0.01),
+                    }
+                }
+            }
+        }
+    }
+
+    /// The learning-rate schedule and its parameters.
+    fn schedule_spec(&self, errors: &mut BTreeMap<Setting, String>) -> Schedule {
+        match self.schedule {
+            ScheduleKind::Constant => Schedule::Constant,
+            ScheduleKind::Step => Schedule::Step {
+                every_epochs: parse_int(
+                    &self.step_every_epochs,
+                    Setting::StepEvery,
+                    errors,
+                    1,
+                    config::MAX_EPOCHS as u64,
+                )
+                .map_or(1, |v| v as usize),
+                gamma: parse_float(&self.step_gamma, Setting::StepGamma, errors).unwrap_or(0.1),
+            },
+            ScheduleKind::Cosine => Schedule::Cosine {
+                min_lr: parse_float(&self.cosine_min_lr, Setting::CosineMinLr, errors)
+                    .unwrap_or(0.0),
+            },
+        }
     }
 
     /// Checks the whole form: field marks for the panel, and the experiment when all is well.
