@@ -5,7 +5,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use burn::module::Module;
-use burn::tensor::{Device, Tensor, TensorData};
+use burn::tensor::{Device, Tensor, TensorData, Transaction};
 use kiln_shaders::PixelTransform;
 
 use crate::config::ExperimentDraft;
@@ -114,7 +114,13 @@ impl Predictor {
             &self.device,
         );
         let probabilities = burn::tensor::activation::softmax(self.model.forward(input), 1);
-        let probabilities: Vec<f32> = probabilities.into_data().iter::<f32>().collect();
+        // Through the engine's one read seam; a failed read ranks nothing rather than panicking.
+        let probabilities: Vec<f32> =
+            crate::train::reads::read_back(Transaction::default().register(probabilities))
+                .ok()
+                .and_then(|data| data.into_iter().next())
+                .map(|data| data.iter::<f32>().collect())
+                .unwrap_or_default();
         let mut ranked: Vec<(String, f32)> = self
             .card
             .class_names

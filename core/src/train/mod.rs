@@ -25,7 +25,7 @@ mod error;
 mod events;
 mod pipeline;
 pub mod precision;
-mod reads;
+pub(crate) mod reads;
 mod state;
 mod store;
 mod summary;
