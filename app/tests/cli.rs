@@ -74,23 +74,38 @@ fn train_on_the_builtin_data_writes_a_complete_run_folder() {
     let epochs = std::fs::read_to_string(run.join("epochs.csv")).unwrap();
     let rows: Vec<&str> = epochs.lines().collect();
     assert_eq!(rows.len(), 3, "{epochs}");
-    assert!(rows[0].starts_with("epoch,train_loss,train_accuracy,test_loss,test_accuracy"));
-    let last: Vec<f64> = rows[2].split(',').map(|v| v.parse().unwrap()).collect();
-    assert!(last[4] > 0.6, "the built-in data is learnable: {epochs}");
+    assert!(rows[0].starts_with(
+        "epoch,train_loss,train_accuracy,val_loss,val_accuracy,test_loss,test_accuracy"
+    ));
+    // Each epoch is evaluated on validation; the test columns stay empty.
+    let last: Vec<&str> = rows[2].split(',').collect();
+    let val_accuracy: f64 = last[4].parse().unwrap();
+    assert!(
+        val_accuracy > 0.6,
+        "the built-in data is learnable: {epochs}"
+    );
+    assert_eq!((last[5], last[6]), ("", ""), "{epochs}");
 
     let metrics = std::fs::read_to_string(run.join("metrics.csv")).unwrap();
     let last_row = metrics.lines().last().unwrap();
     let samples_seen: u64 = last_row.split(',').nth(4).unwrap().parse().unwrap();
     assert_eq!(
         samples_seen,
-        2 * 12_000,
-        "every training image, twice: {last_row}"
+        2 * 10_800,
+        "every training image (12 000 less a tenth for validation), twice: {last_row}"
     );
 
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(run.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["outcome"], "completed");
     assert_eq!(summary["epochs_completed"], 2);
+    assert_eq!(summary["validated_on"], "validation");
+    assert_eq!(summary["split_sizes"]["val"], 1200);
+    assert!(
+        summary["final_test_accuracy"].as_f64().unwrap() > 0.6,
+        "{summary}"
+    );
+    assert!(stdout.contains("test, once, on epoch"), "{stdout}");
 
     // The run's config.toml reruns it.
     let again = kiln(&[
@@ -152,7 +167,7 @@ fn bad_flags_end_in_one_sentence_and_no_run_folder() {
         (&["--epochs", "0"], "epochs"),
         (
             &["--batch", "20000"],
-            "larger than the 12000 training images",
+            "larger than the 10800 training images",
         ),
         (&["--model", "mlp:0"], "mlp"),
         (&["--batch=-1"], "--batch"),
@@ -161,6 +176,15 @@ fn bad_flags_end_in_one_sentence_and_no_run_folder() {
         (&["--model", "mlp:64:relu:1.5"], "dropout"),
         (&["--crop-padding", "65"], "crop_padding"),
         (&["--profile-steps", "20000"], "profile_steps"),
+        (
+            &["--val-split", "0", "--early-stop", "2"],
+            "early stopping watches the validation split",
+        ),
+        (
+            &["--val-split", "0.9"],
+            "val_split = 0.9: must be a fraction",
+        ),
+        (&["--monitor", "loss"], "expected val-loss or val-accuracy"),
         (&["--model", "vgg17"], "vgg17"),
         (&["--device", "gpu:99"], "gpu:99"),
         (&["--preset", "nope"], "no preset named 'nope'"),
@@ -322,7 +346,7 @@ fn export_writes_csv_png_and_svg_of_a_run() {
     assert_eq!(
         lines.next(),
         Some(
-            "run,kind,epoch,step,global_step,wall_secs,samples_seen,train_loss,train_accuracy,test_loss,test_accuracy,samples_per_sec,step_ms,lr"
+            "run,kind,epoch,step,global_step,wall_secs,samples_seen,train_loss,train_accuracy,val_loss,val_accuracy,test_loss,test_accuracy,samples_per_sec,step_ms,lr"
         )
     );
     let epoch_rows = csv_text

@@ -79,8 +79,10 @@ fn fake_history(name: &str, lr: f64, speed: f64) -> RunHistory {
             epoch,
             train_loss: 2.3 / (1.0 + t * lr * 10.0),
             train_accuracy: 1.0 - 0.9 / (1.0 + t * lr * 10.0),
-            test_loss: 2.4 / (1.0 + t * lr * 9.0),
-            test_accuracy: 1.0 - 0.95 / (1.0 + t * lr * 9.0),
+            val_loss: None,
+            val_accuracy: None,
+            test_loss: Some(2.4 / (1.0 + t * lr * 9.0)),
+            test_accuracy: Some(1.0 - 0.95 / (1.0 + t * lr * 9.0)),
             epoch_secs: 2.0,
             eval_secs: 0.2,
             samples_per_sec: speed,
@@ -428,7 +430,7 @@ fn compare_table_snapshot() {
     let mut summary = kiln_core::train::RunSummary::new("CPU", 100, 0.1, 0.0);
     summary.steady_samples_per_sec = 3000.0;
     summary.warmup_secs = 0.4;
-    summary.final_test_accuracy = slow.epochs.last().map(|e| e.test_accuracy);
+    summary.final_test_accuracy = slow.epochs.last().and_then(|e| e.test_accuracy);
     slow.summary = Some(summary);
     let comparison = kiln_core::compare::compare(&[&fast, &slow]);
     let mut harness = Harness::builder()
@@ -525,8 +527,8 @@ fn seed_band_snapshot() {
             config.seed = seed;
         }
         for epoch in &mut run.epochs {
-            epoch.test_accuracy += offset;
-            epoch.test_loss -= offset;
+            epoch.test_accuracy = epoch.test_accuracy.map(|a| a + offset);
+            epoch.test_loss = epoch.test_loss.map(|l| l - offset);
         }
         run
     };

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use crate::plot::{Settings, describe, legend_labels};
 use crate::run_folder::RunHistory;
+use crate::selection::ValidatedOn;
 use crate::train::StepProfile;
 
 /// One figure compared across runs.
@@ -49,6 +50,9 @@ pub struct Comparison {
     pub labels: Vec<String>,
     /// Each run's folder name, which tells runs apart when their settings do not.
     pub folders: Vec<String>,
+    /// What each run's epochs were evaluated on; always shown, since a run validated on test
+    /// chose its epoch on the figure it reports.
+    pub validated_on: Vec<ValidatedOn>,
     /// The settings that differ: name and one value per run (`-` where it does not apply).
     pub settings: Vec<(&'static str, Vec<String>)>,
     /// Final figures and speed, one value per run.
@@ -61,8 +65,11 @@ fn final_test_accuracy(run: &RunHistory) -> Option<f64> {
     run.summary
         .as_ref()
         .and_then(|s| s.final_test_accuracy)
-        .or_else(|| run.epochs.last().map(|e| e.test_accuracy))
+        .or_else(|| run.epochs.last().and_then(|e| e.test_accuracy))
 }
+
+/// The name of the row that says what each run's epochs were evaluated on.
+pub const EVALUATED_ON: &str = "epochs evaluated on";
 
 /// Reads one phase's milliseconds out of a step profile.
 type PhaseMs = fn(&StepProfile) -> f64;
@@ -118,6 +125,21 @@ pub fn compare(runs: &[&RunHistory]) -> Comparison {
             decimals: 2,
         },
         Figure {
+            name: "best validation accuracy (%)",
+            values: percent(summary(|s| s.best_val_accuracy)),
+            decimals: 2,
+        },
+        Figure {
+            name: "best epoch",
+            values: summary(|s| s.best_epoch.map(|e| e as f64)),
+            decimals: 0,
+        },
+        Figure {
+            name: "kept epoch",
+            values: summary(|s| s.kept_epoch.map(|e| e as f64)),
+            decimals: 0,
+        },
+        Figure {
             name: "final test loss",
             values: runs
                 .iter()
@@ -125,7 +147,7 @@ pub fn compare(runs: &[&RunHistory]) -> Comparison {
                     r.summary
                         .as_ref()
                         .and_then(|s| s.final_test_loss)
-                        .or_else(|| r.epochs.last().map(|e| e.test_loss))
+                        .or_else(|| r.epochs.last().and_then(|e| e.test_loss))
                 })
                 .collect(),
             decimals: 4,
@@ -151,6 +173,8 @@ pub fn compare(runs: &[&RunHistory]) -> Comparison {
             decimals: 2,
         },
     ];
+    // A figure no run has (best validation accuracy of runs validated on test) says nothing.
+    figures.retain(|f| f.values.iter().any(Option::is_some));
     // Where a step's time goes, once any run was trained in profiling mode: the question after
     // "which is slower" is "in which phase".
     let profiles: Vec<Option<&StepProfile>> = runs
@@ -176,6 +200,7 @@ pub fn compare(runs: &[&RunHistory]) -> Comparison {
     Comparison {
         labels: legend_labels(runs),
         folders: runs.iter().map(|r| r.folder_name()).collect(),
+        validated_on: runs.iter().map(|r| r.validated_on()).collect(),
         settings,
         figures,
         seed_groups: seed_groups(runs, &described),
@@ -230,7 +255,7 @@ pub type Band = Vec<(f64, f64, f64)>;
 pub fn seed_band(
     runs: &[&RunHistory],
     x_axis: crate::plot::XAxis,
-    value: impl Fn(&crate::run_folder::EpochRow) -> f64,
+    value: impl Fn(&crate::run_folder::EpochRow) -> Option<f64>,
 ) -> Band {
     let epochs = runs.iter().map(|r| r.epochs.len()).min().unwrap_or(0);
     let mut band = Vec::new();
@@ -242,8 +267,11 @@ pub fn seed_band(
             .iter()
             .filter_map(|r| crate::plot::epoch_x(r, &r.epochs[e], x_axis))
             .collect();
-        let values: Vec<f64> = runs.iter().map(|r| value(&r.epochs[e])).collect();
-        if positions.len() != runs.len() || values.iter().any(|v| !v.is_finite()) {
+        let values: Vec<f64> = runs.iter().filter_map(|r| value(&r.epochs[e])).collect();
+        if positions.len() != runs.len()
+            || values.len() != runs.len()
+            || values.iter().any(|v| !v.is_finite())
+        {
             continue;
         }
         let n = values.len() as f64;
@@ -261,6 +289,9 @@ impl Comparison {
         let mut header = vec!["".to_owned()];
         header.extend(self.folders.iter().cloned());
         rows.push(header);
+        let mut evaluated = vec![EVALUATED_ON.to_owned()];
+        evaluated.extend(self.validated_on.iter().map(|v| v.label().to_owned()));
+        rows.push(evaluated);
         for (name, values) in &self.settings {
             let mut row = vec![(*name).to_owned()];
             row.extend(values.iter().cloned());
@@ -336,8 +367,10 @@ mod tests {
                 epoch: 1,
                 train_loss: 1.0,
                 train_accuracy: 0.5,
-                test_loss: 0.7,
-                test_accuracy: accuracy,
+                val_loss: None,
+                val_accuracy: None,
+                test_loss: Some(0.7),
+                test_accuracy: Some(accuracy),
                 epoch_secs: 1.0,
                 eval_secs: 0.1,
                 samples_per_sec: speed,

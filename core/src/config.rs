@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::data::{DatasetSpec, ImageDataset};
 use crate::device::DeviceChoice;
 use crate::model::{InitScheme, ModelSpec};
+pub use crate::selection::{Keep, Monitor, Validation};
 pub use crate::settings::Setting;
 
 /// Why a configuration was refused: the field and the reason, in one sentence.
@@ -41,7 +42,12 @@ pub enum ConfigError {
     UnknownPreset(String),
 }
 
-fn invalid(field: Setting, value: impl fmt::Display, reason: impl Into<String>) -> ConfigError {
+/// The error for `field` holding `value`, refused for `reason`.
+pub(crate) fn invalid(
+    field: Setting,
+    value: impl fmt::Display,
+    reason: impl Into<String>,
+) -> ConfigError {
     ConfigError::Invalid {
         field,
         value: value.to_string(),
@@ -510,6 +516,20 @@ pub struct ExperimentDraft {
     pub flip: bool,
     /// The float type of the arithmetic.
     pub precision: Precision,
+    /// Where each epoch is evaluated.
+    pub validation: Validation,
+    /// Fraction of each class's training images held out for validation (0: none).
+    pub val_split: f64,
+    /// Fraction of each class of a folder without its own test split held out for testing.
+    pub test_split: f64,
+    /// Epochs without improvement of the monitored figure before the run stops (0: never).
+    pub early_stop: usize,
+    /// The figure that picks the best epoch and drives early stopping.
+    pub monitor: Monitor,
+    /// The least change of the monitored figure that counts as an improvement.
+    pub min_delta: f64,
+    /// Which epoch's weights the run keeps.
+    pub keep: Keep,
 }
 
 impl Default for ExperimentDraft {
@@ -544,9 +564,23 @@ impl Default for ExperimentDraft {
             crop_padding: 0,
             flip: false,
             precision: Precision::F32,
+            validation: Validation::Split,
+            val_split: DEFAULT_VAL_SPLIT,
+            test_split: DEFAULT_TEST_SPLIT,
+            early_stop: 0,
+            monitor: Monitor::ValLoss,
+            min_delta: 0.0,
+            keep: Keep::Best,
         }
     }
 }
+
+/// Share of the training images held out for validation unless a run says otherwise.
+pub const DEFAULT_VAL_SPLIT: f64 = 0.1;
+/// Share of a flat image folder held out for testing unless a run says otherwise.
+pub const DEFAULT_TEST_SPLIT: f64 = 0.2;
+/// Largest share of the images either holdout may take: training needs most of them.
+pub const MAX_HOLDOUT_SPLIT: f64 = 0.5;
 
 /// Largest batch the engine accepts, far above what any device holds, to catch typos early.
 pub const MAX_BATCH_SIZE: usize = 1 << 20;
@@ -564,6 +598,19 @@ impl ExperimentDraft {
             source_name: source_name.to_owned(),
             message: e.message().to_owned(),
         })
+    }
+
+    /// Reads a run folder's `config.toml`. One written before validation splits existed has
+    /// no `validation` key: such a run was evaluated on test each epoch and kept its last
+    /// epoch, and reads so, which a resume of it then continues.
+    pub fn from_run_config(text: &str, source_name: &str) -> Result<Self, ConfigError> {
+        let mut draft = Self::from_toml(text, source_name)?;
+        let keys: toml::Table = toml::from_str(text).unwrap_or_default();
+        if !keys.contains_key("validation") {
+            draft.validation = Validation::Test;
+            draft.keep = Keep::Last;
+        }
+        Ok(draft)
     }
 
     /// The draft as TOML, the text of a run's `config.toml`.
@@ -638,12 +685,65 @@ impl ExperimentDraft {
                 "must be between 10 and 60000 milliseconds",
             ));
         }
+        self.validate_selection()?;
         self.optimizer.validate()?;
         self.schedule.validate(self.lr)?;
         self.model
             .check_spec()
             .map_err(|e| invalid(Setting::Model, &self.model, e.to_string()))?;
         Ok(Experiment { draft: self })
+    }
+}
+
+impl ExperimentDraft {
+    /// Checks the splits and how the run chooses its epoch.
+    fn validate_selection(&self) -> Result<(), ConfigError> {
+        for (field, value) in [
+            (Setting::ValSplit, self.val_split),
+            (Setting::TestSplit, self.test_split),
+        ] {
+            if !(0.0..=MAX_HOLDOUT_SPLIT).contains(&value) {
+                return Err(invalid(
+                    field,
+                    value,
+                    format!("must be a fraction between 0 and {MAX_HOLDOUT_SPLIT}, such as 0.1"),
+                ));
+            }
+        }
+        if self.test_split == 0.0 {
+            return Err(invalid(
+                Setting::TestSplit,
+                0,
+                "a folder without a test/ sub-folder needs some images kept apart for testing; try 0.2",
+            ));
+        }
+        if !(self.min_delta.is_finite() && self.min_delta >= 0.0) {
+            return Err(invalid(
+                Setting::MinDelta,
+                self.min_delta,
+                "must be 0 or a small positive number such as 0.001",
+            ));
+        }
+        if self.early_stop > MAX_EPOCHS {
+            return Err(invalid(
+                Setting::EarlyStop,
+                self.early_stop,
+                format!("must be between 0 (off) and {MAX_EPOCHS} epochs"),
+            ));
+        }
+        if self.early_stop > 0 && !self.evaluates_epochs() {
+            return Err(invalid(
+                Setting::EarlyStop,
+                self.early_stop,
+                "early stopping watches the validation split, and val_split is 0; set val_split above 0 or early_stop to 0",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether each epoch is evaluated on something: a validation split, or the test split.
+    pub fn evaluates_epochs(&self) -> bool {
+        self.validation == Validation::Test || self.val_split > 0.0
     }
 }
 

@@ -93,7 +93,7 @@ fn draw_error<E: std::error::Error + Send + Sync>(e: DrawingAreaErrorKind<E>) ->
 }
 
 /// Header of the long-format CSV written by [`write_csv`].
-pub const CSV_HEADER: &str = "run,kind,epoch,step,global_step,wall_secs,samples_seen,train_loss,train_accuracy,test_loss,test_accuracy,samples_per_sec,step_ms,lr";
+pub const CSV_HEADER: &str = "run,kind,epoch,step,global_step,wall_secs,samples_seen,train_loss,train_accuracy,val_loss,val_accuracy,test_loss,test_accuracy,samples_per_sec,step_ms,lr";
 
 /// A CSV field, quoted when it holds a separator, a quote or a line break.
 fn csv_field(text: &str) -> String {
@@ -129,7 +129,7 @@ pub fn write_csv(runs: &[&RunHistory], out: &mut dyn Write) -> Result<(), Export
                 // A String never refuses a write.
                 let _ = writeln!(
                     text,
-                    "{label},step,{},{},{},{},{},{},{},,,{},{},{}",
+                    "{label},step,{},{},{},{},{},{},{},,,,,{},{},{}",
                     m.epoch,
                     m.step,
                     m.global_step,
@@ -150,14 +150,17 @@ pub fn write_csv(runs: &[&RunHistory], out: &mut dyn Write) -> Result<(), Export
                     ),
                     None => ",,,".to_owned(),
                 };
+                let figure = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
                 let _ = writeln!(
                     text,
-                    "{label},epoch,{},{position},{},{},{},{},{},,",
+                    "{label},epoch,{},{position},{},{},{},{},{},{},{},,",
                     e.epoch,
                     e.train_loss,
                     e.train_accuracy,
-                    e.test_loss,
-                    e.test_accuracy,
+                    figure(e.val_loss),
+                    figure(e.val_accuracy),
+                    figure(e.test_loss),
+                    figure(e.test_accuracy),
                     e.samples_per_sec
                 );
             }
@@ -205,7 +208,7 @@ struct RunLines {
     label: String,
     color: RGBColor,
     train: Vec<(f64, f64)>,
-    test: Vec<(f64, f64)>,
+    eval: Vec<(f64, f64)>,
 }
 
 /// One of the four charts, with what it draws.
@@ -213,6 +216,8 @@ struct ChartSpec {
     chart: Chart,
     legend_at: SeriesLabelPosition,
     lines: Vec<RunLines>,
+    /// The split the dashed lines were evaluated on, for the legend.
+    eval_name: &'static str,
     /// Seed bands: a colour and per-epoch (x, mean − std, mean + std).
     bands: Vec<(RGBColor, crate::compare::Band)>,
 }
@@ -221,7 +226,7 @@ impl ChartSpec {
     fn has_data(&self) -> bool {
         self.lines
             .iter()
-            .any(|l| !l.train.is_empty() || !l.test.is_empty())
+            .any(|l| !l.train.is_empty() || !l.eval.is_empty())
     }
 }
 
@@ -235,6 +240,7 @@ fn build_charts(runs: &[&RunHistory], labels: &[String], x_axis: XAxis) -> Vec<C
                 Chart::Accuracy | Chart::Throughput => SeriesLabelPosition::LowerRight,
             },
             lines: Vec::new(),
+            eval_name: crate::plot::eval_line_name(runs),
             bands: Vec::new(),
         })
         .collect();
@@ -244,7 +250,7 @@ fn build_charts(runs: &[&RunHistory], labels: &[String], x_axis: XAxis) -> Vec<C
                 label: label.clone(),
                 color: run_color(index),
                 train: spec.chart.train_points(run, x_axis),
-                test: spec.chart.test_points(run, x_axis),
+                eval: spec.chart.eval_points(run, x_axis),
             });
         }
     }
@@ -253,8 +259,9 @@ fn build_charts(runs: &[&RunHistory], labels: &[String], x_axis: XAxis) -> Vec<C
         let members: Vec<&RunHistory> = group.runs.iter().map(|&i| runs[i]).collect();
         let color = run_color(group.runs[0]);
         for spec in &mut charts {
-            if let Some(value) = spec.chart.test_value() {
-                let band = crate::compare::seed_band(&members, x_axis, value);
+            if spec.chart.has_eval_line() {
+                let chart = spec.chart;
+                let band = crate::compare::seed_band(&members, x_axis, |e| chart.eval_value(e));
                 spec.bands.push((color, band));
             }
         }
@@ -394,7 +401,7 @@ where
     let all_points = || {
         spec.lines
             .iter()
-            .flat_map(|l| l.train.iter().chain(&l.test))
+            .flat_map(|l| l.train.iter().chain(&l.eval))
             .chain(&band_points)
             .copied()
     };
@@ -473,10 +480,10 @@ where
         annotation
             .label(lines.label.clone())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], solid));
-        if spec.chart.test_value().is_some() && !lines.test.is_empty() {
+        if spec.chart.has_eval_line() && !lines.eval.is_empty() {
             chart
                 .draw_series(DashedLineSeries::new(
-                    lines.test.iter().copied(),
+                    lines.eval.iter().copied(),
                     dash,
                     dash / 2 + 1,
                     solid,
@@ -485,7 +492,7 @@ where
             chart
                 .draw_series(
                     lines
-                        .test
+                        .eval
                         .iter()
                         .map(|&p| Circle::new(p, sizes.marker, color.filled())),
                 )
@@ -495,7 +502,7 @@ where
     if !with_legend {
         return Ok(());
     }
-    if spec.chart.test_value().is_some() {
+    if spec.chart.has_eval_line() {
         // Line styles, named once: colour says which run, the stroke says which split.
         let grey = BLACK.mix(0.6).stroke_width(line);
         chart
@@ -506,7 +513,7 @@ where
         chart
             .draw_series(std::iter::empty::<PathElement<(f64, f64)>>())
             .map_err(draw_error)?
-            .label("test (dashed, per epoch)")
+            .label(format!("{} (dashed, per epoch)", spec.eval_name))
             .legend(move |(x, y)| DashedPathElement::new(vec![(x, y), (x + 20, y)], 5, 3, grey));
     }
     chart
@@ -637,8 +644,10 @@ mod tests {
                 epoch,
                 train_loss: 1.0 / epoch as f64,
                 train_accuracy: 0.5,
-                test_loss: 1.2 / epoch as f64,
-                test_accuracy: 0.45,
+                val_loss: None,
+                val_accuracy: None,
+                test_loss: Some(1.2 / epoch as f64),
+                test_accuracy: Some(0.45),
                 epoch_secs: 10.0,
                 eval_secs: 1.0,
                 samples_per_sec: 6000.0,
@@ -663,7 +672,7 @@ mod tests {
                 config.seed = seed;
             }
             for epoch in &mut history.epochs {
-                epoch.test_accuracy += shift;
+                epoch.test_accuracy = epoch.test_accuracy.map(|a| a + shift);
             }
             history
         };
@@ -707,7 +716,7 @@ mod tests {
         );
         assert_eq!(
             lines[5],
-            "lr 0.01,epoch,1,100,100,10,6400,1,0.5,1.2,0.45,6000,,"
+            "lr 0.01,epoch,1,100,100,10,6400,1,0.5,,,1.2,0.45,6000,,"
         );
         assert!(lines[11].starts_with("lr 0.1,step,1,"), "{}", lines[11]);
     }
@@ -797,7 +806,7 @@ mod tests {
         a.metrics[1].train_loss = f64::NAN;
         a.metrics[2].train_loss = f64::INFINITY;
         a.metrics[3].wall_secs = f64::NAN;
-        a.epochs[0].test_accuracy = f64::NAN;
+        a.epochs[0].test_accuracy = Some(f64::NAN);
         let mut all_nan = run("nan", 0.1, 1);
         for m in &mut all_nan.metrics {
             m.train_loss = f64::NAN;

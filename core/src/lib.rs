@@ -13,5 +13,6 @@ pub mod predict;
 pub mod results;
 pub mod run;
 pub mod run_folder;
+pub mod selection;
 pub mod settings;
 pub mod train;

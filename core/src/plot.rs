@@ -97,9 +97,9 @@ pub fn run_rgb(index: usize) -> [u8; 3] {
 /// One of the four charts every plot view draws, in this order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Chart {
-    /// Training loss per readback, test loss per epoch.
+    /// Training loss per readback, validation (or test) loss per epoch.
     Loss,
-    /// Training accuracy per readback, test accuracy per epoch, in percent.
+    /// Training accuracy per readback, validation (or test) accuracy per epoch, in percent.
     Accuracy,
     /// Samples per second of each readback window.
     Throughput,
@@ -146,11 +146,13 @@ impl Chart {
         }
     }
 
-    /// The value an evaluated epoch adds to the chart's test line; none for charts without one.
-    pub fn test_value(self) -> Option<fn(&EpochRow) -> f64> {
+    /// The value an evaluated epoch adds to the chart's evaluation line (validation, or test
+    /// in a run validated on test); none for charts without one or epochs not evaluated.
+    pub fn eval_value(self, epoch: &EpochRow) -> Option<f64> {
+        let (loss, accuracy) = epoch.held_out()?;
         match self {
-            Self::Loss => Some(|e| e.test_loss),
-            Self::Accuracy => Some(|e| e.test_accuracy * 100.0),
+            Self::Loss => Some(loss),
+            Self::Accuracy => Some(accuracy * 100.0),
             Self::Throughput | Self::StepTime => None,
         }
     }
@@ -164,17 +166,30 @@ impl Chart {
         )
     }
 
-    /// The test line's points of `run`, one per epoch at its last readback; empty for charts
-    /// without a test line.
-    pub fn test_points(self, run: &RunHistory, x_axis: XAxis) -> Vec<(f64, f64)> {
-        let Some(value) = self.test_value() else {
-            return Vec::new();
-        };
+    /// The evaluation line's points of `run`, one per evaluated epoch at its last readback;
+    /// empty for charts without one. [`RunHistory::validated_on`] names the split.
+    pub fn eval_points(self, run: &RunHistory, x_axis: XAxis) -> Vec<(f64, f64)> {
         finite(
             run.epochs
                 .iter()
-                .filter_map(|e| Some((epoch_x(run, e, x_axis)?, value(e)))),
+                .filter_map(|e| Some((epoch_x(run, e, x_axis)?, self.eval_value(e)?))),
         )
+    }
+
+    /// Whether the chart has an evaluation line beside its training line.
+    pub fn has_eval_line(self) -> bool {
+        matches!(self, Self::Loss | Self::Accuracy)
+    }
+}
+
+/// The name of the evaluation lines of `runs` in a legend: the split they were evaluated on.
+pub fn eval_line_name(runs: &[&RunHistory]) -> &'static str {
+    let mut splits = runs.iter().map(|r| r.validated_on().split_name());
+    let first = splits.next().unwrap_or("validation");
+    if splits.all(|s| s == first) {
+        first
+    } else {
+        "validation or test"
     }
 }
 
@@ -349,8 +364,10 @@ mod tests {
                     epoch,
                     train_loss: 1.0,
                     train_accuracy: 0.5,
-                    test_loss: 1.0,
-                    test_accuracy: accuracy,
+                    val_loss: None,
+                    val_accuracy: None,
+                    test_loss: Some(1.0),
+                    test_accuracy: Some(accuracy),
                     epoch_secs: 1.0,
                     eval_secs: 0.1,
                     samples_per_sec: 100.0,
@@ -359,7 +376,9 @@ mod tests {
             ..RunHistory::default()
         };
         let (a, b) = (run(0.80), run(0.90));
-        let band = crate::compare::seed_band(&[&a, &b], XAxis::Steps, |r| r.test_accuracy * 100.0);
+        let band = crate::compare::seed_band(&[&a, &b], XAxis::Steps, |r| {
+            r.test_accuracy.map(|a| a * 100.0)
+        });
         assert_eq!(
             band.iter().map(|p| p.0).collect::<Vec<_>>(),
             vec![10.0, 20.0]
@@ -370,7 +389,7 @@ mod tests {
     }
 
     #[test]
-    fn test_points_sit_at_the_last_readback_of_their_epoch() {
+    fn evaluation_points_sit_at_the_last_readback_of_their_epoch() {
         let history = RunHistory {
             metrics: vec![
                 row(1, 5, 0.5, 2.0),
@@ -381,8 +400,10 @@ mod tests {
                 epoch: 1,
                 train_loss: 1.5,
                 train_accuracy: 0.5,
-                test_loss: 1.2,
-                test_accuracy: 0.6,
+                val_loss: None,
+                val_accuracy: None,
+                test_loss: Some(1.2),
+                test_accuracy: Some(0.6),
                 epoch_secs: 1.0,
                 eval_secs: 0.1,
                 samples_per_sec: 100.0,
@@ -390,11 +411,11 @@ mod tests {
             ..RunHistory::default()
         };
         assert_eq!(
-            Chart::Loss.test_points(&history, XAxis::Steps),
+            Chart::Loss.eval_points(&history, XAxis::Steps),
             vec![(10.0, 1.2)]
         );
         assert_eq!(
-            Chart::Accuracy.test_points(&history, XAxis::WallSecs),
+            Chart::Accuracy.eval_points(&history, XAxis::WallSecs),
             vec![(1.0, 60.0)]
         );
         // A NaN loss is left out rather than drawn as a spike or a gap that breaks the line.
@@ -404,7 +425,7 @@ mod tests {
         );
         assert!(
             Chart::Throughput
-                .test_points(&history, XAxis::Steps)
+                .eval_points(&history, XAxis::Steps)
                 .is_empty()
         );
     }

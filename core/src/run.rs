@@ -60,6 +60,8 @@ pub enum Stage {
         name: String,
         /// Training images.
         train_len: usize,
+        /// Validation images (0 when the run validates on test or not at all).
+        val_len: usize,
         /// Test images.
         test_len: usize,
         /// Seconds it took.
@@ -67,6 +69,31 @@ pub enum Stage {
     },
     /// The run folder exists.
     FolderCreated(PathBuf),
+}
+
+impl std::fmt::Display for Stage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::LoadingData => f.write_str("loading the data set"),
+            Self::DataLoaded {
+                name,
+                train_len,
+                val_len,
+                test_len,
+                secs,
+            } => {
+                let validation = match val_len {
+                    0 => String::new(),
+                    n => format!(", {n} validation"),
+                };
+                write!(
+                    f,
+                    "{name}: {train_len} training{validation} and {test_len} test images, read in {secs:.2} s"
+                )
+            }
+            Self::FolderCreated(path) => write!(f, "run folder {}", path.display()),
+        }
+    }
 }
 
 /// Loads the data, checks the experiment against it, picks the device, creates the run folder,
@@ -103,6 +130,16 @@ pub enum ResumeError {
         /// Its epochs.
         epochs: usize,
     },
+    /// Early stopping ended it: its patience had run out.
+    #[error(
+        "{path} stopped early after epoch {epoch} because validation stopped improving; there is nothing to resume (start a new run with a higher early_stop to train longer)"
+    )]
+    StoppedEarly {
+        /// The folder.
+        path: PathBuf,
+        /// Its last epoch.
+        epoch: usize,
+    },
     /// The checkpoint could not be found or read.
     #[error(transparent)]
     Checkpoint(#[from] CheckpointError),
@@ -117,7 +154,7 @@ pub fn resume_plan(run_folder: &Path) -> Result<(Experiment, ResumePoint), Resum
     let config_path = run_folder.join(CONFIG_FILE);
     let text = fs::read_to_string(&config_path)
         .map_err(|e| not_a_run(format!("could not read config.toml ({e})")))?;
-    let experiment = crate::config::ExperimentDraft::from_toml(&text, "config.toml")
+    let experiment = crate::config::ExperimentDraft::from_run_config(&text, "config.toml")
         .and_then(crate::config::ExperimentDraft::validate)
         .map_err(|e| not_a_run(e.to_string()))?;
     let (folder, state) = run_folder::find(run_folder, Slot::Last)?;
@@ -125,6 +162,13 @@ pub fn resume_plan(run_folder: &Path) -> Result<(Experiment, ResumePoint), Resum
         return Err(ResumeError::Finished {
             path: run_folder.to_owned(),
             epochs: experiment.epochs,
+        });
+    }
+    let patience = experiment.early_stop;
+    if patience > 0 && state.counters.selection.epochs_since_best >= patience {
+        return Err(ResumeError::StoppedEarly {
+            path: run_folder.to_owned(),
+            epoch: state.counters.epochs_completed,
         });
     }
     Ok((experiment, ResumePoint { folder, state }))
@@ -163,11 +207,13 @@ struct Prepared {
 fn prepare(experiment: &Experiment, on_stage: &mut dyn FnMut(Stage)) -> Result<Prepared, RunError> {
     on_stage(Stage::LoadingData);
     let load_started = Instant::now();
-    let data: ImageDataset = data::load(&experiment.dataset, experiment.data_dir.as_deref())?;
+    let loaded = data::load(&experiment.dataset, experiment.data_dir.as_deref())?;
+    let data = data::make_splits(loaded, experiment)?;
     let load_secs = load_started.elapsed().as_secs_f64();
     on_stage(Stage::DataLoaded {
         name: data.name.clone(),
         train_len: data.train.len(),
+        val_len: data.val.len(),
         test_len: data.test.len(),
         secs: load_secs,
     });
@@ -320,6 +366,8 @@ mod tests {
             batch_size: 512,
             epochs: 2,
             device: DeviceChoice::Cpu,
+            // The batch geometry above is that of all 12 000 training images.
+            val_split: 0.0,
             ..ExperimentDraft::default()
         }
         .validate()

@@ -98,6 +98,27 @@ settings! {
     /// The seed of every random draw.
     Seed => "seed", "Seed",
         "Seeds weight init, shuffling and dropout, so the same seed gives the same run.";
+    /// Where each epoch is evaluated: a validation split, or the test split (parity presets).
+    Validation => "validation", "Validate on",
+        "Each epoch is evaluated on a validation split carved from the training images; 'test' evaluates on the test split instead, as the parity presets' frameworks do (such runs are labelled validated on test).";
+    /// The fraction of the training images held out for validation.
+    ValSplit => "val_split", "Validation split",
+        "Fraction of each class's training images held out to choose the model on (best epoch, early stopping); 0 turns validation off.";
+    /// The fraction of a flat image folder held out for testing.
+    TestSplit => "test_split", "Test split",
+        "Fraction of each class of an image folder without a test/ sub-folder kept apart as the test set, measured once on the model the run keeps.";
+    /// Epochs without improvement before the run stops.
+    EarlyStop => "early_stop", "Early stop after",
+        "Stop when the monitored validation figure has not improved for this many epochs; 0 trains every epoch.";
+    /// The figure that picks the best epoch and drives early stopping.
+    Monitor => "monitor", "Monitor",
+        "The validation figure that picks the best epoch and decides early stopping.";
+    /// The least change that counts as an improvement.
+    MinDelta => "min_delta", "Min improvement",
+        "The monitored figure must improve by more than this to count (loss units, or accuracy as a fraction).";
+    /// Which weights the run keeps.
+    Keep => "keep", "Keep",
+        "Which weights the run keeps, saves and tests: those of the best validation epoch, or of the last epoch.";
     /// Random-crop padding of the training augmentation.
     CropPadding => "crop_padding", "Crop padding",
         "Training images get this many zero pixels on each side and are cropped back to their size at a random place (CIFAR's usual value is 4); 0 turns it off.";

@@ -57,6 +57,7 @@ fn dataset(train_len: usize) -> ImageDataset {
         },
         class_names: vec!["left".into(), "right".into()],
         train: halves(train_len),
+        val: Default::default(),
         test: halves(50),
     }
 }

@@ -181,6 +181,7 @@ pub fn load_cifar10(dir: &Path) -> Result<ImageDataset, DataError> {
         },
         class_names: class_names(dir),
         train,
+        val: Default::default(),
         test,
     })
 }

@@ -1,8 +1,8 @@
 //! Image folders: one sub-folder of PNG/JPEG images per class.
 //!
-//! Layout: either `ROOT/train/<class>/…` and `ROOT/test/<class>/…`, or `ROOT/<class>/…`, in
-//! which case every 6th image of each class (in sorted file-name order) is held out as test.
-//! Classes are the sub-folder names in sorted order. Images are stretched to a square of the
+//! Layout: either `ROOT/train/<class>/…` with `ROOT/val/<class>/…` and/or
+//! `ROOT/test/<class>/…`, used as given, or a flat `ROOT/<class>/…`, which loads as training
+//! images only (the engine carves stratified validation and test splits from it). Classes are the sub-folder names in sorted order. Images are stretched to a square of the
 //! requested side (Triangle filter). The data set is grayscale (1 channel) when every image is
 //! grayscale, else RGB: grayscale scans then cost a third of the memory and match MNIST-style
 //! models, while one colour image is enough to keep colour for all.
@@ -20,9 +20,6 @@ use crate::{DataError, ImageDataset, ImageShape, MAX_IMAGE_SIZE_PX, Split};
 
 /// Labels are one byte.
 const MAX_CLASSES: usize = 256;
-/// In a folder without `train/` and `test/`, file number HOLDOUT_EVERY-1, 2·HOLDOUT_EVERY-1, …
-/// of each class goes to the test split.
-const HOLDOUT_EVERY: usize = 6;
 /// Widest or tallest source image accepted; a header beyond it is corrupt or hostile.
 const MAX_SOURCE_SIDE_PX: u32 = 16_384;
 /// Most memory one decoder may ask for; up to 16 decode at once, so this bounds the total too.
@@ -327,56 +324,10 @@ pub fn load_image_folder(root: &Path, image_size: u32) -> Result<ImageDataset, D
             "it does not exist or is not a folder; pass the folder that holds one sub-folder per class",
         ));
     }
-    let (train_dir, test_dir) = (root.join("train"), root.join("test"));
-    // (file, label) for each split.
-    let mut train_files: Vec<(PathBuf, u8)> = Vec::new();
-    let mut test_files: Vec<(PathBuf, u8)> = Vec::new();
-    let class_names: Vec<String> = if train_dir.is_dir() && test_dir.is_dir() {
-        let classes = class_dirs(&train_dir)?;
-        check_class_count(&train_dir, &classes)?;
-        for (label, (_, dir)) in classes.iter().enumerate() {
-            let label = label as u8;
-            train_files.extend(class_images(dir)?.into_iter().map(|p| (p, label)));
-        }
-        for (name, dir) in class_dirs(&test_dir)? {
-            let Some(label) = classes.iter().position(|(n, _)| *n == name) else {
-                return Err(bad_folder(
-                    &test_dir,
-                    format!(
-                        "class `{name}` is in test/ but not in train/; the two must have the same classes"
-                    ),
-                ));
-            };
-            let files = sorted_entries(&dir, is_image_file)?;
-            test_files.extend(files.into_iter().map(|(_, p)| (p, label as u8)));
-        }
-        classes.into_iter().map(|(n, _)| n).collect()
-    } else {
-        let classes = class_dirs(root)?;
-        check_class_count(root, &classes)?;
-        for (label, (_, dir)) in classes.iter().enumerate() {
-            let label = label as u8;
-            for (i, p) in class_images(dir)?.into_iter().enumerate() {
-                if i % HOLDOUT_EVERY == HOLDOUT_EVERY - 1 {
-                    test_files.push((p, label));
-                } else {
-                    train_files.push((p, label));
-                }
-            }
-        }
-        classes.into_iter().map(|(n, _)| n).collect()
-    };
-    if test_files.is_empty() {
-        return Err(bad_folder(
-            root,
-            format!(
-                "no image is left for testing; give some class at least {HOLDOUT_EVERY} images, or add train/ and test/ sub-folders"
-            ),
-        ));
-    }
-
+    let (class_names, [train_files, val_files, test_files]) = gather_files(root)?;
     let all: Vec<PathBuf> = train_files
         .iter()
+        .chain(&val_files)
         .chain(&test_files)
         .map(|(p, _)| p.clone())
         .collect();
@@ -395,16 +346,18 @@ pub fn load_image_folder(root: &Path, image_size: u32) -> Result<ImageDataset, D
         pixels.truncate(plane * all.len());
     }
     let per_image = channels * plane;
-    let test_images = pixels.split_off(train_files.len() * per_image);
+    let test_images = pixels.split_off((train_files.len() + val_files.len()) * per_image);
+    let val_images = pixels.split_off(train_files.len() * per_image);
     pixels.shrink_to_fit();
-    let train = Split {
-        images: pixels,
-        labels: train_files.iter().map(|(_, l)| *l).collect(),
+    let split = |images, files: &[(PathBuf, u8)]| Split {
+        images,
+        labels: files.iter().map(|(_, l)| *l).collect(),
     };
-    let test = Split {
-        images: test_images,
-        labels: test_files.iter().map(|(_, l)| *l).collect(),
-    };
+    let (train, val, test) = (
+        split(pixels, &train_files),
+        split(val_images, &val_files),
+        split(test_images, &test_files),
+    );
     let name = root
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -418,8 +371,49 @@ pub fn load_image_folder(root: &Path, image_size: u32) -> Result<ImageDataset, D
         },
         class_names,
         train,
+        val,
         test,
     })
+}
+
+/// (file, label) of every image, per split.
+type SplitFiles = [Vec<(PathBuf, u8)>; 3];
+
+/// The class names and the files of each split (train, validation, test): as the `train/`,
+/// `val/` and `test/` sub-folders give them, or all in train for a flat folder.
+fn gather_files(root: &Path) -> Result<(Vec<String>, SplitFiles), DataError> {
+    let mut files: SplitFiles = Default::default();
+    let train_dir = root.join("train");
+    let given = [("val", 1), ("test", 2)].map(|(name, slot)| (root.join(name), slot));
+    let classes = if train_dir.is_dir() && given.iter().any(|(dir, _)| dir.is_dir()) {
+        train_dir
+    } else {
+        root.to_owned()
+    };
+    let class_list = class_dirs(&classes)?;
+    check_class_count(&classes, &class_list)?;
+    for (label, (_, dir)) in class_list.iter().enumerate() {
+        let label = label as u8;
+        files[0].extend(class_images(dir)?.into_iter().map(|p| (p, label)));
+    }
+    if classes != root {
+        for (dir, slot) in given.iter().filter(|(dir, _)| dir.is_dir()) {
+            for (name, class_dir) in class_dirs(dir)? {
+                let Some(label) = class_list.iter().position(|(n, _)| *n == name) else {
+                    return Err(bad_folder(
+                        dir,
+                        format!(
+                            "class `{name}` is not in train/; every split must have the classes of train/"
+                        ),
+                    ));
+                };
+                let found = sorted_entries(&class_dir, is_image_file)?;
+                files[*slot].extend(found.into_iter().map(|(_, p)| (p, label as u8)));
+            }
+        }
+    }
+    let names = class_list.into_iter().map(|(n, _)| n).collect();
+    Ok((names, files))
 }
 
 #[cfg(test)]
@@ -433,7 +427,7 @@ mod tests {
     }
 
     #[test]
-    fn folder_holdout_layout() {
+    fn a_flat_folder_loads_every_image_for_training_and_leaves_the_holdouts_to_the_engine() {
         let root = test_dir("folder-valid");
         for (class, color) in [("cat", [200, 10, 10]), ("dog", [10, 10, 200])] {
             std::fs::create_dir_all(root.join(class)).unwrap();
@@ -452,9 +446,9 @@ mod tests {
                 width: 4
             }
         );
-        assert_eq!(ds.train.len(), 12);
-        assert_eq!(ds.test.len(), 2);
-        assert_eq!(ds.test.labels, vec![0, 1]);
+        assert_eq!(ds.train.len(), 14);
+        assert_eq!(ds.train.labels, [vec![0; 7], vec![1; 7]].concat());
+        assert!(ds.val.is_empty() && ds.test.is_empty());
         // Planar: the whole red plane first.
         assert!(ds.train.images[..16].iter().all(|&v| v == 200));
         assert!(ds.train.images[16..48].iter().all(|&v| v == 10));
@@ -477,6 +471,35 @@ mod tests {
         assert_eq!(ds.shape.channels, 1);
         assert_eq!(ds.train.images, [vec![30u8; 9], vec![220u8; 9]].concat());
         assert_eq!(ds.test.labels, vec![0, 1]);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn train_val_test_sub_folders_are_used_as_given() {
+        let root = test_dir("folder-three");
+        for (split, count) in [("train", 3), ("val", 2), ("test", 1)] {
+            for (class, v) in [("a", 30u8), ("b", 220u8)] {
+                let dir = root.join(split).join(class);
+                std::fs::create_dir_all(&dir).unwrap();
+                for i in 0..count {
+                    GrayImage::from_pixel(5, 5, Luma([v]))
+                        .save(dir.join(format!("{i}.png")))
+                        .unwrap();
+                }
+            }
+        }
+        let ds = load_image_folder(&root, 3).unwrap();
+        assert_eq!(ds.train.labels, vec![0, 0, 0, 1, 1, 1]);
+        assert_eq!(ds.val.labels, vec![0, 0, 1, 1]);
+        assert_eq!(ds.test.labels, vec![0, 1]);
+        assert_eq!(ds.val.images, [vec![30u8; 18], vec![220u8; 18]].concat());
+
+        std::fs::create_dir_all(root.join("val").join("c")).unwrap();
+        let err = load_image_folder(&root, 3).unwrap_err();
+        assert!(
+            err.to_string().contains("class `c` is not in train/"),
+            "{err}"
+        );
         std::fs::remove_dir_all(&root).unwrap();
     }
 

@@ -479,6 +479,7 @@ pub fn load_idx_set(
             images: train.pixels,
             labels: train_y,
         },
+        val: Default::default(),
         test: Split {
             images: test.pixels,
             labels: test_y,

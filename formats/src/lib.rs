@@ -37,7 +37,7 @@ impl ImageShape {
     }
 }
 
-/// One split (train or test) of a data set.
+/// One split (train, validation or test) of a data set.
 #[derive(Debug, Clone, Default)]
 pub struct Split {
     /// All images back to back, each in planar C×H×W order, one byte per value (0–255).
@@ -69,7 +69,11 @@ pub struct ImageDataset {
     pub class_names: Vec<String>,
     /// Training images.
     pub train: Split,
-    /// Held-out images, evaluated each epoch.
+    /// Images to choose the model on (best epoch, early stopping); empty when the source has
+    /// no validation split of its own, and the engine carves one from `train`.
+    pub val: Split,
+    /// Held-out images, evaluated once on the model a run keeps; empty when the source has no
+    /// test split of its own (a flat image folder), and the engine carves one from `train`.
     pub test: Split,
 }
 

@@ -5,6 +5,7 @@ use std::io::{IsTerminal, Write};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use kiln_core::config::Experiment;
+use kiln_core::selection::ValidatedOn;
 use kiln_core::train::{RunOutcome, TrainEvent};
 
 /// Turns engine events into terminal output.
@@ -14,6 +15,8 @@ pub struct Reporter {
     model: String,
     /// Set once stdout is gone (`kiln train | head`): printing stops, training does not.
     stdout_closed: Cell<bool>,
+    /// What each epoch is evaluated on, as the run's start said.
+    validated_on: Cell<ValidatedOn>,
 }
 
 impl Reporter {
@@ -34,6 +37,7 @@ impl Reporter {
             dataset: experiment.dataset.to_string(),
             model: experiment.model.to_string(),
             stdout_closed: Cell::new(false),
+            validated_on: Cell::new(ValidatedOn::Validation),
         }
     }
 
@@ -55,6 +59,7 @@ impl Reporter {
     pub fn event(&self, event: &TrainEvent) {
         match event {
             TrainEvent::Started(s) => {
+                self.validated_on.set(s.validated_on);
                 if let Some(bar) = &self.bar {
                     bar.set_length((s.steps_per_epoch * s.epochs) as u64);
                     bar.set_prefix("epoch 1");
@@ -83,16 +88,30 @@ impl Reporter {
                     ));
                 }
             }
-            TrainEvent::EpochEnd(e) => self.line(&format!(
-                "epoch {:>3}  train loss {:.4} acc {:6.2} %  test loss {:.4} acc {:6.2} %  {:.2} s ({:.0} samples/s) + eval {:.2} s",
-                e.epoch,
-                e.train_loss,
-                e.train_accuracy * 100.0,
-                e.test_loss,
-                e.test_accuracy * 100.0,
-                e.epoch_secs,
-                e.samples_per_sec,
-                e.eval_secs
+            TrainEvent::EpochEnd(e) => {
+                let evaluation = match e.held_out() {
+                    Some((loss, accuracy)) => format!(
+                        "{} loss {loss:.4} acc {:6.2} %",
+                        self.validated_on.get().split_name(),
+                        accuracy * 100.0
+                    ),
+                    None => "not evaluated".to_owned(),
+                };
+                self.line(&format!(
+                    "epoch {:>3}  train loss {:.4} acc {:6.2} %  {evaluation}  {:.2} s ({:.0} samples/s) + eval {:.2} s",
+                    e.epoch,
+                    e.train_loss,
+                    e.train_accuracy * 100.0,
+                    e.epoch_secs,
+                    e.samples_per_sec,
+                    e.eval_secs
+                ));
+            }
+            TrainEvent::Tested(t) => self.line(&format!(
+                "test, once, on epoch {}'s weights: loss {:.4} acc {:.2} %",
+                t.epoch,
+                t.loss,
+                t.accuracy * 100.0
             )),
             TrainEvent::Warning(w) => self.line(&format!("warning: {w}")),
             TrainEvent::Predictions(p) => {
@@ -121,16 +140,28 @@ impl Reporter {
                     || "no window after warm-up".to_owned(),
                     |r| format!("{r:.0} samples/s"),
                 );
+                if let Some(stop) = &s.stopped_early {
+                    self.line(&format!("{stop}"));
+                }
+                let chosen = match (s.best_epoch, s.best_val_accuracy) {
+                    (Some(best), Some(val)) => {
+                        format!(", best epoch {best} (validation {:.2} %)", val * 100.0)
+                    }
+                    _ => String::new(),
+                };
                 self.line(&format!(
-                    "{outcome}: {} epochs, test accuracy {accuracy}, warm-up {:.2} s, steady {steady}, {:.2} s per epoch, {:.1} s in all",
+                    "{outcome}: {} epochs{chosen}, test accuracy {accuracy} ({}), warm-up {:.2} s, steady {steady}, {:.2} s per epoch, {:.1} s in all",
                     s.epochs_completed,
+                    s.validated_on.label(),
                     s.warmup_secs,
                     s.mean_epoch_train_secs,
                     s.total_secs
                 ));
                 if let Some(cpu) = &s.cpu_threads {
                     let why = match cpu.forward_multiply_adds {
-                        Some(macs) => format!("an MLP step of {:.1} M multiply-adds", macs as f64 / 1e6),
+                        Some(macs) => {
+                            format!("an MLP step of {:.1} M multiply-adds", macs as f64 / 1e6)
+                        }
                         None => "a model with convolutions".to_owned(),
                     };
                     self.line(&format!("CPU threads: {} ({why})", cpu.threads));

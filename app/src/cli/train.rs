@@ -7,7 +7,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use anyhow::Context;
 use clap::Args;
 use kiln_core::config::{
-    self, ExperimentDraft, InputScaling, LossInput, OptimizerSpec, Precision, Schedule,
+    self, ExperimentDraft, InputScaling, Keep, LossInput, Monitor, OptimizerSpec, Precision,
+    Schedule, Setting, Validation,
 };
 use kiln_core::data::DatasetSpec;
 use kiln_core::device::DeviceChoice;
@@ -28,7 +29,8 @@ pub struct TrainArgs {
             "preset", "config", "dataset", "data_dir", "model", "optimizer", "lr", "momentum",
             "nesterov", "weight_decay", "schedule", "batch", "epochs", "seed", "device",
             "input_scaling", "init", "loss", "name", "keep_going_on_nan", "profile_steps", "crop_padding", "flip",
-            "precision",
+            "precision", "validation", "val_split", "test_split", "early_stop", "monitor",
+            "min_delta", "keep",
         ]
     )]
     resume: Option<PathBuf>,
@@ -100,6 +102,21 @@ pub struct TrainArgs {
     /// optimizer, host sync), syncing the device after each; the medians go into summary.json.
     #[arg(long, value_name = "N")]
     profile_steps: Option<usize>,
+    // The flags below take their help from the settings table the window's tooltips use.
+    #[arg(long, value_name = "split|test", help = Setting::Validation.help())]
+    validation: Option<Validation>,
+    #[arg(long, value_name = "FRACTION", help = Setting::ValSplit.help())]
+    val_split: Option<f64>,
+    #[arg(long, value_name = "FRACTION", help = Setting::TestSplit.help())]
+    test_split: Option<f64>,
+    #[arg(long, value_name = "PATIENCE", help = Setting::EarlyStop.help())]
+    early_stop: Option<usize>,
+    #[arg(long, value_name = "val-loss|val-accuracy", help = Setting::Monitor.help())]
+    monitor: Option<Monitor>,
+    #[arg(long, value_name = "DELTA", help = Setting::MinDelta.help())]
+    min_delta: Option<f64>,
+    #[arg(long, value_name = "best|last", help = Setting::Keep.help())]
+    keep: Option<Keep>,
     /// Go on training after the loss becomes NaN or infinite (by default the run stops).
     #[arg(long)]
     keep_going_on_nan: bool,
@@ -198,6 +215,29 @@ impl TrainArgs {
         if let Some(v) = self.profile_steps {
             draft.profile_steps = v;
         }
+        if let Some(v) = self.validation {
+            draft.validation = v;
+        }
+        if let Some(v) = self.val_split {
+            // A fraction asks for a validation split, also over a preset validated on test.
+            draft.validation = Validation::Split;
+            draft.val_split = v;
+        }
+        if let Some(v) = self.test_split {
+            draft.test_split = v;
+        }
+        if let Some(v) = self.early_stop {
+            draft.early_stop = v;
+        }
+        if let Some(v) = self.monitor {
+            draft.monitor = v;
+        }
+        if let Some(v) = self.min_delta {
+            draft.min_delta = v;
+        }
+        if let Some(v) = self.keep {
+            draft.keep = v;
+        }
         if self.keep_going_on_nan {
             draft.stop_on_non_finite_loss = false;
         }
@@ -225,14 +265,7 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
     let reporter_ref = &reporter;
     let mut on_stage = |stage| match stage {
         Stage::LoadingData => reporter_ref.line(&format!("loading {}…", experiment.dataset)),
-        Stage::DataLoaded {
-            name,
-            train_len,
-            test_len,
-            secs,
-        } => reporter_ref.line(&format!(
-            "{name}: {train_len} training and {test_len} test images, read in {secs:.2} s"
-        )),
+        loaded @ Stage::DataLoaded { .. } => reporter_ref.line(&loaded.to_string()),
         Stage::FolderCreated(path) => reporter_ref.line(&format!("run folder {}", path.display())),
     };
     let mut on_event = |event: &TrainEvent| reporter_ref.event(event);

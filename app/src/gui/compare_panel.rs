@@ -1,6 +1,8 @@
 //! The Compare table of the runs shown together.
 
 use super::*;
+use kiln_core::config::Setting;
+use kiln_core::selection::ValidatedOn;
 
 /// The runs side by side: settings that differ, then final figures and speed with their
 /// difference to the first run, then the spread over seeds.
@@ -16,6 +18,17 @@ pub fn compare_ui(ui: &mut egui::Ui, comparison: &Comparison) {
                     for (i, label) in comparison.labels.iter().enumerate() {
                         ui.colored_label(run_color(i), label)
                             .on_hover_text(&comparison.folders[i]);
+                    }
+                    ui.end_row();
+                    ui.label(kiln_core::compare::EVALUATED_ON);
+                    for validated_on in &comparison.validated_on {
+                        match validated_on {
+                            ValidatedOn::Test => {
+                                ui.colored_label(ui.visuals().warn_fg_color, validated_on.label())
+                            }
+                            _ => ui.label(validated_on.label()),
+                        }
+                        .on_hover_text(Setting::Validation.help());
                     }
                     ui.end_row();
                     for (name, values) in &comparison.settings {

@@ -3,7 +3,7 @@
 use egui::Color32;
 use egui_plot::{FilledArea, Legend, Line, LineStyle, MarkerShape, Plot, PlotPoints, Points};
 use kiln_core::compare::seed_band;
-use kiln_core::plot::{Chart, XAxis, run_rgb};
+use kiln_core::plot::{Chart, XAxis, eval_line_name, run_rgb};
 use kiln_core::run_folder::RunHistory;
 
 /// The colour of the n-th run on the plots, from the palette every plot shares.
@@ -86,16 +86,17 @@ fn chart_ui(
             .link_axis(link, [true, false])
             .link_cursor(link, [true, false])
             .show(ui, |plot_ui| {
-                for band in bands {
-                    let Some(value) = chart.test_value() else {
-                        continue;
-                    };
-                    let points = seed_band(&band.runs, x_axis, value);
+                for band in bands.iter().filter(|_| chart.has_eval_line()) {
+                    let points = seed_band(&band.runs, x_axis, |e| chart.eval_value(e));
                     let xs: Vec<f64> = points.iter().map(|p| p.0).collect();
                     let low: Vec<f64> = points.iter().map(|p| p.1).collect();
                     let high: Vec<f64> = points.iter().map(|p| p.2).collect();
                     if xs.len() >= 2 {
-                        let name = format!("test mean ± std over {} seeds", band.runs.len());
+                        let name = format!(
+                            "{} mean ± std over {} seeds",
+                            eval_line_name(&band.runs),
+                            band.runs.len()
+                        );
                         plot_ui.add(
                             FilledArea::new(name, &xs, &low, &high)
                                 .fill_color(band.color.gamma_multiply(0.25)),
@@ -108,10 +109,10 @@ fn chart_ui(
                         points.into_iter().map(|(x, y)| [x, y]).collect()
                     };
                     let train = as_plot(chart.train_points(history, x_axis));
-                    let test = as_plot(chart.test_points(history, x_axis));
-                    let train_name = match chart.test_value() {
-                        Some(_) => format!("{} train", run.label),
-                        None => run.label.to_owned(),
+                    let test = as_plot(chart.eval_points(history, x_axis));
+                    let train_name = match chart.has_eval_line() {
+                        true => format!("{} train", run.label),
+                        false => run.label.to_owned(),
                     };
                     plot_ui.line(
                         Line::new(train_name, PlotPoints::from(train))
@@ -119,7 +120,7 @@ fn chart_ui(
                             .width(1.0),
                     );
                     if !test.is_empty() {
-                        let name = format!("{} test", run.label);
+                        let name = format!("{} {}", run.label, history.validated_on().split_name());
                         plot_ui.line(
                             Line::new(name.clone(), PlotPoints::from(test.clone()))
                                 .color(run.color)

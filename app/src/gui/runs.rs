@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use kiln_core::config::Precision;
 use kiln_core::run_folder::{self, RunHistory};
+use kiln_core::selection::ValidatedOn;
 use kiln_core::train::RunOutcome;
 
 /// What the person asked the runs list to do this frame.
@@ -126,9 +127,17 @@ fn outcome_text(run: &RunHistory) -> String {
     match &run.summary {
         None => "no summary (running or interrupted)".to_owned(),
         Some(summary) => {
-            let accuracy = summary
-                .final_test_accuracy
-                .map_or_else(String::new, |a| format!(", test {:.1} %", a * 100.0));
+            let accuracy = summary.final_test_accuracy.map_or_else(String::new, |a| {
+                let caveat = match summary.validated_on {
+                    ValidatedOn::Test => " (validated on test)",
+                    ValidatedOn::Validation | ValidatedOn::Nothing => "",
+                };
+                format!(", test {:.1} %{caveat}", a * 100.0)
+            });
+            let stopped = match &summary.stopped_early {
+                Some(stop) => format!(", stopped early (best epoch {})", stop.best_epoch),
+                None => String::new(),
+            };
             let outcome = match summary.outcome {
                 RunOutcome::Completed => "completed",
                 RunOutcome::Cancelled => "cancelled",
@@ -141,7 +150,7 @@ fn outcome_text(run: &RunHistory) -> String {
                 .steady_rate()
                 .map_or_else(|| "- samples/s".to_owned(), |r| format!("{r:.0} samples/s"));
             format!(
-                "{outcome}, {} epochs{accuracy}, {speed}, warm-up {:.2} s",
+                "{outcome}, {} epochs{stopped}{accuracy}, {speed}, warm-up {:.2} s",
                 summary.epochs_completed, summary.warmup_secs
             )
         }

@@ -166,15 +166,8 @@ impl Session {
             WorkerMessage::Stage(Stage::LoadingData) => {
                 self.state = SessionState::Preparing("loading data…".to_owned());
             }
-            WorkerMessage::Stage(Stage::DataLoaded {
-                name,
-                train_len,
-                test_len,
-                secs,
-            }) => {
-                self.state = SessionState::Preparing(format!(
-                    "{name}: {train_len} training and {test_len} test images read in {secs:.2} s; uploading…"
-                ));
+            WorkerMessage::Stage(loaded @ Stage::DataLoaded { .. }) => {
+                self.state = SessionState::Preparing(format!("{loaded}; uploading…"));
             }
             WorkerMessage::Stage(Stage::FolderCreated(path)) => {
                 self.history.path = path;
@@ -211,6 +204,8 @@ impl Session {
             }
             TrainEvent::EpochEnd(row) => self.history.epochs.push(row),
             TrainEvent::Warning(warning) => self.warnings.push(warning.to_string()),
+            // The summary that follows carries the test figures.
+            TrainEvent::Tested(_) => {}
             TrainEvent::Predictions(predictions) => self.predictions = Some(predictions),
             TrainEvent::Finished(summary) => {
                 self.warmup_secs = Some(summary.warmup_secs);

@@ -12,7 +12,7 @@ use kiln_core::device::{DeviceChoice, DeviceClass, DeviceInfo};
 use kiln_core::model::{Activation, InitScheme, ModelSpec};
 use serde::{Deserialize, Serialize};
 
-use kiln_core::config::{InputScaling, LossInput, Precision};
+use kiln_core::config::{InputScaling, Keep, LossInput, Monitor, Precision, Validation};
 
 /// Which data set the form points at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -184,6 +184,20 @@ pub struct SetupForm {
     pub precision: Precision,
     /// Steps timed phase by phase after warm-up; 0 is off.
     pub profile_steps: String,
+    /// A validation split, or the test split (parity presets).
+    pub validation: Validation,
+    /// Fraction of the training images held out for validation.
+    pub val_split: String,
+    /// Fraction of a flat image folder held out for testing.
+    pub test_split: String,
+    /// Early-stopping patience in epochs; 0 is off.
+    pub early_stop: String,
+    /// The figure that picks the best epoch.
+    pub monitor: Monitor,
+    /// The least improvement that counts.
+    pub min_delta: String,
+    /// Which epoch's weights the run keeps.
+    pub keep: Keep,
 }
 
 impl Default for SetupForm {
@@ -254,6 +268,13 @@ impl SetupForm {
             flip: draft.flip,
             precision: draft.precision,
             profile_steps: draft.profile_steps.to_string(),
+            validation: draft.validation,
+            val_split: number(draft.val_split),
+            test_split: number(draft.test_split),
+            early_stop: draft.early_stop.to_string(),
+            monitor: draft.monitor,
+            min_delta: number(draft.min_delta),
+            keep: draft.keep,
         };
         match &draft.model {
             ModelSpec::Mlp {
@@ -345,8 +366,17 @@ impl SetupForm {
             stop_on_non_finite_loss: self.stop_on_non_finite_loss,
             flip: self.flip,
             precision: self.precision,
+            validation: self.validation,
+            monitor: self.monitor,
+            keep: self.keep,
             ..ExperimentDraft::default()
         };
+        // Ranges are the engine's to check: the form only reads the numbers.
+        draft.val_split = parse_float(&self.val_split, Setting::ValSplit, errors).unwrap_or(0.1);
+        draft.test_split = parse_float(&self.test_split, Setting::TestSplit, errors).unwrap_or(0.2);
+        draft.min_delta = parse_float(&self.min_delta, Setting::MinDelta, errors).unwrap_or(0.0);
+        draft.early_stop = parse_int(&self.early_stop, Setting::EarlyStop, errors, 0, u64::MAX)
+            .map_or(0, |v| v as usize);
         draft.dataset = self.dataset_spec(errors);
         draft.model = self.model_spec(errors);
         let weight_decay = parse_float(&self.weight_decay, Setting::WeightDecay, errors);
@@ -743,6 +773,7 @@ pub fn setup_ui(
         });
         section_ui(ui, "Model", |ui| model_rows_ui(ui, form, errors));
         section_ui(ui, "Optimizer", |ui| optimizer_rows_ui(ui, form, errors));
+        section_ui(ui, "Validation", |ui| validation_rows_ui(ui, form, errors));
         section_ui(ui, "Run", |ui| run_rows_ui(ui, form, errors, context));
     });
     actions
@@ -950,6 +981,33 @@ fn optimizer_rows_ui(ui: &mut egui::Ui, form: &mut SetupForm, errors: &BTreeMap<
             text_row(ui, Setting::CosineMinLr, &mut form.cosine_min_lr, errors);
         }
     }
+}
+
+/// The Validation rows: where epochs are evaluated, how the best one is chosen, early stopping.
+fn validation_rows_ui(ui: &mut egui::Ui, form: &mut SetupForm, errors: &BTreeMap<Setting, String>) {
+    let options = [
+        (Validation::Split, "a validation split"),
+        (Validation::Test, "the test split (parity)"),
+    ];
+    combo_row(ui, Setting::Validation, &mut form.validation, &options);
+    if form.validation == Validation::Split {
+        text_row(ui, Setting::ValSplit, &mut form.val_split, errors);
+    }
+    if form.dataset == DatasetKind::Folder {
+        text_row(ui, Setting::TestSplit, &mut form.test_split, errors);
+    }
+    let options = [
+        (Monitor::ValLoss, "validation loss"),
+        (Monitor::ValAccuracy, "validation accuracy"),
+    ];
+    combo_row(ui, Setting::Monitor, &mut form.monitor, &options);
+    text_row(ui, Setting::EarlyStop, &mut form.early_stop, errors);
+    text_row(ui, Setting::MinDelta, &mut form.min_delta, errors);
+    let options = [
+        (Keep::Best, "the best epoch"),
+        (Keep::Last, "the last epoch"),
+    ];
+    combo_row(ui, Setting::Keep, &mut form.keep, &options);
 }
 
 /// The Run rows: batch, epochs, seed, device, precision, profiling, name, NaN handling.

@@ -17,6 +17,18 @@ pub fn status_ui(ui: &mut egui::Ui, session: Option<&Session>) {
         SessionState::Finished(outcome) => format!("finished ({outcome:?})").to_lowercase(),
         SessionState::Failed(_) => "failed".to_owned(),
     });
+    if let Some(summary) = &session.history.summary {
+        if let Some(stop) = &summary.stopped_early {
+            parts.push(stop.to_string());
+        }
+        if let (Some(accuracy), Some(epoch)) = (summary.final_test_accuracy, summary.kept_epoch) {
+            parts.push(format!(
+                "test {:.2} % on epoch {epoch}'s weights ({})",
+                accuracy * 100.0,
+                summary.validated_on.label()
+            ));
+        }
+    }
     if let Some(progress) = &session.last_progress {
         parts.push(format!("epoch {}/{}", progress.epoch, session.epochs));
         if let Some(start) = &session.start {

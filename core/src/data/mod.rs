@@ -4,12 +4,14 @@
 //! device once.
 
 pub mod fetch;
+mod holdout;
 mod locate;
 mod spec;
 mod synthetic;
 
 // The parsers live in kiln-formats so they can be fuzzed without Burn; these are the same types
 // and functions, under the paths the rest of the engine has always used.
+pub use holdout::{carve, make_splits};
 pub use kiln_formats::{
     CIFAR10_CLASSES, DataError, FASHION_MNIST_CLASSES, ImageDataset, ImageShape, MAX_IMAGE_SIZE_PX,
     MNIST_CLASSES, Split,

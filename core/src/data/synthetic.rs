@@ -231,6 +231,7 @@ pub fn synthetic() -> ImageDataset {
         },
         class_names: CLASS_NAMES.iter().map(|s| s.to_string()).collect(),
         train: generate_split(TRAIN_SEED, TRAIN_PER_CLASS),
+        val: Default::default(),
         test: generate_split(TEST_SEED, TEST_PER_CLASS),
     }
 }

@@ -24,7 +24,7 @@ const STATE_VERSION: u32 = 1;
 pub enum Slot {
     /// The newest epoch.
     Last,
-    /// The epoch with the highest test accuracy so far.
+    /// The epoch the selection rule liked best so far (validation loss by default).
     Best,
 }
 
@@ -312,6 +312,13 @@ impl RunStore for FolderStore {
                     Ok(())
                 }
             })
+            .map_err(|e| e.to_string())
+    }
+
+    fn restore_best(&mut self, model: Classifier) -> Result<Option<Classifier>, String> {
+        let best = slot_folder(&self.run_folder, Slot::Best);
+        load_model(&best, model)
+            .map(Some)
             .map_err(|e| e.to_string())
     }
 

@@ -8,13 +8,13 @@
 //!   metrics.csv      one MetricsRow per readback
 //!   epochs.csv       one EpochRow per evaluated epoch
 //!   summary.json     the whole run's figures (RunSummary), written atomically when it ends
-//!   predictions.csv  one PredictionRow per test image, when the run completed
+//!   predictions.csv  one PredictionRow per test image, by the kept weights of a completed run
 //!   confusion.csv    true class × predicted class counts, when the run completed
 //!   model.bpk        the completed run's weights (Burn's burnpack)
 //!   model.json       its ModelCard: shape, class names, input scaling
 //!   checkpoints/
 //!     last/  model.bpk  optimizer.bpk  state.json   the newest epoch: what `--resume` reads
-//!     best/  model.bpk  optimizer.bpk  state.json   the epoch with the best test accuracy
+//!     best/  model.bpk  optimizer.bpk  state.json   the best epoch on validation (see selection)
 //! ```
 //!
 //! The writer and the reader share one row type per CSV ([`rows`]); the loop never sees this

@@ -13,8 +13,9 @@ use super::{
     CONFIG_FILE, CONFUSION_FILE, EPOCHS_FILE, EpochRow, FolderError, METRICS_FILE, MetricsRow,
     PREDICTIONS_FILE, PredictionRow, SUMMARY_FILE, check_run_folder, folder_name_of,
 };
-use crate::config::ExperimentDraft;
+use crate::config::{ExperimentDraft, Validation};
 use crate::results::TestPredictions;
+use crate::selection::ValidatedOn;
 use crate::train::RunSummary;
 
 /// A run as read from its folder (or, in the GUI, as built from live events).
@@ -48,7 +49,7 @@ impl RunHistory {
         let config_path = folder.join(CONFIG_FILE);
         match fs::read_to_string(&config_path) {
             Ok(text) => {
-                match ExperimentDraft::from_toml(&text, &config_path.display().to_string()) {
+                match ExperimentDraft::from_run_config(&text, &config_path.display().to_string()) {
                     Ok(draft) => history.config = Some(draft),
                     Err(e) => history
                         .problems
@@ -73,7 +74,7 @@ impl RunHistory {
             history.metrics = parse_csv(
                 &text,
                 &folder.join(METRICS_FILE),
-                MetricsRow::HEADER,
+                (MetricsRow::HEADER, &[]),
                 MetricsRow::parse,
                 &mut history.problems,
             );
@@ -82,7 +83,7 @@ impl RunHistory {
             history.epochs = parse_csv(
                 &text,
                 &folder.join(EPOCHS_FILE),
-                EpochRow::HEADER,
+                (EpochRow::HEADER, EpochRow::OPTIONAL),
                 EpochRow::parse,
                 &mut history.problems,
             );
@@ -105,6 +106,26 @@ impl RunHistory {
             )),
         }
         Ok(history)
+    }
+
+    /// What the run's epochs were evaluated on: as its summary says, else as its epoch rows or
+    /// its config show; a run from before validation splits was validated on test.
+    pub fn validated_on(&self) -> ValidatedOn {
+        if let Some(summary) = &self.summary {
+            return summary.validated_on;
+        }
+        if let Some(row) = self.epochs.first() {
+            return match (row.val_accuracy, row.test_accuracy) {
+                (Some(_), _) => ValidatedOn::Validation,
+                (None, Some(_)) => ValidatedOn::Test,
+                (None, None) => ValidatedOn::Nothing,
+            };
+        }
+        match &self.config {
+            Some(c) if c.validation == Validation::Test => ValidatedOn::Test,
+            Some(c) if c.val_split == 0.0 => ValidatedOn::Nothing,
+            _ => ValidatedOn::Validation,
+        }
     }
 
     /// The last component of [`RunHistory::path`], the name the runs list shows next to the date.

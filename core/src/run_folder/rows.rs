@@ -52,18 +52,25 @@ impl MetricsRow {
 }
 
 impl EpochRow {
-    /// Header of `epochs.csv`; README.md documents each column.
-    pub const HEADER: &str = "epoch,train_loss,train_accuracy,test_loss,test_accuracy,epoch_secs,eval_secs,samples_per_sec";
+    /// Header of `epochs.csv`; README.md documents each column. A run fills either the
+    /// validation or (validated on test) the test columns and leaves the others empty.
+    pub const HEADER: &str = "epoch,train_loss,train_accuracy,val_loss,val_accuracy,test_loss,test_accuracy,epoch_secs,eval_secs,samples_per_sec";
+
+    /// Columns a file may lack: run folders from before validation splits have no `val_*`.
+    pub(super) const OPTIONAL: &[&str] = &["val_loss", "val_accuracy"];
 
     /// The row as a line of `epochs.csv`, newline included.
     pub fn to_line(&self) -> String {
+        let figure = |value: Option<f64>| value.map(|v| format!("{v:.6}")).unwrap_or_default();
         format!(
-            "{},{:.6},{:.6},{:.6},{:.6},{:.3},{:.3},{:.1}\n",
+            "{},{:.6},{:.6},{},{},{},{},{:.3},{:.3},{:.1}\n",
             self.epoch,
             self.train_loss,
             self.train_accuracy,
-            self.test_loss,
-            self.test_accuracy,
+            figure(self.val_loss),
+            figure(self.val_accuracy),
+            figure(self.test_loss),
+            figure(self.test_accuracy),
             self.epoch_secs,
             self.eval_secs,
             self.samples_per_sec
@@ -76,18 +83,25 @@ impl EpochRow {
             epoch: field(v, 0, "epoch")?,
             train_loss: field(v, 1, "train_loss")?,
             train_accuracy: field(v, 2, "train_accuracy")?,
-            test_loss: field(v, 3, "test_loss")?,
-            test_accuracy: field(v, 4, "test_accuracy")?,
-            epoch_secs: field(v, 5, "epoch_secs")?,
-            eval_secs: field(v, 6, "eval_secs")?,
-            samples_per_sec: field(v, 7, "samples_per_sec")?,
+            val_loss: optional_field(v, 3, "val_loss")?,
+            val_accuracy: optional_field(v, 4, "val_accuracy")?,
+            test_loss: optional_field(v, 5, "test_loss")?,
+            test_accuracy: optional_field(v, 6, "test_accuracy")?,
+            epoch_secs: field(v, 7, "epoch_secs")?,
+            eval_secs: field(v, 8, "eval_secs")?,
+            samples_per_sec: field(v, 9, "samples_per_sec")?,
         })
     }
 }
 
 /// Column positions of the expected header's fields in the file's header, so files written by
-/// an older or newer Kiln with columns added or reordered still read.
-fn column_map(file_header: &str, expected: &str) -> Result<Vec<usize>, String> {
+/// an older or newer Kiln with columns added or reordered still read; an `optional` column
+/// the file lacks reads as empty.
+fn column_map(
+    file_header: &str,
+    expected: &str,
+    optional: &[&str],
+) -> Result<Vec<Option<usize>>, String> {
     let found: HashMap<&str, usize> = file_header
         .split(',')
         .enumerate()
@@ -96,9 +110,9 @@ fn column_map(file_header: &str, expected: &str) -> Result<Vec<usize>, String> {
     let mut missing = Vec::new();
     let map = expected
         .split(',')
-        .filter_map(|name| {
+        .map(|name| {
             let index = found.get(name).copied();
-            if index.is_none() {
+            if index.is_none() && !optional.contains(&name) {
                 missing.push(name);
             }
             index
@@ -111,12 +125,13 @@ fn column_map(file_header: &str, expected: &str) -> Result<Vec<usize>, String> {
     }
 }
 
-/// The rows of a CSV `text` read from `path`, by the names in `expected_header`; rows that do
-/// not read are skipped and named in `problems`, a row without its line end silently.
+/// The rows of a CSV `text` read from `path`, by the names in `expected_header` (those in
+/// `optional` may be absent); rows that do not read are skipped and named in `problems`, a row
+/// without its line end silently.
 pub(super) fn parse_csv<T>(
     text: &str,
     path: &Path,
-    expected_header: &str,
+    (expected_header, optional): (&str, &[&str]),
     parse_row: fn(&[&str]) -> Result<T, String>,
     problems: &mut Vec<String>,
 ) -> Vec<T> {
@@ -126,7 +141,7 @@ pub(super) fn parse_csv<T>(
     let Some((header, rows)) = lines.split_first() else {
         return Vec::new();
     };
-    let columns = match column_map(header.trim_end_matches('\r'), expected_header) {
+    let columns = match column_map(header.trim_end_matches('\r'), expected_header, optional) {
         Ok(c) => c,
         Err(missing) => {
             problems.push(format!(
@@ -145,7 +160,10 @@ pub(super) fn parse_csv<T>(
         let fields: Vec<&str> = line.split(',').collect();
         let picked: Option<Vec<&str>> = columns
             .iter()
-            .map(|&c| fields.get(c).map(|f| f.trim()))
+            .map(|&c| match c {
+                Some(c) => fields.get(c).map(|f| f.trim()),
+                None => Some(""),
+            })
             .collect();
         let result = match picked {
             Some(values) => parse_row(&values),
@@ -172,6 +190,14 @@ fn field<T: std::str::FromStr>(values: &[&str], index: usize, name: &str) -> Res
     let text = values.get(index).copied().unwrap_or("");
     text.parse()
         .map_err(|_| format!("{name} is '{text}', not a number"))
+}
+
+/// Field `index` of a row as a number, or none when it is empty.
+fn optional_field(values: &[&str], index: usize, name: &str) -> Result<Option<f64>, String> {
+    match values.get(index).copied().unwrap_or("") {
+        "" => Ok(None),
+        _ => field(values, index, name).map(Some),
+    }
 }
 
 /// One predictions.csv row: a test image's label, the class the model gave it, and how sure.

@@ -34,8 +34,10 @@ fn epoch_end(epoch: usize) -> EpochRow {
         epoch: epoch + 1,
         train_loss: 1.0,
         train_accuracy: 0.6,
-        test_loss: 1.1,
-        test_accuracy: 0.55,
+        val_loss: None,
+        val_accuracy: None,
+        test_loss: Some(1.1),
+        test_accuracy: Some(0.55),
         epoch_secs: 5.0,
         eval_secs: 0.5,
         samples_per_sec: 900.0,
@@ -119,7 +121,7 @@ fn garbage_rows_are_skipped_and_named() {
     let path = write_run(&dir, "garbage", 0.01);
     let text = fs::read_to_string(path.join("epochs.csv")).unwrap();
     let mut lines: Vec<&str> = text.lines().collect();
-    lines.insert(2, "2,oops,0.5,1,0.5,1,1,1");
+    lines.insert(2, "2,oops,0.5,1,0.5,,,1,1,1");
     fs::write(path.join("epochs.csv"), lines.join("\n") + "\n").unwrap();
     fs::write(path.join("summary.json"), "{ not json").unwrap();
     let run = RunHistory::load(&path).unwrap();
@@ -161,6 +163,37 @@ fn hand_written_files_and_a_bad_config_still_load() {
     assert_eq!(run.metrics[0].wall_secs, 0.5);
     assert!(run.metrics[0].train_loss.is_nan());
     assert!(run.epochs.is_empty());
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// A run folder as Kiln wrote it before validation splits: epochs.csv without `val_*`
+/// columns, config.toml without `validation`, summary.json without `validated_on`.
+#[test]
+fn a_folder_from_before_validation_splits_reads_as_validated_on_test() {
+    let dir = test_dir("history-older");
+    let path = dir.join("20260101-000000-older");
+    fs::create_dir_all(&path).unwrap();
+    fs::write(path.join("config.toml"), "name = \"older\"\nepochs = 2\n").unwrap();
+    fs::write(
+        path.join("epochs.csv"),
+        "epoch,train_loss,train_accuracy,test_loss,test_accuracy,epoch_secs,eval_secs,samples_per_sec\n\
+         1,0.9,0.7,0.8,0.75,1.0,0.1,6000\n",
+    )
+    .unwrap();
+    let run = RunHistory::load(&path).unwrap();
+    assert!(run.problems.is_empty(), "{:?}", run.problems);
+    let row = &run.epochs[0];
+    assert_eq!((row.val_loss, row.val_accuracy), (None, None));
+    assert_eq!((row.test_loss, row.test_accuracy), (Some(0.8), Some(0.75)));
+    assert_eq!(row.held_out(), Some((0.8, 0.75)));
+    assert_eq!(run.validated_on(), crate::selection::ValidatedOn::Test);
+    let config = run.config.as_ref().unwrap();
+    assert_eq!(config.validation, crate::config::Validation::Test);
+    assert_eq!(config.keep, crate::config::Keep::Last);
+    let mut summary = serde_json::to_value(RunSummary::new("CPU", 1, 0.0, 0.0)).unwrap();
+    summary.as_object_mut().unwrap().remove("validated_on");
+    let older: RunSummary = serde_json::from_value(summary).unwrap();
+    assert_eq!(older.validated_on, crate::selection::ValidatedOn::Test);
     let _ = fs::remove_dir_all(&dir);
 }
 

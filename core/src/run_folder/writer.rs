@@ -136,7 +136,11 @@ impl RunFolder {
             }
             TrainEvent::Predictions(predictions) => self.write_predictions(predictions),
             TrainEvent::Finished(summary) => self.write_summary(summary),
-            TrainEvent::Started(_) | TrainEvent::Warning(_) | TrainEvent::Failed(_) => Ok(()),
+            // The test result reaches the folder with the summary.
+            TrainEvent::Started(_)
+            | TrainEvent::Tested(_)
+            | TrainEvent::Warning(_)
+            | TrainEvent::Failed(_) => Ok(()),
         }
     }
 

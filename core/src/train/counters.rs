@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::StepProfile;
 use super::precision::LossScale;
+use crate::selection::SelectionState;
 
 /// Everything the loop needs besides the tensors to go on as if it had never stopped. Saved
 /// whole with each checkpoint and restored whole on resume.
@@ -35,12 +36,19 @@ pub struct RunCounters {
     pub train_loss: f64,
     /// Training accuracy of the last epoch.
     pub train_accuracy: f64,
-    /// Test loss after the last epoch.
-    pub test_loss: f64,
-    /// Test accuracy after the last epoch.
-    pub test_accuracy: f64,
-    /// Best test accuracy of any epoch so far.
-    pub best_test_accuracy: f64,
+    /// Loss of the last epoch's evaluation (validation, or test for a run validated on test).
+    #[serde(alias = "test_loss")]
+    pub eval_loss: f64,
+    /// Accuracy of the last epoch's evaluation.
+    #[serde(alias = "test_accuracy")]
+    pub eval_accuracy: f64,
+    /// Best evaluation accuracy of any epoch so far.
+    #[serde(alias = "best_test_accuracy")]
+    pub best_eval_accuracy: f64,
+    /// The best epoch and patience so far; checkpoints written before validation splits have
+    /// none and start it afresh.
+    #[serde(default)]
+    pub selection: SelectionState,
     /// The loss scale of an f16 run; none in f32 and in checkpoints written before f16 existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss_scale: Option<LossScale>,

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::RunSummary;
 use crate::results::TestPredictions;
+use crate::selection::ValidatedOn;
 
 /// Sent once, after the data is on the device and the model is built.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -20,8 +21,14 @@ pub struct StartInfo {
     pub epochs: usize,
     /// Training images.
     pub train_len: usize,
-    /// Test images, evaluated each epoch.
+    /// Validation images, evaluated each epoch (0 when the run validates on test or not at all).
+    #[serde(default)]
+    pub val_len: usize,
+    /// Test images, evaluated at the end (and each epoch in a run validated on test).
     pub test_len: usize,
+    /// What each epoch is evaluated on.
+    #[serde(default)]
+    pub validated_on: ValidatedOn,
     /// Seconds spent reading the data set from disk (or generating it).
     pub load_secs: f64,
     /// Seconds spent uploading the data set to the device.
@@ -71,16 +78,41 @@ pub struct EpochRow {
     pub train_loss: f64,
     /// Training accuracy over every image of the epoch.
     pub train_accuracy: f64,
-    /// Mean test loss over every test image.
-    pub test_loss: f64,
-    /// Test accuracy over every test image.
-    pub test_accuracy: f64,
+    /// Mean loss over the validation split; none when the run does not validate on one.
+    pub val_loss: Option<f64>,
+    /// Accuracy over the validation split.
+    pub val_accuracy: Option<f64>,
+    /// Mean loss over the test split: only in runs validated on test (the parity presets, and
+    /// run folders from before validation splits), which evaluate it every epoch.
+    pub test_loss: Option<f64>,
+    /// Accuracy over the test split, in such runs.
+    pub test_accuracy: Option<f64>,
     /// Wall seconds of the training part of the epoch.
     pub epoch_secs: f64,
     /// Wall seconds of the evaluation.
     pub eval_secs: f64,
     /// Training images per second over the epoch.
     pub samples_per_sec: f64,
+}
+
+impl EpochRow {
+    /// The epoch's evaluation as (loss, accuracy): on validation, or on test in a run
+    /// validated on test; none when the epoch was not evaluated.
+    pub fn held_out(&self) -> Option<(f64, f64)> {
+        let pair = |loss: Option<f64>, accuracy: Option<f64>| Some((loss?, accuracy?));
+        pair(self.val_loss, self.val_accuracy).or_else(|| pair(self.test_loss, self.test_accuracy))
+    }
+}
+
+/// The test split measured once, at the end, on the weights the run keeps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TestResult {
+    /// The (1-based) epoch whose weights were tested.
+    pub epoch: usize,
+    /// Mean loss over every test image.
+    pub loss: f64,
+    /// Fraction of the test images classified correctly.
+    pub accuracy: f64,
 }
 
 /// Something a person should know while the run goes on.
@@ -105,17 +137,25 @@ pub enum TrainWarning {
         /// What went wrong.
         reason: String,
     },
+    /// The best epoch's weights could not be read back after a resume; the last ones are kept.
+    BestNotKept {
+        /// What went wrong.
+        reason: String,
+    },
     /// An epoch's checkpoint could not be written; training goes on, but cannot resume there.
     CheckpointNotSaved {
         /// What went wrong.
         reason: String,
     },
-    /// Test accuracy stayed at chance level for a whole epoch.
+    /// The evaluation accuracy stayed at chance level for a whole epoch.
     StuckAtChance {
         /// Epoch where it was seen.
         epoch: usize,
-        /// The test accuracy.
+        /// The accuracy.
         accuracy: f64,
+        /// The split it was measured on.
+        #[serde(default)]
+        on: ValidatedOn,
     },
 }
 
@@ -147,13 +187,22 @@ impl std::fmt::Display for TrainWarning {
                 f,
                 "the trained model was not saved ({reason}); the run's figures are complete"
             ),
+            Self::BestNotKept { reason } => write!(
+                f,
+                "the best epoch's weights could not be read back ({reason}); the run keeps and tests the last epoch's"
+            ),
             Self::CheckpointNotSaved { reason } => write!(
                 f,
                 "{reason}; training goes on, but a resume would start from an earlier epoch"
             ),
-            Self::StuckAtChance { epoch, accuracy } => write!(
+            Self::StuckAtChance {
+                epoch,
+                accuracy,
+                on,
+            } => write!(
                 f,
-                "test accuracy is at chance level ({:.1} %) after epoch {}; check the learning rate and input scaling.",
+                "{} accuracy is at chance level ({:.1} %) after epoch {}; check the learning rate and input scaling.",
+                on.split_name(),
                 accuracy * 100.0,
                 epoch + 1
             ),
@@ -170,7 +219,9 @@ pub enum TrainEvent {
     Progress(MetricsRow),
     /// An epoch ended and was evaluated.
     EpochEnd(EpochRow),
-    /// Every test image's prediction after the last epoch of a completed run.
+    /// The test split, measured once on the weights a completed run keeps.
+    Tested(TestResult),
+    /// Every test image's prediction by those weights.
     Predictions(TestPredictions),
     /// Something looks wrong; see [`TrainWarning`].
     Warning(TrainWarning),

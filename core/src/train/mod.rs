@@ -6,7 +6,8 @@
 //! host sync inside an epoch; evaluation follows the same rules; every metric is over samples.
 //!
 //! ```text
-//! train()        the loop: prepare, then per epoch train → evaluate → end → checkpoint, finish
+//! train()        the loop: prepare, then per epoch train → evaluate → end → checkpoint → check
+//!                (stopping early when validation stopped improving), finish: test the kept weights
 //!   state        RunState: what a run holds between those steps, and each step
 //!   counters     RunCounters (what survives a resume), the window rule, the speed book
 //!   trainee      one optimizer step: optimizer, loss, CPU threads
@@ -36,10 +37,11 @@ mod watch;
 pub use control::{Control, ControlState};
 pub use counters::RunCounters;
 pub use error::TrainError;
-pub use events::{EpochRow, MetricsRow, StartInfo, TrainEvent, TrainWarning};
+pub use events::{EpochRow, MetricsRow, StartInfo, TestResult, TrainEvent, TrainWarning};
+pub(crate) use pipeline::ShuffleRng;
 pub use pipeline::{epoch_order, pixel_transform};
 pub use store::{KeepNothing, Restored, RunStore};
-pub use summary::{RunOutcome, RunSummary, StepProfile};
+pub use summary::{RunOutcome, RunSummary, SplitSizes, StepProfile};
 pub use threads::CpuThreadChoice;
 
 use burn::tensor::Device;
@@ -101,11 +103,15 @@ pub fn train(
             }
         };
         let evaluation = run.evaluate(&model)?;
-        let best = run.end_epoch(epoch, &trained, &evaluation, on_event);
-        run.checkpoint(&model, best, on_event);
-        run.check_progress(epoch, on_event);
+        let verdict = run.end_epoch(epoch, &trained, evaluation.as_ref(), &model, on_event);
+        run.checkpoint(&model, verdict.best, on_event);
+        run.check_progress(epoch, evaluation.as_ref(), on_event);
+        if verdict.stop {
+            run.stop_early(epoch);
+            break;
+        }
     }
-    run.finish(&model, on_event)
+    run.finish(model, on_event)
 }
 
 #[cfg(test)]
@@ -148,6 +154,7 @@ mod tests {
             },
             class_names: vec!["left".into(), "right".into()],
             train: halves(200),
+            val: halves(40),
             test: halves(50),
         }
     }
@@ -345,6 +352,115 @@ mod tests {
         .unwrap()
     }
 
+    /// Every event of a run of `draft` on the tiny data set.
+    fn run_events(draft: ExperimentDraft) -> (RunSummary, Vec<TrainEvent>) {
+        let mut events = Vec::new();
+        let summary = train(
+            &draft.validate().unwrap(),
+            &tiny_dataset(),
+            &cpu(),
+            Preparation::default(),
+            &Control::new(),
+            &mut |e| events.push(e),
+        )
+        .unwrap();
+        (summary, events)
+    }
+
+    #[test]
+    fn early_stopping_ends_the_run_on_validation_and_tests_the_best_epoch_once() {
+        // No improvement can clear a min_delta of 10, so epoch 1 stays the best.
+        let draft = ExperimentDraft {
+            early_stop: 2,
+            min_delta: 10.0,
+            ..tiny_experiment(6).draft().clone()
+        };
+        let (summary, events) = run_events(draft);
+        assert_eq!(summary.outcome, RunOutcome::Completed);
+        assert_eq!(summary.epochs_completed, 3);
+        assert_eq!(summary.best_epoch, Some(1));
+        assert_eq!(summary.kept_epoch, Some(1));
+        assert_eq!(
+            summary.validated_on,
+            crate::selection::ValidatedOn::Validation
+        );
+        let stop = summary.stopped_early.clone().expect("patience ran out");
+        assert_eq!(
+            (stop.after_epoch, stop.best_epoch, stop.patience),
+            (3, 1, 2)
+        );
+        assert!(summary.best_test_accuracy.is_none(), "test chose nothing");
+        assert!(summary.best_val_accuracy.is_some() && summary.final_val_accuracy.is_some());
+        let tested: Vec<&TestResult> = events
+            .iter()
+            .filter_map(|e| match e {
+                TrainEvent::Tested(t) => Some(t),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(tested.len(), 1, "the test split is measured once");
+        assert_eq!(tested[0].epoch, 1);
+        assert_eq!(summary.final_test_accuracy, Some(tested[0].accuracy));
+        // The kept weights are epoch 1's: a run of one epoch tests exactly the same.
+        let (one_epoch, _) = run_events(tiny_experiment(1).draft().clone());
+        assert_eq!(one_epoch.final_test_accuracy, summary.final_test_accuracy);
+        assert_eq!(one_epoch.final_test_loss, summary.final_test_loss);
+    }
+
+    #[test]
+    fn a_run_validated_on_test_says_so_and_keeps_the_last_epoch_when_asked() {
+        let draft = ExperimentDraft {
+            validation: crate::config::Validation::Test,
+            keep: crate::config::Keep::Last,
+            ..tiny_experiment(2).draft().clone()
+        };
+        let (summary, events) = run_events(draft);
+        assert_eq!(summary.validated_on, crate::selection::ValidatedOn::Test);
+        let rows: Vec<&EpochRow> = events
+            .iter()
+            .filter_map(|e| match e {
+                TrainEvent::EpochEnd(r) => Some(r),
+                _ => None,
+            })
+            .collect();
+        assert!(
+            rows.iter()
+                .all(|r| r.val_accuracy.is_none() && r.test_accuracy.is_some())
+        );
+        assert_eq!(summary.kept_epoch, Some(2));
+        assert_eq!(summary.final_test_accuracy, rows[1].test_accuracy);
+        assert!(summary.best_test_accuracy.is_some());
+        assert_eq!(summary.split_sizes.map(|s| s.val), Some(0));
+    }
+
+    #[test]
+    fn without_validation_no_epoch_is_evaluated_and_the_last_is_kept() {
+        let draft = ExperimentDraft {
+            val_split: 0.0,
+            ..tiny_experiment(2).draft().clone()
+        };
+        let mut data = tiny_dataset();
+        data.val = Split::default();
+        let mut events = Vec::new();
+        let summary = train(
+            &draft.validate().unwrap(),
+            &data,
+            &cpu(),
+            Preparation::default(),
+            &Control::new(),
+            &mut |e| events.push(e),
+        )
+        .unwrap();
+        assert_eq!(summary.validated_on, crate::selection::ValidatedOn::Nothing);
+        assert!(
+            events
+                .iter()
+                .all(|e| !matches!(e, TrainEvent::EpochEnd(r) if r.held_out().is_some()))
+        );
+        assert_eq!((summary.best_epoch, summary.kept_epoch), (None, Some(2)));
+        assert!(summary.final_test_accuracy.is_some());
+    }
+
     pub(super) fn cpu() -> TrainDevice {
         TrainDevice {
             device: Device::flex(),
@@ -385,7 +501,8 @@ mod tests {
         assert_eq!(epoch_ends.len(), 3);
         for e in &epoch_ends {
             assert!((0.0..=1.0).contains(&e.train_accuracy));
-            assert!((0.0..=1.0).contains(&e.test_accuracy));
+            assert!((0.0..=1.0).contains(&e.val_accuracy.unwrap()));
+            assert_eq!((e.test_loss, e.test_accuracy), (None, None));
         }
         // The last readback of each epoch covers all of its samples.
         let last_progress = events.iter().rev().find_map(|e| match e {

@@ -1,5 +1,5 @@
 //! From the data set's bytes to batches on the device: the per-channel scaling, the seeded
-//! epoch order, and both splits uploaded once.
+//! epoch order, and every split uploaded once.
 
 use burn::tensor::Device;
 use kiln_shaders::{BatchOptions, ByteSplit, PixelTransform};
@@ -75,9 +75,11 @@ pub(super) fn epoch_seed(seed: u64, epoch: usize) -> u64 {
     ShuffleRng(seed ^ (epoch as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)).next()
 }
 
-/// Both splits as bytes on the device, and how their batches are built.
+/// Every split as bytes on the device, and how their batches are built.
 pub(super) struct InputPipeline {
     pub(super) train: ByteSplit,
+    /// Empty when the run validates on test or not at all.
+    pub(super) val: ByteSplit,
     pub(super) test: ByteSplit,
     /// The input scaling and, for a resizing model, the resize, done in the same pass as the
     /// gather: what evaluation sees.
@@ -87,7 +89,7 @@ pub(super) struct InputPipeline {
 }
 
 impl InputPipeline {
-    /// Uploads both splits and checks the batch options against the images once.
+    /// Uploads every split and checks the batch options against the images once.
     pub(super) fn upload(
         experiment: &Experiment,
         data: &ImageDataset,
@@ -97,6 +99,7 @@ impl InputPipeline {
         let shape =
             kiln_shaders::ImageShape::new(data.shape.channels, data.shape.height, data.shape.width);
         let train = ByteSplit::upload(&data.train.images, &data.train.labels, shape, device)?;
+        let val = ByteSplit::upload(&data.val.images, &data.val.labels, shape, device)?;
         let test = ByteSplit::upload(&data.test.images, &data.test.labels, shape, device)?;
         let mut plain = BatchOptions::new(transform.clone());
         plain.output_size = experiment.model.input_resize().map(|side| (side, side));
@@ -109,6 +112,7 @@ impl InputPipeline {
         augmented.validate(shape)?;
         Ok(Self {
             train,
+            val,
             test,
             plain,
             augmented,

@@ -15,12 +15,14 @@ use super::trainee::{Trainee, is_cpu};
 use super::watch::LossWatch;
 use super::{
     Control, ControlState, EpochRow, MetricsRow, Preparation, RunCounters, RunOutcome, RunSummary,
-    StartInfo, TrainDevice, TrainError, TrainEvent, TrainWarning,
+    SplitSizes, StartInfo, TestResult, TrainDevice, TrainError, TrainEvent, TrainWarning,
 };
-use crate::config::Experiment;
+use crate::config::{Experiment, Keep, Validation};
 use crate::data::ImageDataset;
 use crate::model::{Classifier, ModelCard};
 use crate::results::{GalleryImage, TestPredictions};
+use crate::selection::{EarlyStop, Selection, ValidatedOn, Verdict};
+use kiln_shaders::ByteSplit;
 
 /// How many of the most confidently wrong test images a completed run hands out with pixels.
 pub(super) const GALLERY_SIZE: usize = 12;
@@ -41,6 +43,16 @@ pub(super) struct RunState<'a> {
     speed: SpeedBook,
     loss_watch: LossWatch,
     outcome: RunOutcome,
+    /// What each epoch is evaluated on.
+    validated_on: ValidatedOn,
+    /// How the best epoch and early stopping are decided.
+    selection: Selection,
+    /// The best epoch's weights, held while later epochs train when the run keeps the best.
+    best_model: Option<Classifier>,
+    /// Set when patience ran out.
+    stopped_early: Option<EarlyStop>,
+    /// The test split measured on the kept weights, once the run has ended.
+    tested: Option<TestResult>,
     /// The (0-based) epoch this launch starts at.
     pub(super) first_epoch: usize,
     steps_per_epoch: usize,
@@ -137,7 +149,21 @@ impl<'a> RunState<'a> {
         } else {
             experiment.batch_size * 2
         };
+        let validated_on = match experiment.validation {
+            Validation::Split if !data.val.is_empty() => ValidatedOn::Validation,
+            Validation::Test if !data.test.is_empty() => ValidatedOn::Test,
+            _ => ValidatedOn::Nothing,
+        };
         let state = Self {
+            validated_on,
+            selection: Selection {
+                monitor: experiment.monitor,
+                min_delta: experiment.min_delta,
+                patience: experiment.early_stop,
+            },
+            best_model: None,
+            stopped_early: None,
+            tested: None,
             experiment,
             data,
             target,
@@ -178,10 +204,20 @@ impl<'a> RunState<'a> {
             steps_per_epoch: self.steps_per_epoch,
             epochs: self.experiment.epochs,
             train_len: self.pipeline.train.len(),
+            val_len: self.val_len(),
             test_len: self.pipeline.test.len(),
+            validated_on: self.validated_on,
             load_secs: self.load_secs,
             upload_secs: self.upload_secs,
             first_epoch: self.first_epoch,
+        }
+    }
+
+    /// Validation images the run evaluates on: none unless it validates on a validation split.
+    fn val_len(&self) -> usize {
+        match self.validated_on {
+            ValidatedOn::Validation => self.pipeline.val.len(),
+            ValidatedOn::Test | ValidatedOn::Nothing => 0,
         }
     }
 
@@ -416,12 +452,22 @@ impl<'a> RunState<'a> {
         })
     }
 
-    /// Evaluates `model` on the held-out split, unaugmented.
-    pub(super) fn evaluate(&self, model: &Classifier) -> Result<Evaluation, TrainError> {
+    /// Evaluates `model` on the split each epoch is judged on; none when there is none.
+    pub(super) fn evaluate(&self, model: &Classifier) -> Result<Option<Evaluation>, TrainError> {
+        let split = match self.validated_on {
+            ValidatedOn::Validation => &self.pipeline.val,
+            ValidatedOn::Test => &self.pipeline.test,
+            ValidatedOn::Nothing => return Ok(None),
+        };
+        self.evaluate_on(model, split).map(Some)
+    }
+
+    /// Evaluates `model` on `split`, unaugmented.
+    fn evaluate_on(&self, model: &Classifier, split: &ByteSplit) -> Result<Evaluation, TrainError> {
         let started = Instant::now();
         let (loss, accuracy) = evaluate(
             model,
-            &self.pipeline.test,
+            split,
             &self.pipeline.plain,
             self.eval_batch,
             self.experiment.loss,
@@ -434,36 +480,57 @@ impl<'a> RunState<'a> {
         })
     }
 
-    /// Records an evaluated epoch and tells the listeners; true when it is the best so far.
+    /// Records an epoch and its evaluation, tells the listeners, and asks the selection rule
+    /// whether it is the best so far and whether the run stops here.
     pub(super) fn end_epoch(
         &mut self,
         epoch: usize,
         trained: &TrainedEpoch,
-        evaluation: &Evaluation,
+        evaluation: Option<&Evaluation>,
+        model: &Classifier,
         on_event: &mut dyn FnMut(TrainEvent),
-    ) -> bool {
+    ) -> Verdict {
         let counters = &mut self.counters;
-        let first = counters.epochs_completed == 0;
-        let best = first || evaluation.accuracy > counters.best_test_accuracy;
-        if best {
-            counters.best_test_accuracy = evaluation.accuracy;
+        let held_out = evaluation.map(|e| (e.loss, e.accuracy));
+        let verdict = self
+            .selection
+            .observe(&mut counters.selection, epoch + 1, held_out);
+        if let Some((loss, accuracy)) = held_out {
+            if counters.epochs_completed == 0 || accuracy > counters.best_eval_accuracy {
+                counters.best_eval_accuracy = accuracy;
+            }
+            counters.eval_loss = loss;
+            counters.eval_accuracy = accuracy;
         }
         counters.epochs_completed = epoch + 1;
         counters.train_loss = trained.loss;
         counters.train_accuracy = trained.accuracy;
-        counters.test_loss = evaluation.loss;
-        counters.test_accuracy = evaluation.accuracy;
+        // Later epochs move the weights on; the best ones are held (a clone shares the
+        // tensors, so this costs one set of weights on the device, not a copy now).
+        if verdict.best && self.experiment.keep == Keep::Best && held_out.is_some() {
+            self.best_model = Some(model.clone());
+        }
+        let split = |on: ValidatedOn| {
+            let pick = |value: fn(&Evaluation) -> f64| {
+                evaluation.filter(|_| self.validated_on == on).map(value)
+            };
+            (pick(|e| e.loss), pick(|e| e.accuracy))
+        };
+        let ((val_loss, val_accuracy), (test_loss, test_accuracy)) =
+            (split(ValidatedOn::Validation), split(ValidatedOn::Test));
         on_event(TrainEvent::EpochEnd(EpochRow {
             epoch: epoch + 1,
             train_loss: trained.loss,
             train_accuracy: trained.accuracy,
-            test_loss: evaluation.loss,
-            test_accuracy: evaluation.accuracy,
+            val_loss,
+            val_accuracy,
+            test_loss,
+            test_accuracy,
             epoch_secs: trained.secs,
-            eval_secs: evaluation.secs,
+            eval_secs: evaluation.map_or(0.0, |e| e.secs),
             samples_per_sec: trained.samples as f64 / trained.secs.max(1e-9),
         }));
-        best
+        verdict
     }
 
     /// Hands the epoch to the store; a checkpoint that cannot be kept is a warning, not an end.
@@ -487,11 +554,27 @@ impl<'a> RunState<'a> {
     }
 
     /// Warns when the epoch's evaluation is no better than guessing.
-    pub(super) fn check_progress(&self, epoch: usize, on_event: &mut dyn FnMut(TrainEvent)) {
-        if !self.pipeline.test.is_empty() {
+    pub(super) fn check_progress(
+        &self,
+        epoch: usize,
+        evaluation: Option<&Evaluation>,
+        on_event: &mut dyn FnMut(TrainEvent),
+    ) {
+        if let Some(evaluation) = evaluation {
             self.loss_watch
-                .check_accuracy(self.counters.test_accuracy, epoch, on_event);
+                .check_accuracy(evaluation.accuracy, self.validated_on, epoch, on_event);
         }
+    }
+
+    /// Ends the run after `epoch` because the monitored figure stopped improving; a run that
+    /// ends so has completed.
+    pub(super) fn stop_early(&mut self, epoch: usize) {
+        self.stopped_early = Some(EarlyStop {
+            after_epoch: epoch + 1,
+            best_epoch: self.counters.selection.best_epoch,
+            monitor: self.selection.monitor,
+            patience: self.selection.patience,
+        });
     }
 
     /// Ends the run as `outcome` says.
@@ -499,15 +582,24 @@ impl<'a> RunState<'a> {
         self.outcome = outcome;
     }
 
-    /// The run's summary; for a completed run also every test prediction and the saved model.
+    /// The run's summary; a completed run also tests the weights it keeps, once, and hands out
+    /// every test prediction and the saved model.
     pub(super) fn finish(
         mut self,
-        model: &Classifier,
+        model: Classifier,
         on_event: &mut dyn FnMut(TrainEvent),
     ) -> Result<RunSummary, TrainError> {
-        let summary = self.summary();
-        if summary.outcome == RunOutcome::Completed && !self.pipeline.test.is_empty() {
-            on_event(TrainEvent::Predictions(self.predictions(model)?));
+        if self.outcome == RunOutcome::Completed && !self.pipeline.test.is_empty() {
+            let (kept, epoch) = self.kept_model(model, on_event);
+            let tested = self.evaluate_on(&kept, &self.pipeline.test)?;
+            let tested = TestResult {
+                epoch,
+                loss: tested.loss,
+                accuracy: tested.accuracy,
+            };
+            on_event(TrainEvent::Tested(tested.clone()));
+            self.tested = Some(tested);
+            on_event(TrainEvent::Predictions(self.predictions(&kept)?));
             let card = ModelCard {
                 shape: self.data.shape.chw(),
                 class_names: self.data.class_names.clone(),
@@ -515,26 +607,73 @@ impl<'a> RunState<'a> {
                 scale: self.transform.scale.clone(),
             };
             // A model that cannot be written costs the person the model, not the run.
-            if let Err(reason) = self.store.save_model(model, &card) {
+            if let Err(reason) = self.store.save_model(&kept, &card) {
                 on_event(TrainEvent::Warning(TrainWarning::ModelNotSaved { reason }));
             }
         }
+        let summary = self.summary();
         on_event(TrainEvent::Finished(Box::new(summary.clone())));
         Ok(summary)
+    }
+
+    /// The weights the run keeps and their (1-based) epoch: the last, or the best one, held in
+    /// memory or, when it came before a resume, read back from the store.
+    fn kept_model(
+        &mut self,
+        last: Classifier,
+        on_event: &mut dyn FnMut(TrainEvent),
+    ) -> (Classifier, usize) {
+        let last_epoch = self.counters.epochs_completed;
+        let best_epoch = self.counters.selection.best_epoch;
+        if self.experiment.keep == Keep::Last || best_epoch == 0 || best_epoch == last_epoch {
+            return (last, last_epoch);
+        }
+        if let Some(best) = self.best_model.take() {
+            return (best, best_epoch);
+        }
+        match self.store.restore_best(last.clone()) {
+            Ok(Some(best)) => (best, best_epoch),
+            Ok(None) => (last, last_epoch),
+            Err(reason) => {
+                on_event(TrainEvent::Warning(TrainWarning::BestNotKept { reason }));
+                (last, last_epoch)
+            }
+        }
     }
 
     fn summary(&self) -> RunSummary {
         let counters = &self.counters;
         let evaluated = counters.epochs_completed > 0;
         let after_an_epoch = |value: f64| evaluated.then_some(value);
+        let evaluated_on =
+            |on: ValidatedOn, value: f64| (evaluated && self.validated_on == on).then_some(value);
+        let on_test = |value| evaluated_on(ValidatedOn::Test, value);
+        let on_val = |value| evaluated_on(ValidatedOn::Validation, value);
+        let tested = self.tested.as_ref();
         RunSummary {
             outcome: self.outcome,
             epochs_completed: counters.epochs_completed,
             steps: counters.steps,
             samples_seen: counters.samples_seen,
-            final_test_accuracy: after_an_epoch(counters.test_accuracy),
-            final_test_loss: after_an_epoch(counters.test_loss),
-            best_test_accuracy: after_an_epoch(counters.best_test_accuracy),
+            final_test_accuracy: tested
+                .map(|t| t.accuracy)
+                .or(on_test(counters.eval_accuracy)),
+            final_test_loss: tested.map(|t| t.loss).or(on_test(counters.eval_loss)),
+            best_test_accuracy: on_test(counters.best_eval_accuracy),
+            validated_on: self.validated_on,
+            split_sizes: Some(SplitSizes {
+                train: self.pipeline.train.len(),
+                val: self.val_len(),
+                test: self.pipeline.test.len(),
+            }),
+            final_val_accuracy: on_val(counters.eval_accuracy),
+            final_val_loss: on_val(counters.eval_loss),
+            best_val_accuracy: on_val(counters.best_eval_accuracy),
+            best_epoch: (self.validated_on != ValidatedOn::Nothing
+                && counters.selection.best_epoch > 0)
+                .then_some(counters.selection.best_epoch),
+            kept_epoch: tested.map(|t| t.epoch),
+            stopped_early: self.stopped_early.clone(),
             final_train_accuracy: after_an_epoch(counters.train_accuracy),
             final_train_loss: after_an_epoch(counters.train_loss),
             warmup_secs: counters.warmup_secs,
@@ -555,7 +694,8 @@ impl<'a> RunState<'a> {
         }
     }
 
-    /// Every test image's prediction, with the surest wrong ones' pixels for a gallery.
+    /// Every test image's prediction by `model`, with the surest wrong ones' pixels for a
+    /// gallery.
     fn predictions(&self, model: &Classifier) -> Result<TestPredictions, TrainError> {
         let (predicted, confidence) = predict(
             model,

@@ -27,7 +27,7 @@ pub trait RunStore {
         optimizer: ModuleOptimizer,
     ) -> Result<Restored, String>;
 
-    /// Keeps an evaluated epoch; `best` when its evaluation accuracy is the best so far.
+    /// Keeps an evaluated epoch; `best` when the selection rule calls it the best so far.
     fn save_checkpoint(
         &mut self,
         model: &Classifier,
@@ -35,6 +35,10 @@ pub trait RunStore {
         counters: &RunCounters,
         best: bool,
     ) -> Result<(), String>;
+
+    /// The best epoch's weights loaded into `model`, for a run that keeps the best and met it
+    /// before a resume; none when this store keeps no checkpoints.
+    fn restore_best(&mut self, model: Classifier) -> Result<Option<Classifier>, String>;
 
     /// Keeps a completed run's model, with the card that says how to feed it an image.
     fn save_model(&mut self, model: &Classifier, card: &ModelCard) -> Result<(), String>;
@@ -65,6 +69,10 @@ impl RunStore for KeepNothing {
         _: bool,
     ) -> Result<(), String> {
         Ok(())
+    }
+
+    fn restore_best(&mut self, _: Classifier) -> Result<Option<Classifier>, String> {
+        Ok(None)
     }
 
     fn save_model(&mut self, _: &Classifier, _: &ModelCard) -> Result<(), String> {

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use super::precision::LossScaleReport;
 use super::threads::CpuThreadChoice;
 use crate::config::Precision;
+use crate::selection::{EarlyStop, ValidatedOn};
 
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -31,12 +32,37 @@ pub struct RunSummary {
     pub steps: usize,
     /// Images trained on.
     pub samples_seen: u64,
-    /// Test accuracy after the last completed epoch.
+    /// Test accuracy of the weights the run keeps, measured once at its end; for a run
+    /// validated on test that stopped early (cancelled), of its last evaluated epoch.
     pub final_test_accuracy: Option<f64>,
-    /// Test loss after the last completed epoch.
+    /// Test loss of those weights.
     pub final_test_loss: Option<f64>,
-    /// Best test accuracy over the epochs.
+    /// Best test accuracy over the epochs: only runs validated on test have one.
     pub best_test_accuracy: Option<f64>,
+    /// What each epoch was evaluated on; summaries from before validation splits read as test.
+    #[serde(default)]
+    pub validated_on: ValidatedOn,
+    /// Images in the training, validation and test splits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split_sizes: Option<SplitSizes>,
+    /// Validation accuracy of the last evaluated epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub final_val_accuracy: Option<f64>,
+    /// Validation loss of the last evaluated epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub final_val_loss: Option<f64>,
+    /// Best validation accuracy over the epochs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_val_accuracy: Option<f64>,
+    /// The (1-based) epoch the monitored figure liked best.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_epoch: Option<usize>,
+    /// The (1-based) epoch whose weights the run kept, saved and tested.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept_epoch: Option<usize>,
+    /// Why the run ended before its last epoch, when early stopping ended it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_early: Option<EarlyStop>,
     /// Training accuracy of the last completed epoch.
     pub final_train_accuracy: Option<f64>,
     /// Training loss of the last completed epoch.
@@ -74,6 +100,17 @@ pub struct RunSummary {
     /// On the CPU: how many threads the steps ran on, and the step size that decided it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_threads: Option<CpuThreadChoice>,
+}
+
+/// How many images each split of a run holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SplitSizes {
+    /// Images trained on.
+    pub train: usize,
+    /// Images each epoch is evaluated on (0 for a run validated on test or not at all).
+    pub val: usize,
+    /// Images tested on.
+    pub test: usize,
 }
 
 /// Median milliseconds of each phase of a training step, measured with the device synced after
@@ -119,6 +156,14 @@ impl RunSummary {
             final_test_accuracy: None,
             final_test_loss: None,
             best_test_accuracy: None,
+            validated_on: ValidatedOn::Test,
+            split_sizes: None,
+            final_val_accuracy: None,
+            final_val_loss: None,
+            best_val_accuracy: None,
+            best_epoch: None,
+            kept_epoch: None,
+            stopped_early: None,
             final_train_accuracy: None,
             final_train_loss: None,
             warmup_secs: 0.0,

@@ -2,6 +2,7 @@
 //! readbacks and the epoch ends.
 
 use super::{TrainEvent, TrainWarning};
+use crate::selection::ValidatedOn;
 
 /// Watches the running training loss: warns once about a NaN or infinite loss and once about
 /// divergence, and says when the run must stop.
@@ -30,6 +31,7 @@ impl LossWatch {
     pub(super) fn check_accuracy(
         &self,
         accuracy: f64,
+        on: ValidatedOn,
         epoch: usize,
         on_event: &mut dyn FnMut(TrainEvent),
     ) {
@@ -37,6 +39,7 @@ impl LossWatch {
             on_event(TrainEvent::Warning(TrainWarning::StuckAtChance {
                 epoch,
                 accuracy,
+                on,
             }));
         }
     }

@@ -1,0 +1,242 @@
+//! The three splits of a run. A data set that brings its own validation or test split (MNIST's
+//! t10k files, an image folder's `val/` and `test/`) is used as given; what is missing is carved
+//! from the training images, stratified by class so each split has the classes in the same
+//! proportions, and seeded so the same run carves the same images.
+//!
+//! The test split of a flat folder is carved with a fixed seed, so every run of that folder,
+//! whatever its seed, is tested on the same images and their test figures compare.
+
+use super::{ImageDataset, Split};
+use crate::config::{ConfigError, Experiment, Setting, Validation, invalid};
+use crate::train::ShuffleRng;
+
+/// Seed of every carved test split: fixed, so runs of one folder share a test set.
+const TEST_SPLIT_SEED: u64 = 0x7E57_5EED;
+
+/// The data a run trains, validates and tests on, as `experiment` asks.
+pub fn make_splits(
+    mut data: ImageDataset,
+    experiment: &Experiment,
+) -> Result<ImageDataset, ConfigError> {
+    let per_image = data.shape.pixels_per_image();
+    let classes = data.num_classes();
+    if data.test.is_empty() {
+        data.test = carve(
+            &mut data.train,
+            per_image,
+            classes,
+            experiment.test_split,
+            TEST_SPLIT_SEED,
+        );
+        if data.test.is_empty() {
+            return Err(invalid(
+                Setting::TestSplit,
+                experiment.test_split,
+                format!(
+                    "leaves no image of {} for testing; add images, raise test_split, or add a test/ sub-folder",
+                    data.name
+                ),
+            ));
+        }
+    }
+    match experiment.validation {
+        // The test split is what each epoch is evaluated on; a given validation split is unused.
+        Validation::Test => data.val = Split::default(),
+        Validation::Split if data.val.is_empty() && experiment.val_split > 0.0 => {
+            data.val = carve(
+                &mut data.train,
+                per_image,
+                classes,
+                experiment.val_split,
+                experiment.seed,
+            );
+            if data.val.is_empty() {
+                return Err(invalid(
+                    Setting::ValSplit,
+                    experiment.val_split,
+                    format!(
+                        "leaves no image of {} for validation; raise val_split, or set it to 0 to train without validation",
+                        data.name
+                    ),
+                ));
+            }
+        }
+        Validation::Split => {}
+    }
+    Ok(data)
+}
+
+/// Moves `fraction` of each class of `from` (rounded, at least one image staying behind) into
+/// the split returned; both keep their images' original order.
+pub fn carve(
+    from: &mut Split,
+    pixels_per_image: usize,
+    num_classes: usize,
+    fraction: f64,
+    seed: u64,
+) -> Split {
+    let mut by_class: Vec<Vec<usize>> = vec![Vec::new(); num_classes.max(1)];
+    for (index, &label) in from.labels.iter().enumerate() {
+        if let Some(members) = by_class.get_mut(usize::from(label)) {
+            members.push(index);
+        }
+    }
+    let mut held = vec![false; from.len()];
+    for (class, members) in by_class.iter_mut().enumerate() {
+        let count = members.len();
+        let take = ((count as f64 * fraction).round() as usize).min(count.saturating_sub(1));
+        // A partial Fisher–Yates shuffle picks `take` members, as likely as any other choice.
+        let mut rng = ShuffleRng(seed ^ (class as u64 + 1).wrapping_mul(0xA076_1D64_78BD_642F));
+        for i in 0..take {
+            let j = i + (rng.next() % (count - i) as u64) as usize;
+            members.swap(i, j);
+            held[members[i]] = true;
+        }
+    }
+    let mut kept = Split::default();
+    let mut carved = Split::default();
+    for (index, (&label, &is_held)) in from.labels.iter().zip(&held).enumerate() {
+        let target = if is_held { &mut carved } else { &mut kept };
+        target.labels.push(label);
+        let image = from
+            .images
+            .get(index * pixels_per_image..(index + 1) * pixels_per_image)
+            .unwrap_or_default();
+        target.images.extend_from_slice(image);
+    }
+    *from = kept;
+    carved
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ExperimentDraft;
+    use crate::data::ImageShape;
+
+    /// `counts[c]` one-pixel images of class c, each image's pixel its index.
+    fn split(counts: &[usize]) -> Split {
+        let labels: Vec<u8> = counts
+            .iter()
+            .enumerate()
+            .flat_map(|(c, &n)| std::iter::repeat_n(c as u8, n))
+            .collect();
+        Split {
+            images: (0..labels.len()).map(|i| i as u8).collect(),
+            labels,
+        }
+    }
+
+    fn count(labels: &[u8], class: u8) -> usize {
+        labels.iter().filter(|&&l| l == class).count()
+    }
+
+    #[test]
+    fn a_carved_split_is_stratified_seeded_and_keeps_every_image_once() {
+        let mut train = split(&[100, 50, 10]);
+        let val = carve(&mut train, 1, 3, 0.1, 7);
+        assert_eq!([0, 1, 2].map(|c| count(&val.labels, c)), [10, 5, 1]);
+        assert_eq!(train.len() + val.len(), 160);
+        let mut pixels: Vec<u8> = train.images.iter().chain(&val.images).copied().collect();
+        pixels.sort_unstable();
+        assert_eq!(pixels, (0..160).map(|i| i as u8).collect::<Vec<_>>());
+        // Each image keeps its label: pixel i was made with class of position i.
+        let whole = split(&[100, 50, 10]);
+        for (pixel, label) in val.images.iter().zip(&val.labels) {
+            assert_eq!(whole.labels[usize::from(*pixel)], *label);
+        }
+        let mut again = split(&[100, 50, 10]);
+        assert_eq!(carve(&mut again, 1, 3, 0.1, 7).images, val.images);
+        let mut other = split(&[100, 50, 10]);
+        assert_ne!(carve(&mut other, 1, 3, 0.1, 8).images, val.images);
+    }
+
+    #[test]
+    fn a_class_of_one_image_stays_in_training() {
+        let mut train = split(&[1, 4]);
+        let held = carve(&mut train, 1, 2, 0.5, 1);
+        assert_eq!(held.labels, vec![1, 1]);
+        assert_eq!(train.labels, vec![0, 1, 1]);
+    }
+
+    fn dataset(train: Split, test: Split) -> ImageDataset {
+        ImageDataset {
+            name: "dots".into(),
+            shape: ImageShape {
+                channels: 1,
+                height: 1,
+                width: 1,
+            },
+            class_names: vec!["a".into(), "b".into()],
+            train,
+            val: Split::default(),
+            test,
+        }
+    }
+
+    #[test]
+    fn a_flat_folder_gets_a_test_split_that_does_not_depend_on_the_seed() {
+        let mut draft = ExperimentDraft::default();
+        let first = make_splits(
+            dataset(split(&[20, 20]), Split::default()),
+            &draft.clone().validate().unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            (first.train.len(), first.val.len(), first.test.len()),
+            (28, 4, 8)
+        );
+        draft.seed = 99;
+        let other = make_splits(
+            dataset(split(&[20, 20]), Split::default()),
+            &draft.validate().unwrap(),
+        )
+        .unwrap();
+        assert_eq!(first.test.images, other.test.images);
+        assert_ne!(first.val.images, other.val.images);
+    }
+
+    #[test]
+    fn validated_on_test_or_without_validation_carves_nothing_from_training() {
+        let mut draft = ExperimentDraft {
+            validation: Validation::Test,
+            ..ExperimentDraft::default()
+        };
+        let data = make_splits(
+            dataset(split(&[5, 5]), split(&[2, 2])),
+            &draft.clone().validate().unwrap(),
+        )
+        .unwrap();
+        assert_eq!((data.train.len(), data.val.len()), (10, 0));
+        draft.validation = Validation::Split;
+        draft.val_split = 0.0;
+        let data = make_splits(
+            dataset(split(&[5, 5]), split(&[2, 2])),
+            &draft.validate().unwrap(),
+        )
+        .unwrap();
+        assert_eq!((data.train.len(), data.val.len()), (10, 0));
+    }
+
+    #[test]
+    fn a_split_too_small_to_hold_an_image_is_refused_with_what_to_do() {
+        let draft = ExperimentDraft::default();
+        let err = make_splits(
+            dataset(split(&[2, 2]), split(&[1, 1])),
+            &draft.validate().unwrap(),
+        )
+        .unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.starts_with("val_split = 0.1: leaves no image of dots"),
+            "{text}"
+        );
+        assert!(matches!(
+            err,
+            ConfigError::Invalid {
+                field: Setting::ValSplit,
+                ..
+            }
+        ));
+    }
+}
