@@ -455,7 +455,7 @@ fn the_confusion_matrix_matches_the_exported_predictions() {
     let output = train_tiny(&runs, &[]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(
-        String::from_utf8_lossy(&output.stdout).contains("per-class test accuracy:"),
+        String::from_utf8_lossy(&output.stdout).contains("test report:"),
         "{}",
         String::from_utf8_lossy(&output.stdout)
     );
@@ -463,7 +463,10 @@ fn the_confusion_matrix_matches_the_exported_predictions() {
     // Count (true, predicted) pairs from predictions.csv on our own...
     let predictions = std::fs::read_to_string(run.join("predictions.csv")).unwrap();
     let mut lines = predictions.lines();
-    assert_eq!(lines.next(), Some("index,label,predicted,confidence"));
+    assert_eq!(
+        lines.next(),
+        Some("index,label,predicted,confidence,label_rank")
+    );
     let mut counts = vec![vec![0u64; 10]; 10];
     let mut rows = 0;
     for line in lines {
@@ -472,6 +475,9 @@ fn the_confusion_matrix_matches_the_exported_predictions() {
         let guess: usize = fields[2].parse().unwrap();
         let confidence: f64 = fields[3].parse().unwrap();
         assert!((0.0..=1.0).contains(&confidence));
+        // No class scores above the true one exactly when the prediction is right.
+        let rank: u8 = fields[4].parse().unwrap();
+        assert_eq!(rank == 0, truth == guess, "{line}");
         counts[truth][guess] += 1;
         rows += 1;
     }
@@ -492,6 +498,24 @@ fn the_confusion_matrix_matches_the_exported_predictions() {
         })
         .collect();
     assert_eq!(table, counts);
+    // report.csv: each class's precision, recall and support from those same counts.
+    let report = std::fs::read_to_string(run.join("report.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = report.lines().map(|l| l.rsplit(',').collect()).collect();
+    assert_eq!(rows[0], ["support", "f1", "recall", "precision", "class"]);
+    for class in 0..10 {
+        let hits = counts[class][class] as f64;
+        let support: u64 = counts[class].iter().sum();
+        let given: u64 = counts.iter().map(|row| row[class]).sum();
+        let row = &rows[class + 1];
+        let value = |i: usize| row[i].parse::<f64>().unwrap();
+        assert_eq!(row[0], support.to_string(), "{report}");
+        assert!((value(2) - hits / support as f64).abs() < 1e-6, "{report}");
+        assert!(
+            (value(3) - hits / given.max(1) as f64).abs() < 1e-6,
+            "{report}"
+        );
+    }
+    assert!(report.contains("\nmacro avg,") && report.contains("\ntop-5 accuracy,"));
     // Reading the run back gives the same matrix, with the data set's class names.
     let loaded = kiln_core::run_folder::load_predictions(&run)
         .unwrap()

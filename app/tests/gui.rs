@@ -497,10 +497,11 @@ fn per_class_results_snapshot() {
         labels,
         predicted,
         confidence,
+        label_rank: Vec::new(),
         gallery,
     };
     let mut harness = Harness::builder()
-        .with_size([760.0, 220.0])
+        .with_size([760.0, 300.0])
         .build_ui(|ui| kiln::gui::confusion_ui(ui, &predictions));
     harness.run();
     // The caption under the image (its tooltip names it too).
@@ -510,12 +511,16 @@ fn per_class_results_snapshot() {
             .next()
             .is_some()
     );
+    // Circle: precision, recall and F1 of 75 %; cross: recall 75 %, precision 100 %.
+    assert_eq!(harness.get_all_by_label("  75.0 %").count(), 4);
     assert_eq!(
-        harness.get_all_by_label("75.0 %").count(),
+        harness.get_all_by_label("  100.0 %").count(),
         2,
-        "circle and cross"
+        "square recall, cross precision"
     );
-    harness.get_by_label("100.0 %");
+    harness.get_by_label("  88.9 %"); // square's F1: precision 80 %, recall 100 %
+    // Equal supports: the macro and weighted precision are both (75 + 80 + 100) / 3.
+    assert_eq!(harness.get_all_by_label("  85.0 %").count(), 2);
     harness.snapshot("per_class_results");
 }
 

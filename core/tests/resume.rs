@@ -1,5 +1,6 @@
 //! Resume gives the uninterrupted run's result. Its own test binary: the CPU backend's seeded
-//! generator is per process, and tests running beside it in one process would draw from it.
+//! generator is per process, and tests running beside it in one process would draw from it;
+//! the tests here take turns for the same reason.
 
 // A failed unwrap in a test or an example is a failure that names its line.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -14,6 +15,9 @@ use kiln_core::model::{Activation, ModelSpec};
 use kiln_core::run::{execute, resume};
 use kiln_core::run_folder::{self, Slot};
 use kiln_core::train::{Control, RunOutcome, TrainEvent};
+
+/// Held by each test for its whole length, so no two draw from the generator at once.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("kiln-resume-test-{}-{name}", std::process::id()));
@@ -66,6 +70,7 @@ fn metrics_column(folder: &Path, column: usize) -> Vec<usize> {
 
 #[test]
 fn a_run_stopped_mid_epoch_and_resumed_ends_as_the_uninterrupted_run() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let experiment = resumable_experiment();
     let control = Arc::new(Control::new());
     let straight_dir = scratch("straight");
@@ -132,4 +137,55 @@ fn a_run_stopped_mid_epoch_and_resumed_ends_as_the_uninterrupted_run() {
     assert!(again.to_string().contains("nothing to resume"), "{again}");
     let _ = fs::remove_dir_all(straight_dir);
     let _ = fs::remove_dir_all(stopped_dir);
+}
+
+#[test]
+fn a_run_keeping_its_best_epoch_keeps_it_across_a_resume() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // Nothing clears a min_delta of 10: epoch 1 stays the best, and patience ends epoch 3.
+    let experiment = ExperimentDraft {
+        early_stop: 2,
+        min_delta: 10.0,
+        ..resumable_experiment().draft().clone()
+    }
+    .validate()
+    .unwrap();
+    let dir = scratch("keep-best");
+    let control = Arc::new(Control::new());
+    let stopped = execute(&experiment, &dir, &control, &mut |_| {}, &mut |event| {
+        if matches!(event, TrainEvent::EpochEnd(row) if row.epoch == 2) {
+            control.cancel();
+        }
+    })
+    .unwrap();
+    assert_eq!(stopped.summary.outcome, RunOutcome::Cancelled);
+    assert_eq!(stopped.summary.epochs_completed, 2);
+    let resumed = resume(
+        &stopped.path,
+        &Arc::new(Control::new()),
+        &mut |_| {},
+        &mut |_| {},
+    )
+    .unwrap();
+    let summary = resumed.summary;
+    assert_eq!(summary.outcome, RunOutcome::Completed);
+    assert_eq!(summary.epochs_completed, 3);
+    assert_eq!(summary.stopped_early.map(|s| s.best_epoch), Some(1));
+    // Epoch 1 came before the resume: its weights come back from the best checkpoint.
+    assert_eq!(summary.kept_epoch, Some(1));
+    let best = run_folder::slot_folder(&resumed.path, Slot::Best).join("model.bpk");
+    assert!(fs::read(resumed.path.join("model.bpk")).unwrap() == fs::read(best).unwrap());
+    // And a run that stopped early has nothing left to resume.
+    let err = resume(
+        &resumed.path,
+        &Arc::new(Control::new()),
+        &mut |_| {},
+        &mut |_| {},
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("stopped early after epoch 3"),
+        "{err}"
+    );
+    let _ = fs::remove_dir_all(&dir);
 }

@@ -5,6 +5,7 @@ use std::io::{IsTerminal, Write};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use kiln_core::config::Experiment;
+use kiln_core::results::{ClassMetrics, TestPredictions};
 use kiln_core::selection::ValidatedOn;
 use kiln_core::train::{RunOutcome, TrainEvent};
 
@@ -114,18 +115,7 @@ impl Reporter {
                 t.accuracy * 100.0
             )),
             TrainEvent::Warning(w) => self.line(&format!("warning: {w}")),
-            TrainEvent::Predictions(p) => {
-                let classes: Vec<String> = p
-                    .class_names
-                    .iter()
-                    .zip(p.per_class_accuracy())
-                    .map(|(name, accuracy)| match accuracy {
-                        Some(a) => format!("{name} {:.1} %", a * 100.0),
-                        None => format!("{name} -"),
-                    })
-                    .collect();
-                self.line(&format!("per-class test accuracy: {}", classes.join(", ")));
-            }
+            TrainEvent::Predictions(p) => self.line(&report_table(p)),
             TrainEvent::Finished(s) => {
                 let outcome = match s.outcome {
                     RunOutcome::Completed => "done",
@@ -190,4 +180,39 @@ impl Reporter {
             bar.finish_and_clear();
         }
     }
+}
+
+/// The test split's classification report, laid out as scikit-learn prints it.
+fn report_table(predictions: &TestPredictions) -> String {
+    let report = predictions.report();
+    let width = predictions
+        .class_names
+        .iter()
+        .map(|n| n.chars().count())
+        .chain([12])
+        .max()
+        .unwrap_or(12);
+    let mut text = format!(
+        "test report:\n  {:>width$}  precision  recall  f1-score  support",
+        ""
+    );
+    let mut row = |name: &str, m: &ClassMetrics| {
+        text.push_str(&format!(
+            "\n  {name:>width$}  {:>9.4}  {:>6.4}  {:>8.4}  {:>7}",
+            m.precision, m.recall, m.f1, m.support
+        ));
+    };
+    for (name, metrics) in predictions.class_names.iter().zip(&report.classes) {
+        row(name, metrics);
+    }
+    row("macro avg", &report.macro_average);
+    row("weighted avg", &report.weighted_average);
+    text.push_str(&format!(
+        "\n  {:>width$}  accuracy {:.4}",
+        "", report.accuracy
+    ));
+    if let Some(top_5) = report.top_5_accuracy {
+        text.push_str(&format!(", top-5 accuracy {top_5:.4}"));
+    }
+    text
 }

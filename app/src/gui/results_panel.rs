@@ -1,12 +1,14 @@
-//! A run's results: the confusion matrix, per-class accuracy and the surest mistakes.
+//! A run's results: the confusion matrix, precision, recall and F1 per class, and the surest
+//! mistakes.
 
 use super::*;
+use kiln_core::results::ClassMetrics;
 
-/// The confusion matrix as a heat map (each cell shaded by its share of the true class), the
-/// accuracy of each class, and the test images the model got wrong with the most confidence.
+/// The confusion matrix as a heat map (each cell shaded by its share of the true class), each
+/// class's precision, recall, F1 and support with their averages, and the test images the model got wrong with the most confidence.
 pub fn confusion_ui(ui: &mut egui::Ui, predictions: &TestPredictions) {
     let confusion = predictions.confusion();
-    let accuracy = predictions.per_class_accuracy();
+    let report = predictions.report();
     let short = |name: &str| name.chars().take(9).collect::<String>();
     let base = ui.visuals().selection.bg_fill;
     ui.vertical(|ui| {
@@ -17,7 +19,20 @@ pub fn confusion_ui(ui: &mut egui::Ui, predictions: &TestPredictions) {
                 for name in &predictions.class_names {
                     ui.label(short(name)).on_hover_text(name);
                 }
-                ui.label("accuracy");
+                for (column, meaning) in [
+                    (
+                        "precision",
+                        "Of the images given this class, the share that are of it.",
+                    ),
+                    (
+                        "recall",
+                        "Of this class's images, the share given this class.",
+                    ),
+                    ("F1", "The harmonic mean of precision and recall."),
+                    ("support", "Test images of this class."),
+                ] {
+                    ui.label(format!("  {column}")).on_hover_text(meaning);
+                }
                 ui.end_row();
                 for (class, row) in confusion.iter().enumerate() {
                     let name = predictions
@@ -48,13 +63,33 @@ pub fn confusion_ui(ui: &mut egui::Ui, predictions: &TestPredictions) {
                             share * 100.0
                         ));
                     }
-                    ui.label(match accuracy.get(class).copied().flatten() {
-                        Some(a) => format!("{:.1} %", a * 100.0),
-                        None => "-".to_owned(),
+                    if let Some(metrics) = report.classes.get(class) {
+                        metrics_ui(ui, metrics);
+                    }
+                    ui.end_row();
+                }
+                for (name, metrics) in [
+                    ("macro avg", &report.macro_average),
+                    ("weighted avg", &report.weighted_average),
+                ] {
+                    ui.label(name).on_hover_text(match name {
+                        "macro avg" => "Every class counts the same.",
+                        _ => "Classes count by their number of test images.",
                     });
+                    for _ in &predictions.class_names {
+                        ui.label("");
+                    }
+                    metrics_ui(ui, metrics);
                     ui.end_row();
                 }
             });
+        let top_5 = report.top_5_accuracy.map_or_else(String::new, |t| {
+            format!(", top-5 accuracy {:.2} %", t * 100.0)
+        });
+        ui.label(format!(
+            "Test accuracy {:.2} %{top_5}.",
+            report.accuracy * 100.0
+        ));
         ui.add_space(6.0);
         ui.vertical(|ui| {
             ui.strong("Most confidently wrong");
@@ -115,4 +150,12 @@ pub(super) fn gallery_texture(
     );
     ctx.data_mut(|d| d.insert_temp(id, texture.clone()));
     texture
+}
+
+/// Precision, recall and F1 in percent, then the support.
+fn metrics_ui(ui: &mut egui::Ui, metrics: &ClassMetrics) {
+    for value in [metrics.precision, metrics.recall, metrics.f1] {
+        ui.label(format!("  {:.1} %", value * 100.0));
+    }
+    ui.label(format!("  {}", metrics.support));
 }

@@ -10,6 +10,7 @@
 //!   summary.json     the whole run's figures (RunSummary), written atomically when it ends
 //!   predictions.csv  one PredictionRow per test image, by the kept weights of a completed run
 //!   confusion.csv    true class × predicted class counts, when the run completed
+//!   report.csv       precision, recall, F1, support per class; averages; top-5 accuracy
 //!   model.bpk        the completed run's weights (Burn's burnpack)
 //!   model.json       its ModelCard: shape, class names, input scaling
 //!   checkpoints/
@@ -56,6 +57,8 @@ pub const SUMMARY_FILE: &str = "summary.json";
 pub const PREDICTIONS_FILE: &str = "predictions.csv";
 /// The confusion matrix of a completed run.
 pub const CONFUSION_FILE: &str = "confusion.csv";
+/// Precision, recall, F1 and support per class of a completed run, with their averages.
+pub const REPORT_FILE: &str = "report.csv";
 /// Weights, in the run folder (the completed model) and in each checkpoint slot.
 pub const MODEL_FILE: &str = "model.bpk";
 /// The saved model's card.

@@ -178,27 +178,25 @@ pub fn load_predictions(folder: &Path) -> Result<Option<TestPredictions>, Folder
         .skip(1)
         .map(|name| name.trim().trim_matches('"').replace("\"\"", "\""))
         .collect();
-    let mut predictions = TestPredictions {
-        class_names,
-        labels: Vec::new(),
-        predicted: Vec::new(),
-        confidence: Vec::new(),
-        gallery: Vec::new(),
-    };
-    for (number, line) in rows.lines().enumerate().skip(1) {
-        let fields: Vec<&str> = line.split(',').collect();
-        if fields.len() != 4 {
-            return Err(bad(format!("line {} does not have 4 fields", number + 1)));
-        }
-        let row = PredictionRow::parse(&fields).map_err(|_| {
-            bad(format!(
-                "line {} is not label,predicted,confidence",
-                number + 1
-            ))
-        })?;
-        predictions.labels.push(row.label);
-        predictions.predicted.push(row.predicted);
-        predictions.confidence.push(row.confidence);
+    let mut problems = Vec::new();
+    let parsed = parse_csv(
+        &rows,
+        &folder.join(PREDICTIONS_FILE),
+        (PredictionRow::HEADER, PredictionRow::OPTIONAL),
+        PredictionRow::parse,
+        &mut problems,
+    );
+    // Predictions are all or nothing: a confusion matrix of some images would mislead.
+    if let Some(problem) = problems.into_iter().next() {
+        return Err(bad(problem));
     }
-    Ok(Some(predictions))
+    let ranks: Option<Vec<u8>> = parsed.iter().map(|row| row.label_rank).collect();
+    Ok(Some(TestPredictions {
+        class_names,
+        labels: parsed.iter().map(|row| row.label).collect(),
+        predicted: parsed.iter().map(|row| row.predicted).collect(),
+        confidence: parsed.iter().map(|row| row.confidence).collect(),
+        label_rank: ranks.unwrap_or_default(),
+        gallery: Vec::new(),
+    }))
 }

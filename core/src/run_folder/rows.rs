@@ -211,27 +211,38 @@ pub struct PredictionRow {
     pub predicted: u8,
     /// The softmax probability of that class.
     pub confidence: f32,
+    /// How many classes scored above the true one; none in files from before it was kept.
+    pub label_rank: Option<u8>,
 }
 
 impl PredictionRow {
     /// Header of `predictions.csv`; README.md documents each column.
-    pub const HEADER: &str = "index,label,predicted,confidence";
+    pub const HEADER: &str = "index,label,predicted,confidence,label_rank";
+
+    /// Columns a file may lack: `label_rank` came later.
+    pub(super) const OPTIONAL: &[&str] = &["label_rank"];
 
     /// The row as a line of `predictions.csv`, newline included.
     pub fn to_line(&self) -> String {
+        let rank = self.label_rank.map(|r| r.to_string()).unwrap_or_default();
         format!(
-            "{},{},{},{:.6}\n",
+            "{},{},{},{:.6},{rank}\n",
             self.index, self.label, self.predicted, self.confidence
         )
     }
 
-    /// Reads the row from its four fields.
+    /// Reads the row from its fields, in [`PredictionRow::HEADER`] order.
     pub(super) fn parse(v: &[&str]) -> Result<Self, String> {
+        let label_rank = match v.get(4).copied().unwrap_or("") {
+            "" => None,
+            _ => Some(field(v, 4, "label_rank")?),
+        };
         Ok(Self {
             index: field(v, 0, "index")?,
             label: field(v, 1, "label")?,
             predicted: field(v, 2, "predicted")?,
             confidence: field(v, 3, "confidence")?,
+            label_rank,
         })
     }
 }

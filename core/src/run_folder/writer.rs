@@ -7,10 +7,11 @@ use std::time::SystemTime;
 
 use super::{
     CONFIG_FILE, CONFUSION_FILE, EPOCHS_FILE, EpochRow, FolderError, METRICS_FILE, MetricsRow,
-    PREDICTIONS_FILE, PredictionRow, SUMMARY_FILE, io_err, timestamp, write_atomically,
+    PREDICTIONS_FILE, PredictionRow, REPORT_FILE, SUMMARY_FILE, io_err, timestamp,
+    write_atomically,
 };
 use crate::config::Experiment;
-use crate::results::TestPredictions;
+use crate::results::{ClassMetrics, ClassReport, TestPredictions};
 use crate::train::{RunSummary, TrainEvent};
 
 /// An open run folder that records [`TrainEvent`]s as they arrive.
@@ -152,8 +153,9 @@ impl RunFolder {
             .map_err(io_err("write", path))
     }
 
-    /// Writes `predictions.csv` (one row per test image) and `confusion.csv` (rows: true class,
-    /// columns: predicted class), each atomically.
+    /// Writes `predictions.csv` (one row per test image), `confusion.csv` (rows: true class,
+    /// columns: predicted class) and `report.csv` (precision, recall, F1 and support per class,
+    /// then the averages), each atomically.
     pub fn write_predictions(&self, predictions: &TestPredictions) -> Result<(), FolderError> {
         let mut rows = format!("{}\n", PredictionRow::HEADER);
         for (index, ((&label, &predicted), &confidence)) in predictions
@@ -168,6 +170,7 @@ impl RunFolder {
                 label,
                 predicted,
                 confidence,
+                label_rank: predictions.label_rank.get(index).copied(),
             };
             rows.push_str(&row.to_line());
         }
@@ -193,7 +196,11 @@ impl RunFolder {
             table.push('\n');
         }
         let path = self.path.join(CONFUSION_FILE);
-        write_atomically(&path, table.as_bytes()).map_err(io_err("write", &path))
+        write_atomically(&path, table.as_bytes()).map_err(io_err("write", &path))?;
+
+        let report = report_csv(&predictions.class_names, &predictions.report(), &quote);
+        let path = self.path.join(REPORT_FILE);
+        write_atomically(&path, report.as_bytes()).map_err(io_err("write", &path))
     }
 
     /// Writes `summary.json` atomically.
@@ -204,4 +211,32 @@ impl RunFolder {
         text.push('\n');
         write_atomically(&path, text.as_bytes()).map_err(io_err("write", &path))
     }
+}
+
+/// `report.csv`: scikit-learn's classification report as a table, one row per class, then the
+/// macro and weighted averages, accuracy and (over five classes) top-5 accuracy.
+fn report_csv(
+    class_names: &[String],
+    report: &ClassReport,
+    quote: &dyn Fn(&str) -> String,
+) -> String {
+    let mut text = String::from("class,precision,recall,f1,support\n");
+    // Class names are quoted (a person chose them); the average rows are Kiln's own words.
+    let mut row = |name: String, m: &ClassMetrics| {
+        text.push_str(&format!(
+            "{name},{:.6},{:.6},{:.6},{}\n",
+            m.precision, m.recall, m.f1, m.support
+        ));
+    };
+    for (name, metrics) in class_names.iter().zip(&report.classes) {
+        row(quote(name), metrics);
+    }
+    row("macro avg".to_owned(), &report.macro_average);
+    row("weighted avg".to_owned(), &report.weighted_average);
+    let total = report.macro_average.support;
+    text.push_str(&format!("accuracy,,,{:.6},{total}\n", report.accuracy));
+    if let Some(top_5) = report.top_5_accuracy {
+        text.push_str(&format!("top-5 accuracy,,,{top_5:.6},{total}\n"));
+    }
+    text
 }

@@ -129,38 +129,59 @@ pub(super) fn evaluate(
     Ok((loss_sum / n, correct / n))
 }
 
-/// Every image's predicted class and its probability, read back in one transaction at the end.
+/// What a model said about every image of a split.
+pub(super) struct Predicted {
+    /// The class it gave each image.
+    pub(super) classes: Vec<u8>,
+    /// The softmax probability of that class.
+    pub(super) confidence: Vec<f32>,
+    /// How many classes it scored above the true one (0: right, below 5: in its top 5).
+    pub(super) label_rank: Vec<u8>,
+}
+
+/// Every image's predicted class, its probability and the true class's rank, read back in one
+/// transaction at the end.
 pub(super) fn predict(
     model: &Classifier,
     split: &ByteSplit,
     options: &BatchOptions,
     batch_size: usize,
-) -> Result<(Vec<u8>, Vec<f32>), TrainError> {
+) -> Result<Predicted, TrainError> {
     let model = model.valid();
-    let mut predicted = Vec::new();
-    let mut confidence = Vec::new();
+    let (mut predicted, mut confidence, mut ranks) = (Vec::new(), Vec::new(), Vec::new());
     let mut start = 0;
     while start < split.len() {
         let end = (start + batch_size).min(split.len());
-        let (images, _) = split.range(start, end, options)?;
+        let rows = end - start;
+        let (images, labels) = split.range(start, end, options)?;
         let probabilities = burn::tensor::activation::softmax(model.forward(images), 1);
-        confidence.push(probabilities.clone().max_dim(1).reshape([end - start]));
-        predicted.push(probabilities.argmax(1).reshape([end - start]));
+        let classes = probabilities.dims()[1];
+        let of_label = probabilities.clone().gather(1, labels.reshape([rows, 1]));
+        let above = probabilities
+            .clone()
+            .greater(of_label.expand([rows, classes]));
+        ranks.push(above.int().sum_dim(1).reshape([rows]));
+        confidence.push(probabilities.clone().max_dim(1).reshape([rows]));
+        predicted.push(probabilities.argmax(1).reshape([rows]));
         start = end;
     }
     let data = read_back(
         Transaction::default()
             .register(Tensor::cat(predicted, 0))
-            .register(Tensor::cat(confidence, 0)),
+            .register(Tensor::cat(confidence, 0))
+            .register(Tensor::cat(ranks, 0)),
     )?;
-    match (data.first(), data.get(1)) {
-        (Some(predicted), Some(confidence)) => Ok((
-            predicted
-                .iter::<i64>()
-                .map(|p| u8::try_from(p).unwrap_or(u8::MAX))
-                .collect(),
-            confidence.iter::<f32>().collect(),
-        )),
+    let as_bytes = |data: &burn::tensor::TensorData| -> Vec<u8> {
+        data.iter::<i64>()
+            .map(|p| u8::try_from(p).unwrap_or(u8::MAX))
+            .collect()
+    };
+    match (data.first(), data.get(1), data.get(2)) {
+        (Some(predicted), Some(confidence), Some(ranks)) => Ok(Predicted {
+            classes: as_bytes(predicted),
+            confidence: confidence.iter::<f32>().collect(),
+            label_rank: as_bytes(ranks),
+        }),
         _ => Err(TrainError::Readback(
             "the prediction readback returned no value".to_owned(),
         )),

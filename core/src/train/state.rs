@@ -697,7 +697,7 @@ impl<'a> RunState<'a> {
     /// Every test image's prediction by `model`, with the surest wrong ones' pixels for a
     /// gallery.
     fn predictions(&self, model: &Classifier) -> Result<TestPredictions, TrainError> {
-        let (predicted, confidence) = predict(
+        let predicted = predict(
             model,
             &self.pipeline.test,
             &self.pipeline.plain,
@@ -707,8 +707,9 @@ impl<'a> RunState<'a> {
         let mut predictions = TestPredictions {
             class_names: self.data.class_names.clone(),
             labels: test.labels.clone(),
-            predicted,
-            confidence,
+            predicted: predicted.classes,
+            confidence: predicted.confidence,
+            label_rank: predicted.label_rank,
             gallery: Vec::new(),
         };
         let values = self.data.shape.pixels_per_image();
