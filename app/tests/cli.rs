@@ -642,3 +642,85 @@ fn a_closed_stdout_stops_the_printing_not_the_run() {
     let summary = std::fs::read_to_string(only_run_folder(&runs).join("summary.json")).unwrap();
     assert!(summary.contains("\"completed\""), "{summary}");
 }
+
+/// A photo folder as a person has one: three classes of very different sizes, one photo copied
+/// into test/ as well, a note and a broken file among the images.
+fn write_photo_folder(root: &Path) {
+    let photo = |path: &Path, shade: u8| {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        image::RgbImage::from_fn(6, 5, |x, y| image::Rgb([shade, x as u8 * 40, y as u8 * 50]))
+            .save(path)
+            .unwrap();
+    };
+    for (class, count) in [("cat", 12), ("dog", 4), ("fox", 3)] {
+        for i in 0..count {
+            let shade = match class {
+                "cat" => 10 + i as u8,
+                "dog" => 100 + i as u8,
+                _ => 200 + i as u8,
+            };
+            photo(
+                &root.join("train").join(class).join(format!("{i}.png")),
+                shade,
+            );
+        }
+        photo(&root.join("test").join(class).join("t.png"), 250);
+    }
+    // The same photo as train/cat/0.png, in test/ too.
+    photo(&root.join("test").join("cat").join("copy.png"), 10);
+    std::fs::write(root.join("train").join("dog").join("notes.txt"), "a note").unwrap();
+    std::fs::write(
+        root.join("train").join("dog").join("broken.png"),
+        "not a png",
+    )
+    .unwrap();
+}
+
+#[test]
+fn data_inspect_shows_classes_per_split_what_was_left_out_and_leaks() {
+    let dir = scratch("inspect");
+    let root = dir.join("photos");
+    write_photo_folder(&root);
+    let grid = dir.join("grid.png");
+    let spec = format!("folder:{}@8", root.display());
+    let output = kiln(&[
+        "data",
+        "inspect",
+        &spec,
+        "--val-split",
+        "0.25",
+        "--grid",
+        grid.to_str().unwrap(),
+        "--samples",
+        "4",
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}\n{}", stderr(&output));
+    assert!(
+        stdout.contains("photos: 3 classes, 8×8 pixels, RGB"),
+        "{stdout}"
+    );
+    // train/cat has 12 images: 3 carved for validation; test/ was given.
+    let cat = stdout.lines().find(|l| l.starts_with("cat ")).unwrap();
+    let figures: Vec<&str> = cat.split_whitespace().collect();
+    assert_eq!(&figures[1..4], ["9", "3", "2"], "{stdout}");
+    assert!(stdout.contains("unbalanced"), "{stdout}");
+    assert!(stdout.contains("2 file(s) left out"), "{stdout}");
+    assert!(stdout.contains("notes.txt: it is not an image"), "{stdout}");
+    assert!(stdout.contains("broken.png"), "{stdout}");
+    assert!(
+        stdout.contains("1 image(s) appear in more than one split"),
+        "{stdout}"
+    );
+    let grid_image = image::open(&grid).unwrap();
+    // Four cells of 8 + 1 pixels per row, one row per class.
+    assert_eq!((grid_image.width(), grid_image.height()), (36, 27));
+
+    let output = kiln(&["data", "inspect", "folder:/nonexistent/kiln-photos"]);
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("does not exist"),
+        "{}",
+        stderr(&output)
+    );
+}

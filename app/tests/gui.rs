@@ -500,9 +500,9 @@ fn per_class_results_snapshot() {
         label_rank: Vec::new(),
         gallery,
     };
-    let mut harness = Harness::builder()
-        .with_size([760.0, 300.0])
-        .build_ui(|ui| kiln::gui::confusion_ui(ui, &predictions));
+    let mut harness = Harness::builder().with_size([640.0, 380.0]).build_ui(|ui| {
+        kiln::gui::confusion_ui(ui, &predictions);
+    });
     harness.run();
     // The caption under the image (its tooltip names it too).
     assert!(
@@ -512,15 +512,15 @@ fn per_class_results_snapshot() {
             .is_some()
     );
     // Circle: precision, recall and F1 of 75 %; cross: recall 75 %, precision 100 %.
-    assert_eq!(harness.get_all_by_label("  75.0 %").count(), 4);
+    assert_eq!(harness.get_all_by_label("75.0 %").count(), 4);
     assert_eq!(
-        harness.get_all_by_label("  100.0 %").count(),
+        harness.get_all_by_label("100.0 %").count(),
         2,
         "square recall, cross precision"
     );
-    harness.get_by_label("  88.9 %"); // square's F1: precision 80 %, recall 100 %
+    harness.get_by_label("88.9 %"); // square's F1: precision 80 %, recall 100 %
     // Equal supports: the macro and weighted precision are both (75 + 80 + 100) / 3.
-    assert_eq!(harness.get_all_by_label("  85.0 %").count(), 2);
+    assert_eq!(harness.get_all_by_label("85.0 %").count(), 2);
     harness.snapshot("per_class_results");
 }
 
@@ -703,4 +703,155 @@ fn a_stopped_run_resumes_from_the_runs_list() {
     assert_eq!(session.history.path, stopped.path);
     let epochs = std::fs::read_to_string(stopped.path.join("epochs.csv")).unwrap();
     assert_eq!(epochs.lines().count(), 3, "{epochs}");
+}
+
+#[test]
+fn data_view_snapshot_shows_counts_samples_left_out_files_and_leaks() {
+    use kiln_core::data::{ImageDataset, ImageShape, SkippedFile, Split, inspect};
+    // Three classes of 4×4 grey squares, each class its own shade; one test image repeats a
+    // training one.
+    let shade = |label: u8, n: usize| Split {
+        images: (0..n)
+            .flat_map(|i| vec![label * 90 + i as u8 * 5; 16])
+            .collect(),
+        labels: vec![label; n],
+    };
+    let join = |parts: Vec<Split>| Split {
+        images: parts.iter().flat_map(|p| p.images.clone()).collect(),
+        labels: parts.iter().flat_map(|p| p.labels.clone()).collect(),
+    };
+    let data = ImageDataset {
+        name: "shapes".into(),
+        shape: ImageShape {
+            channels: 1,
+            height: 4,
+            width: 4,
+        },
+        class_names: vec!["round".into(), "square".into(), "star".into()],
+        train: join(vec![shade(0, 9), shade(1, 3), shade(2, 2)]),
+        val: join(vec![shade(0, 1), shade(1, 1)]),
+        test: join(vec![shade(1, 1), shade(2, 2)]),
+        skipped: vec![SkippedFile {
+            path: "photos/star/notes.txt".into(),
+            reason: "it is not an image Kiln reads".into(),
+        }],
+    };
+    let inspected = kiln::gui::Inspected {
+        report: inspect::inspect(&data),
+        grid: inspect::sample_grid(&data, 10),
+    };
+    let mut view = kiln::gui::DataView::ready("shapes", inspected);
+    let mut harness = Harness::builder()
+        .with_size([520.0, 420.0])
+        .build_ui(|ui| kiln::gui::data_view_ui(ui, &mut view));
+    harness.run();
+    harness.get_by_label("shapes: 3 classes, 4×4 pixels, grayscale");
+    harness.get_by_label("photos/star/notes.txt: it is not an image Kiln reads");
+    assert!(
+        harness
+            .query_all_by_label_contains("Unbalanced: the largest class has 4.5×")
+            .next()
+            .is_some()
+    );
+    // Every class's first image is in validation too, and square's and star's in test.
+    harness.get_by_label_contains("image(s) appear in more than one split");
+    harness.snapshot("data_view");
+}
+
+/// Rough edge: at 1280×800 a 10-class confusion matrix was cut off at the right, hiding the last
+/// classes and the per-class figures. The central panel is then about 640 px wide.
+#[test]
+fn a_ten_class_confusion_matrix_fits_the_central_panel_at_1280_by_800() {
+    let class_names: Vec<String> = kiln_core::data::FASHION_MNIST_CLASSES
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
+    let labels: Vec<u8> = (0..200).map(|i| (i % 10) as u8).collect();
+    let predicted: Vec<u8> = labels.iter().map(|&l| if l == 6 { 0 } else { l }).collect();
+    let predictions = kiln_core::results::TestPredictions {
+        class_names,
+        confidence: vec![0.9; labels.len()],
+        label_rank: Vec::new(),
+        gallery: Vec::new(),
+        labels,
+        predicted,
+    };
+    let width = 640.0;
+    let mut harness = Harness::builder().with_size([width, 600.0]).build_ui(|ui| {
+        kiln::gui::confusion_ui(ui, &predictions);
+    });
+    harness.run();
+    // The last class's column and row headers, and its row in the report, are all on screen.
+    let headers: Vec<egui::Rect> = harness
+        .get_all_by_label("Ankle boo")
+        .map(|node| node.rect())
+        .collect();
+    assert_eq!(headers.len(), 2);
+    assert!(headers.iter().all(|r| r.max.x <= width), "{headers:?}");
+    let last_row = harness.get_by_label("Ankle boot");
+    assert!(last_row.rect().max.x <= width);
+    let support = harness.get_all_by_label("support").next().unwrap();
+    assert!(support.rect().max.x <= width, "{:?}", support.rect());
+}
+
+#[test]
+fn a_clicked_confusion_cell_shows_its_test_images_read_back_from_the_data_set() {
+    use kiln_core::config::ExperimentDraft;
+    let draft = ExperimentDraft::default();
+    let data = kiln_core::data::make_splits(
+        kiln_core::data::synthetic(),
+        &draft.clone().validate().unwrap(),
+    )
+    .unwrap();
+    let labels = data.test.labels.clone();
+    // Every image of class 1 taken for class 0.
+    let predicted: Vec<u8> = labels.iter().map(|&l| if l == 1 { 0 } else { l }).collect();
+    let predictions = kiln_core::results::TestPredictions {
+        class_names: data.class_names.clone(),
+        confidence: vec![0.9; labels.len()],
+        label_rank: Vec::new(),
+        gallery: Vec::new(),
+        labels: labels.clone(),
+        predicted,
+    };
+    let ones: Vec<usize> = (0..labels.len()).filter(|&i| labels[i] == 1).collect();
+    let mut cell = kiln::gui::CellImages::open(draft.clone(), &predictions, (1, 0), || {});
+    assert!(
+        cell.title.starts_with(&format!("{} ", ones.len())),
+        "{}",
+        cell.title
+    );
+    assert!(
+        cell.title
+            .ends_with(&format!("images taken for {}", data.class_names[0]))
+    );
+    let mut harness = Harness::builder()
+        .with_size([480.0, 360.0])
+        .build_ui(|ui| kiln::gui::cell_images_ui(ui, &mut cell));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while harness.query_by_label(&format!("#{}", ones[0])).is_none() {
+        assert!(Instant::now() < deadline, "the images never came");
+        std::thread::sleep(Duration::from_millis(20));
+        // A spinner repaints for as long as the images are read.
+        harness.step();
+    }
+    assert!(harness.query_by_label(&format!("#{}", ones[1])).is_some());
+
+    // Predictions made on other images are not shown as if they were these.
+    let mut other = predictions.clone();
+    other.labels[ones[0]] = 2;
+    let mut cell = kiln::gui::CellImages::open(draft, &other, (1, 1), || {});
+    let mut harness = Harness::builder()
+        .with_size([480.0, 200.0])
+        .build_ui(|ui| kiln::gui::cell_images_ui(ui, &mut cell));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while harness
+        .query_by_label_contains("the data set changed since this run")
+        .is_none()
+    {
+        assert!(Instant::now() < deadline, "no error was shown");
+        std::thread::sleep(Duration::from_millis(20));
+        // A spinner repaints for as long as the images are read.
+        harness.step();
+    }
 }

@@ -55,6 +55,17 @@ pub(crate) fn invalid(
     }
 }
 
+crate::settings::choice! {
+    /// How each class weighs in the training loss.
+    ClassWeights for ClassWeights {
+        /// Every image alike.
+        #[default]
+        None => "none",
+        /// Image weight n / (classes × images of its class): scikit-learn's `balanced`.
+        Balanced => "balanced",
+    }
+}
+
 /// How raw 0–255 pixel bytes become the network's input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -530,6 +541,8 @@ pub struct ExperimentDraft {
     pub min_delta: f64,
     /// Which epoch's weights the run keeps.
     pub keep: Keep,
+    /// How each class weighs in the training loss.
+    pub class_weights: ClassWeights,
 }
 
 impl Default for ExperimentDraft {
@@ -571,6 +584,7 @@ impl Default for ExperimentDraft {
             monitor: Monitor::ValLoss,
             min_delta: 0.0,
             keep: Keep::Best,
+            class_weights: ClassWeights::None,
         }
     }
 }

@@ -12,59 +12,10 @@
 //! ```
 
 use std::fmt;
-use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{ConfigError, Setting, invalid};
-
-/// Declares a choice written as one word in config.toml and on the command line.
-macro_rules! choice {
-    (
-        $(#[$meta:meta])* $name:ident for $setting:ident {
-            $($(#[$vmeta:meta])* $variant:ident => $word:literal,)*
-        }
-    ) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-        pub enum $name {
-            $($(#[$vmeta])* #[serde(rename = $word)] $variant,)*
-        }
-
-        impl $name {
-            /// Every choice, in the order the window lists them.
-            pub const ALL: &'static [$name] = &[$($name::$variant),*];
-
-            /// The word config.toml and the command line use for it.
-            pub fn word(self) -> &'static str {
-                match self {
-                    $($name::$variant => $word,)*
-                }
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.word())
-            }
-        }
-
-        impl FromStr for $name {
-            type Err = ConfigError;
-
-            fn from_str(text: &str) -> Result<Self, Self::Err> {
-                Self::ALL.iter().copied().find(|c| c.word() == text).ok_or_else(|| {
-                    let words: Vec<&str> = Self::ALL.iter().map(|c| c.word()).collect();
-                    invalid(
-                        Setting::$setting,
-                        text,
-                        format!("expected {}", words.join(" or ")),
-                    )
-                })
-            }
-        }
-    };
-}
+use crate::settings::choice;
 
 choice! {
     /// Where each epoch is evaluated.

@@ -146,6 +146,9 @@ settings! {
     /// How weights start.
     Init => "init", "Init",
         "How weights start: PyTorch's default uniform, or Keras's Glorot-uniform with zero biases.";
+    /// How each class weighs in the training loss.
+    ClassWeights => "class_weights", "Class weights",
+        "'balanced' weighs each training image's loss by the inverse of its class's share (as scikit-learn's class_weight='balanced'), so a rare class counts as much as a common one; 'none' weighs all alike. Validation and test losses are never weighted.";
     /// Whether a NaN or infinite loss ends the run.
     StopOnNonFiniteLoss => "stop_on_non_finite_loss", "Stop on NaN loss",
         "End the run when the loss becomes NaN or infinite; a warning is shown either way.";
@@ -173,6 +176,56 @@ impl fmt::Display for Setting {
         f.write_str(self.key())
     }
 }
+
+/// Declares a choice written as one word in config.toml and on the command line.
+macro_rules! choice {
+    (
+        $(#[$meta:meta])* $name:ident for $setting:ident {
+            $($(#[$vmeta:meta])* $variant:ident => $word:literal,)*
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+        pub enum $name {
+            $($(#[$vmeta])* #[serde(rename = $word)] $variant,)*
+        }
+
+        impl $name {
+            /// Every choice, in the order the window lists them.
+            pub const ALL: &'static [$name] = &[$($name::$variant),*];
+
+            /// The word config.toml and the command line use for it.
+            pub fn word(self) -> &'static str {
+                match self {
+                    $($name::$variant => $word,)*
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.word())
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = $crate::config::ConfigError;
+
+            fn from_str(text: &str) -> Result<Self, Self::Err> {
+                Self::ALL.iter().copied().find(|c| c.word() == text).ok_or_else(|| {
+                    let words: Vec<&str> = Self::ALL.iter().map(|c| c.word()).collect();
+                    $crate::config::invalid(
+                        $crate::settings::Setting::$setting,
+                        text,
+                        format!("expected {}", words.join(" or ")),
+                    )
+                })
+            }
+        }
+    };
+}
+
+pub(crate) use choice;
 
 #[cfg(test)]
 mod tests {

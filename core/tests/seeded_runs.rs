@@ -59,6 +59,7 @@ fn dataset(train_len: usize) -> ImageDataset {
         train: halves(train_len),
         val: Default::default(),
         test: halves(50),
+        skipped: Vec::new(),
     }
 }
 

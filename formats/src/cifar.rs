@@ -183,6 +183,7 @@ pub fn load_cifar10(dir: &Path) -> Result<ImageDataset, DataError> {
         train,
         val: Default::default(),
         test,
+        skipped: Vec::new(),
     })
 }
 

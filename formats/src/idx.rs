@@ -484,6 +484,7 @@ pub fn load_idx_set(
             images: test.pixels,
             labels: test_y,
         },
+        skipped: Vec::new(),
     })
 }
 

@@ -75,12 +75,35 @@ pub struct ImageDataset {
     /// Held-out images, evaluated once on the model a run keeps; empty when the source has no
     /// test split of its own (a flat image folder), and the engine carves one from `train`.
     pub test: Split,
+    /// Files of an image folder that are not in any split, each with its reason.
+    pub skipped: Vec<SkippedFile>,
+}
+
+/// A file of an image folder that was left out, and why (unreadable, not an image).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct SkippedFile {
+    /// The file.
+    pub path: std::path::PathBuf,
+    /// Why it was left out, as a phrase: "it is not an image", or the decoder's complaint.
+    pub reason: String,
 }
 
 impl ImageDataset {
     /// Number of classes.
     pub fn num_classes(&self) -> usize {
         self.class_names.len()
+    }
+
+    /// Training images of each class, in label order.
+    pub fn class_counts(&self) -> Vec<usize> {
+        let mut counts = vec![0; self.num_classes()];
+        for &label in &self.train.labels {
+            if let Some(count) = counts.get_mut(usize::from(label)) {
+                *count += 1;
+            }
+        }
+        counts
     }
 }
 

@@ -1,4 +1,5 @@
 //! `kiln data fetch`: downloads with a progress bar, verified before anything lands.
+//! `kiln data inspect`: a look at a data set before training on it.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -7,7 +8,8 @@ use std::sync::atomic::AtomicBool;
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use kiln_core::data::{self, fetch::RemoteDataset};
+use kiln_core::config::{ExperimentDraft, Setting, Validation};
+use kiln_core::data::{self, DatasetSpec, fetch::RemoteDataset};
 
 /// Options of `kiln data`.
 #[derive(Debug, Args)]
@@ -26,13 +28,155 @@ enum DataCommand {
         #[arg(long, value_name = "DIR")]
         data_dir: Option<PathBuf>,
     },
+    /// Images per class per split (as a run would split them), the image shape, files left
+    /// out, and images found in more than one split; optionally a PNG grid of samples.
+    Inspect(InspectArgs),
+}
+
+/// Options of `kiln data inspect`: the data set and how a run would split it.
+#[derive(Debug, Args)]
+struct InspectArgs {
+    /// synthetic, mnist, fashion-mnist, cifar10, or folder:PATH[@SIZE].
+    dataset: DatasetSpec,
+    /// Folder holding the data set's files.
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    #[arg(long, value_name = "FRACTION", help = Setting::ValSplit.help())]
+    val_split: Option<f64>,
+    #[arg(long, value_name = "FRACTION", help = Setting::TestSplit.help())]
+    test_split: Option<f64>,
+    #[arg(long, value_name = "split|test", help = Setting::Validation.help())]
+    validation: Option<Validation>,
+    #[arg(long, help = Setting::Seed.help())]
+    seed: Option<u64>,
+    /// Write a PNG with a row of training images per class.
+    #[arg(long, value_name = "FILE")]
+    grid: Option<PathBuf>,
+    /// Images per class in the grid.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    samples: usize,
 }
 
 /// Runs `kiln data …`.
 pub fn run(args: DataArgs) -> anyhow::Result<()> {
     match args.command {
         DataCommand::Fetch { dataset, data_dir } => fetch(dataset, data_dir),
+        DataCommand::Inspect(args) => inspect(args),
     }
+}
+
+fn inspect(args: InspectArgs) -> anyhow::Result<()> {
+    let defaults = ExperimentDraft::default();
+    let draft = ExperimentDraft {
+        dataset: args.dataset,
+        data_dir: args.data_dir,
+        val_split: args.val_split.unwrap_or(defaults.val_split),
+        test_split: args.test_split.unwrap_or(defaults.test_split),
+        validation: args.validation.unwrap_or(defaults.validation),
+        seed: args.seed.unwrap_or(defaults.seed),
+        ..defaults
+    };
+    let experiment = draft.validate()?;
+    let loaded = data::load(&experiment.dataset, experiment.data_dir.as_deref())?;
+    let data = data::make_splits(loaded, &experiment)?;
+    let report = data::inspect::inspect(&data);
+    println!("{}", report_text(&report));
+    if let Some(path) = &args.grid {
+        let samples = args.samples.clamp(1, 64);
+        let (rgba, width, height) = data::inspect::sample_grid(&data, samples);
+        image::save_buffer(
+            path,
+            &rgba,
+            width as u32,
+            height as u32,
+            image::ExtendedColorType::Rgba8,
+        )
+        .with_context(|| format!("could not write {}", path.display()))?;
+        println!(
+            "wrote {} ({samples} training images per class)",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// The report as a table with a bar per class, then what was left out and what leaks.
+fn report_text(report: &data::inspect::DataReport) -> String {
+    use std::fmt::Write as _;
+    let [channels, height, width] = report.shape;
+    let totals = report.counts.each_ref().map(|c| c.iter().sum::<usize>());
+    let mut text = format!(
+        "{}: {} classes, {width}×{height} pixels, {}\nsplits: {} training, {} validation, {} test images",
+        report.name,
+        report.class_names.len(),
+        if channels == 1 { "grayscale" } else { "RGB" },
+        totals[0],
+        totals[1],
+        totals[2]
+    );
+    let name_width = report
+        .class_names
+        .iter()
+        .map(|n| n.chars().count())
+        .max()
+        .unwrap_or(5)
+        .max(5);
+    let largest = report.counts[0].iter().copied().max().unwrap_or(1).max(1);
+    let _ = write!(
+        text,
+        "\n{:<name_width$}  {:>7}  {:>10}  {:>7}",
+        "class", "train", "validation", "test"
+    );
+    for (class, name) in report.class_names.iter().enumerate() {
+        let [train, val, test] = report
+            .counts
+            .each_ref()
+            .map(|c| c.get(class).copied().unwrap_or(0));
+        let bar = "█".repeat((train * 30).div_ceil(largest));
+        let _ = write!(
+            text,
+            "\n{name:<name_width$}  {train:>7}  {val:>10}  {test:>7}  {bar}"
+        );
+    }
+    let imbalance = report.imbalance();
+    if imbalance >= 3.0 {
+        let _ = write!(
+            text,
+            "\nunbalanced: the largest class has {imbalance:.1}× the training images of the smallest; consider --class-weights balanced"
+        );
+    }
+    match report.skipped.len() {
+        0 => text.push_str("\nno file was left out"),
+        n => {
+            let _ = write!(text, "\n{n} file(s) left out:");
+            for file in &report.skipped {
+                let _ = write!(text, "\n  {}: {}", file.path.display(), file.reason);
+            }
+        }
+    }
+    match report.duplicates.len() {
+        0 => text.push_str("\nno image appears in more than one split"),
+        n => {
+            let _ = write!(
+                text,
+                "\n{n} image(s) appear in more than one split, a leak that flatters validation and test figures:"
+            );
+            for duplicate in report.duplicates.iter().take(20) {
+                let places: Vec<String> = duplicate
+                    .places
+                    .iter()
+                    .map(|&(split, index)| {
+                        format!("{} #{index}", data::inspect::SPLIT_NAMES[split])
+                    })
+                    .collect();
+                let _ = write!(text, "\n  {}", places.join(" = "));
+            }
+            if n > 20 {
+                let _ = write!(text, "\n  … and {} more", n - 20);
+            }
+        }
+    }
+    text
 }
 
 fn fetch(dataset: RemoteDataset, data_dir: Option<PathBuf>) -> anyhow::Result<()> {

@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use anyhow::Context;
 use clap::Args;
 use kiln_core::config::{
-    self, ExperimentDraft, InputScaling, Keep, LossInput, Monitor, OptimizerSpec, Precision,
-    Schedule, Setting, Validation,
+    self, ClassWeights, ExperimentDraft, InputScaling, Keep, LossInput, Monitor, OptimizerSpec,
+    Precision, Schedule, Setting, Validation,
 };
 use kiln_core::data::DatasetSpec;
 use kiln_core::device::DeviceChoice;
@@ -30,7 +30,7 @@ pub struct TrainArgs {
             "nesterov", "weight_decay", "schedule", "batch", "epochs", "seed", "device",
             "input_scaling", "init", "loss", "name", "keep_going_on_nan", "profile_steps", "crop_padding", "flip",
             "precision", "validation", "val_split", "test_split", "early_stop", "monitor",
-            "min_delta", "keep",
+            "min_delta", "keep", "class_weights",
         ]
     )]
     resume: Option<PathBuf>,
@@ -117,6 +117,8 @@ pub struct TrainArgs {
     min_delta: Option<f64>,
     #[arg(long, value_name = "best|last", help = Setting::Keep.help())]
     keep: Option<Keep>,
+    #[arg(long, value_name = "none|balanced", help = Setting::ClassWeights.help())]
+    class_weights: Option<ClassWeights>,
     /// Go on training after the loss becomes NaN or infinite (by default the run stops).
     #[arg(long)]
     keep_going_on_nan: bool,
@@ -237,6 +239,9 @@ impl TrainArgs {
         }
         if let Some(v) = self.keep {
             draft.keep = v;
+        }
+        if let Some(v) = self.class_weights {
+            draft.class_weights = v;
         }
         if self.keep_going_on_nan {
             draft.stop_on_non_finite_loss = false;

@@ -94,6 +94,18 @@ impl KilnApp {
                 }
             }
             SetupAction::Fetch => self.start_fetch(),
+            SetupAction::InspectData => match self.form.check().experiment {
+                Some(experiment) => {
+                    let ctx = self.ctx.clone();
+                    self.data_view = Some(DataView::open(experiment, move || wake(&ctx)));
+                }
+                None => {
+                    self.notice = Some(format!(
+                        "the data set cannot be read yet: {}",
+                        self.form.check().blocking_reason().unwrap_or_default()
+                    ));
+                }
+            },
             SetupAction::CancelFetch => {
                 if let Some(job) = &self.fetch {
                     job.cancel();

@@ -2,6 +2,7 @@
 //! device list, a download), the data location kept current, a past run's predictions read once.
 
 use super::*;
+use kiln_core::config::ExperimentDraft;
 
 impl KilnApp {
     pub(super) fn poll_background(&mut self) {
@@ -60,6 +61,20 @@ impl KilnApp {
 
     /// With no finished run in this window and exactly one past run ticked, reads that run's
     /// predictions once, so its per-class results can be shown.
+    /// The config of the run whose predictions the results show: the live one, else the one
+    /// ticked past run.
+    pub(super) fn predictions_config(&self) -> Option<ExperimentDraft> {
+        if let Some(session) = self.session.as_ref().filter(|s| s.predictions.is_some()) {
+            return session.history.config.clone();
+        }
+        let (path, _) = self.past_predictions.as_ref()?;
+        self.runs
+            .selected_runs()
+            .into_iter()
+            .find(|run| run.path == *path)
+            .and_then(|run| run.config.clone())
+    }
+
     pub(super) fn refresh_past_predictions(&mut self) {
         let live = self
             .session

@@ -9,11 +9,15 @@
 //! setup.rs           the Setup form (its fields and checks) and its drawing
 //! runs.rs            the runs list, a panel that owns its state and returns actions
 //! compare_panel.rs, results_panel.rs, status.rs, plots.rs, profile.rs, try_model.rs  one view each
+//! data_view.rs       the Data window, which owns its loading thread
+//! cell_images.rs     the test images of a clicked confusion-matrix cell, read back on a thread
 //! session.rs, fetch.rs  the workers: a training run, a download
 //! ```
 
 mod actions;
+mod cell_images;
 mod compare_panel;
+mod data_view;
 mod fetch;
 mod logic;
 mod plots;
@@ -47,7 +51,9 @@ pub use runs::{ExportKind, RunsAction, RunsPanel, runs_ui};
 pub use session::{Session, SessionState};
 pub use setup::{DatasetKind, FormCheck, SetupAction, SetupContext, SetupForm, setup_ui};
 
+pub use cell_images::{CellImages, cell_images_ui};
 pub use compare_panel::compare_ui;
+pub use data_view::{DataView, Inspected, data_view_ui};
 use fetch::FetchJob;
 pub use results_panel::confusion_ui;
 pub use status::status_ui;
@@ -118,6 +124,10 @@ pub struct KilnApp {
     pub notice: Option<String>,
     /// The "Try the model" window, when open.
     pub try_model: Option<TryModel>,
+    /// The Data window, when open.
+    pub data_view: Option<DataView>,
+    /// The images of a clicked confusion-matrix cell, when open.
+    pub cell_images: Option<CellImages>,
     /// The one ticked past run's predictions, read once: its folder and what it holds.
     past_predictions: Option<(PathBuf, Option<TestPredictions>)>,
 }
@@ -157,6 +167,8 @@ impl KilnApp {
             fetch_message: None,
             notice: None,
             try_model: None,
+            data_view: None,
+            cell_images: None,
             past_predictions: None,
         };
         app.refresh_runs();
@@ -270,16 +282,16 @@ impl eframe::App for KilnApp {
                 runs_actions = runs_ui(ui, &mut self.runs, active.as_deref());
             });
         egui::CentralPanel::default().show(ui, |ui| self.central_ui(ui, &check));
-        if let Some(try_model) = &mut self.try_model {
-            let mut open = true;
-            egui::Window::new("Try the model")
-                .open(&mut open)
-                .default_width(360.0)
-                .show(ui.ctx(), |ui| try_model_ui(ui, try_model));
-            if !open {
-                self.try_model = None;
-            }
-        }
+        let ctx = ui.ctx().clone();
+        closable_window(&ctx, "try-model", 360.0, &mut self.try_model, |_| {
+            ("Try the model".to_owned(), try_model_ui)
+        });
+        closable_window(&ctx, "data-view", 520.0, &mut self.data_view, |view| {
+            (format!("Data: {}", view.title), data_view_ui)
+        });
+        closable_window(&ctx, "cell-images", 460.0, &mut self.cell_images, |cell| {
+            (cell.title.clone(), cell_images_ui)
+        });
         for action in setup_actions {
             self.handle_setup_action(action);
         }
@@ -294,6 +306,30 @@ impl eframe::App for KilnApp {
             wall_time_axis: self.x_axis == XAxis::WallSecs,
         };
         eframe::set_value(storage, eframe::APP_KEY, &remembered);
+    }
+}
+
+/// Draws `panel` in a window of its own while it is open; closing the window drops the panel
+/// (and whatever thread it was waiting on). `describe` gives its title and its drawing.
+fn closable_window<T>(
+    ctx: &egui::Context,
+    id: &str,
+    width: f32,
+    panel: &mut Option<T>,
+    describe: impl FnOnce(&T) -> (String, fn(&mut egui::Ui, &mut T)),
+) {
+    let Some(state) = panel else {
+        return;
+    };
+    let (title, draw) = describe(state);
+    let mut open = true;
+    egui::Window::new(title)
+        .id(egui::Id::unique(id))
+        .open(&mut open)
+        .default_width(width)
+        .show(ctx, |ui| draw(ui, state));
+    if !open {
+        *panel = None;
     }
 }
 

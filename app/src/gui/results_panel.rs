@@ -2,87 +2,19 @@
 //! mistakes.
 
 use super::*;
-use kiln_core::results::ClassMetrics;
+use kiln_core::results::{ClassMetrics, ClassReport};
 
-/// The confusion matrix as a heat map (each cell shaded by its share of the true class), each
-/// class's precision, recall, F1 and support with their averages, and the test images the model got wrong with the most confidence.
-pub fn confusion_ui(ui: &mut egui::Ui, predictions: &TestPredictions) {
-    let confusion = predictions.confusion();
+/// The confusion matrix as a heat map (each cell shaded by its share of the true class), under
+/// it each class's precision, recall, F1 and support with their averages, and the test images
+/// the model got wrong with the most confidence. Returns the (true, predicted) cell clicked, whose
+/// images the caller shows.
+pub fn confusion_ui(ui: &mut egui::Ui, predictions: &TestPredictions) -> Option<(u8, u8)> {
     let report = predictions.report();
-    let short = |name: &str| name.chars().take(9).collect::<String>();
-    let base = ui.visuals().selection.bg_fill;
+    let mut clicked = None;
     ui.vertical(|ui| {
-        egui::Grid::new("confusion")
-            .spacing([2.0, 2.0])
-            .show(ui, |ui| {
-                ui.label("true \\ predicted");
-                for name in &predictions.class_names {
-                    ui.label(short(name)).on_hover_text(name);
-                }
-                for (column, meaning) in [
-                    (
-                        "precision",
-                        "Of the images given this class, the share that are of it.",
-                    ),
-                    (
-                        "recall",
-                        "Of this class's images, the share given this class.",
-                    ),
-                    ("F1", "The harmonic mean of precision and recall."),
-                    ("support", "Test images of this class."),
-                ] {
-                    ui.label(format!("  {column}")).on_hover_text(meaning);
-                }
-                ui.end_row();
-                for (class, row) in confusion.iter().enumerate() {
-                    let name = predictions
-                        .class_names
-                        .get(class)
-                        .map_or("", String::as_str);
-                    ui.label(short(name)).on_hover_text(name);
-                    let total = row.iter().sum::<u64>().max(1) as f32;
-                    for (guess, count) in row.iter().enumerate() {
-                        let share = *count as f32 / total;
-                        let fill = base.gamma_multiply(share.sqrt());
-                        let (rect, response) =
-                            ui.allocate_exact_size(egui::vec2(58.0, 20.0), egui::Sense::hover());
-                        ui.painter().rect_filled(rect, 2.0, fill);
-                        ui.painter().text(
-                            rect.center(),
-                            egui::Align2::CENTER_CENTER,
-                            count.to_string(),
-                            egui::FontId::monospace(12.0),
-                            ui.visuals().text_color(),
-                        );
-                        let guess_name = predictions
-                            .class_names
-                            .get(guess)
-                            .map_or("", String::as_str);
-                        response.on_hover_text(format!(
-                            "{count} {name} images predicted as {guess_name} ({:.1} % of {name})",
-                            share * 100.0
-                        ));
-                    }
-                    if let Some(metrics) = report.classes.get(class) {
-                        metrics_ui(ui, metrics);
-                    }
-                    ui.end_row();
-                }
-                for (name, metrics) in [
-                    ("macro avg", &report.macro_average),
-                    ("weighted avg", &report.weighted_average),
-                ] {
-                    ui.label(name).on_hover_text(match name {
-                        "macro avg" => "Every class counts the same.",
-                        _ => "Classes count by their number of test images.",
-                    });
-                    for _ in &predictions.class_names {
-                        ui.label("");
-                    }
-                    metrics_ui(ui, metrics);
-                    ui.end_row();
-                }
-            });
+        clicked = matrix_ui(ui, predictions);
+        ui.add_space(4.0);
+        class_report_ui(ui, predictions, &report);
         let top_5 = report.top_5_accuracy.map_or_else(String::new, |t| {
             format!(", top-5 accuracy {:.2} %", t * 100.0)
         });
@@ -128,6 +60,7 @@ pub fn confusion_ui(ui: &mut egui::Ui, predictions: &TestPredictions) {
                 });
         });
     });
+    clicked
 }
 
 /// The texture of a gallery image, made once and kept in egui's memory; the key includes the
@@ -155,7 +88,109 @@ pub(super) fn gallery_texture(
 /// Precision, recall and F1 in percent, then the support.
 fn metrics_ui(ui: &mut egui::Ui, metrics: &ClassMetrics) {
     for value in [metrics.precision, metrics.recall, metrics.f1] {
-        ui.label(format!("  {:.1} %", value * 100.0));
+        ui.label(format!("{:.1} %", value * 100.0));
     }
-    ui.label(format!("  {}", metrics.support));
+    ui.label(metrics.support.to_string());
+}
+
+/// A class name cut to fit a column; the tooltip has it whole.
+fn short(name: &str) -> String {
+    name.chars().take(9).collect()
+}
+
+/// True class down, predicted class across, each cell shaded by its share of its row; returns
+/// the cell clicked.
+fn matrix_ui(ui: &mut egui::Ui, predictions: &TestPredictions) -> Option<(u8, u8)> {
+    let mut clicked = None;
+    let base = ui.visuals().selection.bg_fill;
+    let name_of = |class: usize| {
+        predictions
+            .class_names
+            .get(class)
+            .map_or("", String::as_str)
+    };
+    egui::Grid::new("confusion")
+        .spacing([2.0, 2.0])
+        .show(ui, |ui| {
+            ui.label("true \\ predicted");
+            for name in &predictions.class_names {
+                ui.label(short(name)).on_hover_text(name);
+            }
+            ui.end_row();
+            for (class, row) in predictions.confusion().iter().enumerate() {
+                let name = name_of(class);
+                ui.label(short(name)).on_hover_text(name);
+                let total = row.iter().sum::<u64>().max(1) as f32;
+                for (guess, count) in row.iter().enumerate() {
+                    let share = *count as f32 / total;
+                    let (rect, response) =
+                        ui.allocate_exact_size(egui::vec2(44.0, 20.0), egui::Sense::click());
+                    ui.painter()
+                        .rect_filled(rect, 2.0, base.gamma_multiply(share.sqrt()));
+                    ui.painter().text(
+                        rect.center(),
+                        egui::Align2::CENTER_CENTER,
+                        count.to_string(),
+                        egui::FontId::monospace(12.0),
+                        ui.visuals().text_color(),
+                    );
+                    let response = response.on_hover_text(format!(
+                        "{count} {name} images predicted as {} ({:.1} % of {name}); click to see them",
+                        name_of(guess),
+                        share * 100.0
+                    ));
+                    if response.clicked() && *count > 0 {
+                        clicked = Some((class as u8, guess as u8));
+                    }
+                }
+                ui.end_row();
+            }
+        });
+    clicked
+}
+
+/// Precision, recall, F1 and support per class, then the macro and weighted averages.
+fn class_report_ui(ui: &mut egui::Ui, predictions: &TestPredictions, report: &ClassReport) {
+    egui::Grid::new("class-report")
+        .striped(true)
+        .spacing([14.0, 2.0])
+        .show(ui, |ui| {
+            ui.label("class");
+            for (column, meaning) in [
+                (
+                    "precision",
+                    "Of the images given this class, the share that are of it.",
+                ),
+                (
+                    "recall",
+                    "Of this class's images, the share given this class.",
+                ),
+                ("F1", "The harmonic mean of precision and recall."),
+                ("support", "Test images of this class."),
+            ] {
+                ui.label(column).on_hover_text(meaning);
+            }
+            ui.end_row();
+            for (name, metrics) in predictions.class_names.iter().zip(&report.classes) {
+                ui.label(name);
+                metrics_ui(ui, metrics);
+                ui.end_row();
+            }
+            for (name, meaning, metrics) in [
+                (
+                    "macro avg",
+                    "Every class counts the same.",
+                    &report.macro_average,
+                ),
+                (
+                    "weighted avg",
+                    "Classes count by their number of test images.",
+                    &report.weighted_average,
+                ),
+            ] {
+                ui.label(name).on_hover_text(meaning);
+                metrics_ui(ui, metrics);
+                ui.end_row();
+            }
+        });
 }

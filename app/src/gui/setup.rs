@@ -12,7 +12,9 @@ use kiln_core::device::{DeviceChoice, DeviceClass, DeviceInfo};
 use kiln_core::model::{Activation, InitScheme, ModelSpec};
 use serde::{Deserialize, Serialize};
 
-use kiln_core::config::{InputScaling, Keep, LossInput, Monitor, Precision, Validation};
+use kiln_core::config::{
+    ClassWeights, InputScaling, Keep, LossInput, Monitor, Precision, Validation,
+};
 
 /// Which data set the form points at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -198,6 +200,8 @@ pub struct SetupForm {
     pub min_delta: String,
     /// Which epoch's weights the run keeps.
     pub keep: Keep,
+    /// How each class weighs in the training loss.
+    pub class_weights: ClassWeights,
 }
 
 impl Default for SetupForm {
@@ -275,6 +279,7 @@ impl SetupForm {
             monitor: draft.monitor,
             min_delta: number(draft.min_delta),
             keep: draft.keep,
+            class_weights: draft.class_weights,
         };
         match &draft.model {
             ModelSpec::Mlp {
@@ -369,53 +374,28 @@ impl SetupForm {
             validation: self.validation,
             monitor: self.monitor,
             keep: self.keep,
+            class_weights: self.class_weights,
             ..ExperimentDraft::default()
         };
         // Ranges are the engine's to check: the form only reads the numbers.
         draft.val_split = parse_float(&self.val_split, Setting::ValSplit, errors).unwrap_or(0.1);
         draft.test_split = parse_float(&self.test_split, Setting::TestSplit, errors).unwrap_or(0.2);
         draft.min_delta = parse_float(&self.min_delta, Setting::MinDelta, errors).unwrap_or(0.0);
-        draft.early_stop = parse_int(&self.early_stop, Setting::EarlyStop, errors, 0, u64::MAX)
-            .map_or(0, |v| v as usize);
+        draft.early_stop = parse_whole(&self.early_stop, Setting::EarlyStop, errors).unwrap_or(0);
         draft.dataset = self.dataset_spec(errors);
         draft.model = self.model_spec(errors);
         let weight_decay = parse_float(&self.weight_decay, Setting::WeightDecay, errors);
         draft.optimizer = self.optimizer_spec(errors, weight_decay);
         draft.lr = parse_float(&self.lr, Setting::Lr, errors).unwrap_or(1e-3);
         draft.schedule = self.schedule_spec(errors);
-        draft.batch_size = parse_int(
-            &self.batch_size,
-            Setting::BatchSize,
-            errors,
-            1,
-            config::MAX_BATCH_SIZE as u64,
-        )
-        .map_or(64, |v| v as usize);
-        draft.crop_padding = parse_int(
-            &self.crop_padding,
-            Setting::CropPadding,
-            errors,
-            0,
-            config::MAX_CROP_PADDING as u64,
-        )
-        .map_or(0, |v| v as usize);
-        draft.epochs = parse_int(
-            &self.epochs,
-            Setting::Epochs,
-            errors,
-            1,
-            config::MAX_EPOCHS as u64,
-        )
-        .map_or(1, |v| v as usize);
-        draft.seed = parse_int(&self.seed, Setting::Seed, errors, 0, u64::MAX).unwrap_or(0);
-        draft.profile_steps = parse_int(
-            &self.profile_steps,
-            Setting::ProfileSteps,
-            errors,
-            0,
-            config::MAX_PROFILE_STEPS as u64,
-        )
-        .map_or(0, |v| v as usize);
+        // The engine owns every range; the form only reads whole numbers.
+        draft.batch_size = parse_whole(&self.batch_size, Setting::BatchSize, errors).unwrap_or(64);
+        draft.crop_padding =
+            parse_whole(&self.crop_padding, Setting::CropPadding, errors).unwrap_or(0);
+        draft.epochs = parse_whole(&self.epochs, Setting::Epochs, errors).unwrap_or(1);
+        draft.seed = parse_whole(&self.seed, Setting::Seed, errors).unwrap_or(0);
+        draft.profile_steps =
+            parse_whole(&self.profile_steps, Setting::ProfileSteps, errors).unwrap_or(0);
         draft.device = match self.device.parse::<DeviceChoice>() {
             Ok(device) => device,
             Err(e) => {
@@ -612,6 +592,19 @@ fn parse_float(text: &str, field: Setting, errors: &mut BTreeMap<Setting, String
     }
 }
 
+/// A whole number as typed, of any size the type holds; the range is the engine's to check.
+fn parse_whole<T: std::str::FromStr>(
+    text: &str,
+    field: Setting,
+    errors: &mut BTreeMap<Setting, String>,
+) -> Option<T> {
+    let parsed = text.trim().parse::<T>().ok();
+    if parsed.is_none() {
+        errors.insert(field, format!("'{}' is not a whole number", text.trim()));
+    }
+    parsed
+}
+
 fn parse_int(
     text: &str,
     field: Setting,
@@ -673,6 +666,8 @@ pub enum SetupAction {
     Fetch,
     /// Cancel the download.
     CancelFetch,
+    /// Open the Data window on the chosen data set.
+    InspectData,
 }
 
 /// What the panel shows about the data set and devices, gathered outside the form.
@@ -886,6 +881,15 @@ fn data_rows_ui(
         (InputScaling::Raw, "raw 0–255"),
         (InputScaling::Standardize, "standardize"),
     ];
+    ui.label("");
+    if ui
+        .button("Look at the data…")
+        .on_hover_text("Images per class and split, samples of each class, files left out, and images found in more than one split.")
+        .clicked()
+    {
+        actions.push(SetupAction::InspectData);
+    }
+    ui.end_row();
     combo_row(ui, Setting::InputScaling, &mut form.input_scaling, &options);
     text_row(ui, Setting::CropPadding, &mut form.crop_padding, errors);
     ui.label("");
@@ -927,6 +931,11 @@ fn model_rows_ui(ui: &mut egui::Ui, form: &mut SetupForm, errors: &BTreeMap<Sett
         (LossInput::Probabilities, "on clipped probabilities"),
     ];
     combo_row(ui, Setting::Loss, &mut form.loss, &options);
+    let options = [
+        (ClassWeights::None, "none"),
+        (ClassWeights::Balanced, "balanced (rare classes weigh more)"),
+    ];
+    combo_row(ui, Setting::ClassWeights, &mut form.class_weights, &options);
 }
 
 /// The Optimizer rows: the update rule, its parameters and the learning-rate schedule.

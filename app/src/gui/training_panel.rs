@@ -107,6 +107,7 @@ impl KilnApp {
             .as_ref()
             .and_then(|s| s.predictions.as_ref())
             .or_else(|| self.past_predictions.as_ref().and_then(|(_, p)| p.as_ref()));
+        let mut opened = None;
         if let Some(predictions) = predictions {
             egui::CollapsingHeader::new("Per-class results")
                 .id_salt("per-class")
@@ -115,7 +116,14 @@ impl KilnApp {
                     egui::ScrollArea::both()
                         .id_salt("per-class-scroll")
                         .max_height(ui.available_height() * 0.5)
-                        .show(ui, |ui| confusion_ui(ui, predictions));
+                        .show(ui, |ui| {
+                            let cell = confusion_ui(ui, predictions);
+                            let config = self.predictions_config();
+                            opened = cell.zip(config).map(|(cell, config)| {
+                                let ctx = ui.ctx().clone();
+                                CellImages::open(config, predictions, cell, move || wake(&ctx))
+                            });
+                        });
                 });
         }
         let profiled: Vec<ProfiledRun<'_>> = histories
@@ -157,5 +165,8 @@ impl KilnApp {
             ui.label("Press Start to train, or tick past runs on the right to compare them.");
         }
         plots_ui(ui, &plot_runs, &bands, self.x_axis);
+        if opened.is_some() {
+            self.cell_images = opened;
+        }
     }
 }

@@ -171,6 +171,7 @@ mod tests {
             train,
             val: Split::default(),
             test,
+            skipped: Vec::new(),
         }
     }
 

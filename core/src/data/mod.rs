@@ -5,6 +5,7 @@
 
 pub mod fetch;
 mod holdout;
+pub mod inspect;
 mod locate;
 mod spec;
 mod synthetic;
@@ -14,7 +15,7 @@ mod synthetic;
 pub use holdout::{carve, make_splits};
 pub use kiln_formats::{
     CIFAR10_CLASSES, DataError, FASHION_MNIST_CLASSES, ImageDataset, ImageShape, MAX_IMAGE_SIZE_PX,
-    MNIST_CLASSES, Split,
+    MNIST_CLASSES, SkippedFile, Split,
 };
 use kiln_formats::{cifar, folder, idx};
 pub use locate::{DATA_DIR_ENV, default_data_root, locate, search_dirs};

@@ -233,6 +233,7 @@ pub fn synthetic() -> ImageDataset {
         train: generate_split(TRAIN_SEED, TRAIN_PER_CLASS),
         val: Default::default(),
         test: generate_split(TEST_SEED, TEST_PER_CLASS),
+        skipped: Vec::new(),
     }
 }
 

@@ -137,6 +137,22 @@ pub enum TrainWarning {
         /// What went wrong.
         reason: String,
     },
+    /// The largest class has 3× or more the training images of the smallest, and the loss is
+    /// not weighted: accuracy then flatters the model on the large classes.
+    Unbalanced {
+        /// The largest class and its training images.
+        largest: (String, usize),
+        /// The smallest class and its training images.
+        smallest: (String, usize),
+    },
+    /// Files of an image folder were left out (unreadable, not images); the run trains on the
+    /// rest, and summary.json lists them all.
+    FilesSkipped {
+        /// How many.
+        count: usize,
+        /// The first of them, with its reason.
+        first: String,
+    },
     /// The best epoch's weights could not be read back after a resume; the last ones are kept.
     BestNotKept {
         /// What went wrong.
@@ -186,6 +202,19 @@ impl std::fmt::Display for TrainWarning {
             Self::ModelNotSaved { reason } => write!(
                 f,
                 "the trained model was not saved ({reason}); the run's figures are complete"
+            ),
+            Self::Unbalanced { largest, smallest } => write!(
+                f,
+                "the classes are unbalanced: `{}` has {} training images, `{}` only {} ({:.1}×); read per-class recall and F1, not accuracy alone, or set class_weights = \"balanced\"",
+                largest.0,
+                largest.1,
+                smallest.0,
+                smallest.1,
+                largest.1 as f64 / smallest.1.max(1) as f64
+            ),
+            Self::FilesSkipped { count, first } => write!(
+                f,
+                "{count} file(s) of the image folder were left out, the first: {first}; summary.json lists them all"
             ),
             Self::BestNotKept { reason } => write!(
                 f,

@@ -92,6 +92,7 @@ pub fn train(
 ) -> Result<RunSummary, TrainError> {
     let (mut run, mut model) = RunState::prepare(experiment, data, target, preparation)?;
     on_event(TrainEvent::Started(run.start_info()));
+    run.warn_about_data(on_event);
     for epoch in run.first_epoch..experiment.epochs {
         let ended;
         (model, ended) = run.train_epoch(model, epoch, control, on_event)?;
@@ -156,6 +157,7 @@ mod tests {
             train: halves(200),
             val: halves(40),
             test: halves(50),
+            skipped: Vec::new(),
         }
     }
 
@@ -479,6 +481,93 @@ mod tests {
         );
         assert_eq!((summary.best_epoch, summary.kept_epoch), (None, Some(2)));
         assert!(summary.final_test_accuracy.is_some());
+    }
+
+    #[test]
+    fn balanced_class_weights_weigh_rare_classes_up_in_both_loss_forms() {
+        let mut data = tiny_dataset();
+        // 100 left, 25 right: weights 125 / (2 × 100) and 125 / (2 × 25).
+        let keep: Vec<usize> = (0..200).filter(|&i| i % 2 == 0 || i % 8 == 1).collect();
+        data.train = Split {
+            images: keep
+                .iter()
+                .flat_map(|&i| data.train.images[i * 16..(i + 1) * 16].to_vec())
+                .collect(),
+            labels: keep.iter().map(|&i| data.train.labels[i]).collect(),
+        };
+        assert_eq!(data.class_counts(), vec![100, 25]);
+        let weights = trainee::class_weights(crate::config::ClassWeights::Balanced, &data).unwrap();
+        assert!(
+            (weights[0] - 0.625).abs() < 1e-6 && (weights[1] - 2.5).abs() < 1e-6,
+            "{weights:?}"
+        );
+        assert_eq!(
+            trainee::class_weights(crate::config::ClassWeights::None, &data),
+            None
+        );
+        // Weighted as PyTorch: Σ wᵢ·lossᵢ / Σ wᵢ, the same on logits and unclipped probabilities.
+        let device = Device::flex();
+        let loss_fn = CrossEntropyLossConfig::new()
+            .with_weights(Some(weights.clone()))
+            .init(&device);
+        let logits = || {
+            Tensor::<2>::from_data(
+                TensorData::new(vec![2.0f32, 0.5, 0.1, 1.0], [2, 2]),
+                &device,
+            )
+        };
+        let labels = || Tensor::<1, Int>::from_data(TensorData::new(vec![0i32, 1], [2]), &device);
+        let read = |t: Tensor<1>| t.into_data().try_to_vec::<f32>().unwrap()[0];
+        let on_logits = read(batch_loss(&loss_fn, LossInput::Logits, logits(), labels()));
+        let on_probabilities = read(batch_loss(
+            &loss_fn,
+            LossInput::Probabilities,
+            logits(),
+            labels(),
+        ));
+        let nll = |a: f32, b: f32| (a.exp() + b.exp()).ln() - a;
+        let expected = (0.625 * nll(2.0, 0.5) + 2.5 * nll(1.0, 0.1)) / 3.125;
+        assert!(
+            (on_logits - expected).abs() < 1e-5,
+            "{on_logits} vs {expected}"
+        );
+        assert!(
+            (on_probabilities - expected).abs() < 1e-5,
+            "{on_probabilities}"
+        );
+        // Unweighted, the run warns; weighted, it does not.
+        let draft = ExperimentDraft {
+            validation: crate::config::Validation::Test,
+            ..tiny_experiment(1).draft().clone()
+        };
+        let warned = |draft: ExperimentDraft| {
+            let mut warnings = Vec::new();
+            train(
+                &draft.validate().unwrap(),
+                &data,
+                &cpu(),
+                Preparation::default(),
+                &Control::new(),
+                &mut |e| {
+                    if let TrainEvent::Warning(w @ TrainWarning::Unbalanced { .. }) = e {
+                        warnings.push(w.to_string());
+                    }
+                },
+            )
+            .unwrap();
+            warnings
+        };
+        let unweighted = warned(draft.clone());
+        assert_eq!(unweighted.len(), 1);
+        assert!(
+            unweighted[0].contains("`left` has 100 training images, `right` only 25 (4.0×)"),
+            "{unweighted:?}"
+        );
+        let weighted = warned(ExperimentDraft {
+            class_weights: crate::config::ClassWeights::Balanced,
+            ..draft
+        });
+        assert!(weighted.is_empty(), "{weighted:?}");
     }
 
     pub(super) fn cpu() -> TrainDevice {

@@ -17,7 +17,7 @@ use super::{
     Control, ControlState, EpochRow, MetricsRow, Preparation, RunCounters, RunOutcome, RunSummary,
     SplitSizes, StartInfo, TestResult, TrainDevice, TrainError, TrainEvent, TrainWarning,
 };
-use crate::config::{Experiment, Keep, Validation};
+use crate::config::{ClassWeights, Experiment, Keep, Validation};
 use crate::data::ImageDataset;
 use crate::model::{Classifier, ModelCard};
 use crate::results::{GalleryImage, TestPredictions};
@@ -218,6 +218,34 @@ impl<'a> RunState<'a> {
         match self.validated_on {
             ValidatedOn::Validation => self.pipeline.val.len(),
             ValidatedOn::Test | ValidatedOn::Nothing => 0,
+        }
+    }
+
+    /// Warns, before the first step, about what the data will do to the figures: classes of
+    /// very different sizes, files of a folder that were left out.
+    pub(super) fn warn_about_data(&self, on_event: &mut dyn FnMut(TrainEvent)) {
+        let data = self.data;
+        let counts = data.class_counts();
+        let named = |class: usize| {
+            let name = data.class_names.get(class).cloned().unwrap_or_default();
+            (name, counts.get(class).copied().unwrap_or(0))
+        };
+        let largest = (0..counts.len()).max_by_key(|&c| counts[c]);
+        let smallest = (0..counts.len()).min_by_key(|&c| counts[c]);
+        if let (Some(largest), Some(smallest)) = (largest, smallest)
+            && counts[largest] >= 3 * counts[smallest]
+            && self.experiment.class_weights == ClassWeights::None
+        {
+            on_event(TrainEvent::Warning(TrainWarning::Unbalanced {
+                largest: named(largest),
+                smallest: named(smallest),
+            }));
+        }
+        if let Some(first) = data.skipped.first() {
+            on_event(TrainEvent::Warning(TrainWarning::FilesSkipped {
+                count: data.skipped.len(),
+                first: format!("{} ({})", first.path.display(), first.reason),
+            }));
         }
     }
 
@@ -674,6 +702,7 @@ impl<'a> RunState<'a> {
                 .then_some(counters.selection.best_epoch),
             kept_epoch: tested.map(|t| t.epoch),
             stopped_early: self.stopped_early.clone(),
+            skipped_files: self.data.skipped.clone(),
             final_train_accuracy: after_an_epoch(counters.train_accuracy),
             final_train_loss: after_an_epoch(counters.train_loss),
             warmup_secs: counters.warmup_secs,

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use super::precision::LossScaleReport;
 use super::threads::CpuThreadChoice;
 use crate::config::Precision;
+use crate::data::SkippedFile;
 use crate::selection::{EarlyStop, ValidatedOn};
 
 /// How a run ended.
@@ -63,6 +64,9 @@ pub struct RunSummary {
     /// Why the run ended before its last epoch, when early stopping ended it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_early: Option<EarlyStop>,
+    /// Files of an image folder left out of every split, each with its reason.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped_files: Vec<SkippedFile>,
     /// Training accuracy of the last completed epoch.
     pub final_train_accuracy: Option<f64>,
     /// Training loss of the last completed epoch.
@@ -164,6 +168,7 @@ impl RunSummary {
             best_epoch: None,
             kept_epoch: None,
             stopped_early: None,
+            skipped_files: Vec::new(),
             final_train_accuracy: None,
             final_train_loss: None,
             warmup_secs: 0.0,

@@ -13,7 +13,7 @@ use super::precision::StepPrecision;
 use super::store::RunStore;
 use super::threads::CpuThreads;
 use super::{RunCounters, TrainError};
-use crate::config::{Experiment, LossInput, OptimizerSpec};
+use crate::config::{ClassWeights, Experiment, LossInput, OptimizerSpec};
 use crate::data::ImageDataset;
 use crate::model::Classifier;
 
@@ -106,7 +106,9 @@ impl Trainee {
             model,
             Self {
                 optimizer: build_optimizer(&experiment.optimizer),
-                loss_fn: CrossEntropyLossConfig::new().init(&autodiff),
+                loss_fn: CrossEntropyLossConfig::new()
+                    .with_weights(class_weights(experiment.class_weights, data))
+                    .init(&autodiff),
                 loss_input: experiment.loss,
                 threads: CpuThreads::new(is_cpu(device), experiment, data.shape, classes),
             },
@@ -195,7 +197,31 @@ pub(super) fn is_cpu(device: &Device) -> bool {
 /// Keras's clipping bound for probabilities (`backend.epsilon()`), where it clips.
 const PROBABILITY_EPSILON: f32 = 1e-7;
 
-/// Mean cross-entropy of a batch, taken on the logits or on clipped softmax probabilities.
+/// Per-class loss weights, `n / (classes × n_c)` over the training split, when asked for; a
+/// class without training images (it then never weighs in) gets 1.
+pub(super) fn class_weights(choice: ClassWeights, data: &ImageDataset) -> Option<Vec<f32>> {
+    if choice == ClassWeights::None {
+        return None;
+    }
+    let counts = data.class_counts();
+    let (total, classes) = (data.train.len() as f64, counts.len() as f64);
+    Some(
+        counts
+            .iter()
+            .map(|&n| {
+                if n == 0 {
+                    1.0
+                } else {
+                    (total / (classes * n as f64)) as f32
+                }
+            })
+            .collect(),
+    )
+}
+
+/// Mean cross-entropy of a batch, taken on the logits or on clipped softmax probabilities,
+/// weighted per class when the loss function carries weights (as PyTorch: divided by the
+/// batch's summed weights).
 pub(super) fn batch_loss(
     loss_fn: &CrossEntropyLoss,
     input: LossInput,
@@ -206,12 +232,18 @@ pub(super) fn batch_loss(
         LossInput::Logits => loss_fn.forward(logits, labels),
         LossInput::Probabilities => {
             let batch = labels.dims()[0];
-            burn::tensor::activation::softmax(logits, 1)
+            let log_p = burn::tensor::activation::softmax(logits, 1)
                 .clamp(PROBABILITY_EPSILON, 1.0 - PROBABILITY_EPSILON)
                 .log()
-                .gather(1, labels.reshape([batch, 1]))
-                .mean()
-                .neg()
+                .gather(1, labels.clone().reshape([batch, 1]))
+                .reshape([batch]);
+            match &loss_fn.weights {
+                Some(weights) => {
+                    let weights = weights.clone().gather(0, labels);
+                    (log_p * weights.clone()).sum().div(weights.sum()).neg()
+                }
+                None => log_p.mean().neg(),
+            }
         }
     }
 }

@@ -1,0 +1,204 @@
+//! The Data window: the Setup form's data set as a run would split it, before any training:
+//! images per class and split as bars, a row of training images per class, the files that were
+//! left out and the images found in more than one split. Loading a folder of photos takes a
+//! while, so it happens on a named thread and the window stays live.
+
+use std::sync::mpsc::{self, Receiver, TryRecvError};
+
+use kiln_core::config::Experiment;
+use kiln_core::data::{self, inspect::DataReport, inspect::SPLIT_NAMES};
+
+/// Training images per class shown in the grid.
+const SAMPLES_PER_CLASS: usize = 10;
+
+/// What the window shows once the data set is read: the report and its sample grid.
+pub struct Inspected {
+    /// Counts, skipped files, duplicates.
+    pub report: DataReport,
+    /// RGBA pixels of the sample grid, with its width and height.
+    pub grid: (Vec<u8>, usize, usize),
+}
+
+enum Stage {
+    Loading(Receiver<Result<Inspected, String>>),
+    /// Boxed: the report is large and arrives once.
+    Ready(Box<Inspected>),
+    Failed(String),
+}
+
+/// The Data window's state: it owns the loading thread's channel and the grid's texture.
+pub struct DataView {
+    /// The data set, as the form names it.
+    pub title: String,
+    stage: Stage,
+    texture: Option<egui::TextureHandle>,
+}
+
+impl DataView {
+    /// Reads and splits `experiment`'s data set on a thread named `kiln-inspect`.
+    pub fn open(experiment: Experiment, wake: impl Fn() + Send + 'static) -> Self {
+        let title = experiment.dataset.to_string();
+        let (sender, receiver) = mpsc::channel();
+        let spawned = std::thread::Builder::new()
+            .name("kiln-inspect".to_owned())
+            .spawn(move || {
+                let inspected = data::load(&experiment.dataset, experiment.data_dir.as_deref())
+                    .map_err(|e| e.to_string())
+                    .and_then(|loaded| {
+                        data::make_splits(loaded, &experiment).map_err(|e| e.to_string())
+                    })
+                    .map(|split| Inspected {
+                        report: data::inspect::inspect(&split),
+                        grid: data::inspect::sample_grid(&split, SAMPLES_PER_CLASS),
+                    });
+                // A closed channel means the window was closed first; nothing to tell.
+                let _ = sender.send(inspected);
+                wake();
+            });
+        let stage = match spawned {
+            Ok(_) => Stage::Loading(receiver),
+            Err(e) => Stage::Failed(format!("could not start a thread to read the data: {e}")),
+        };
+        Self {
+            title,
+            stage,
+            texture: None,
+        }
+    }
+
+    /// A view of data already inspected, as the window's tests build it.
+    pub fn ready(title: &str, inspected: Inspected) -> Self {
+        Self {
+            title: title.to_owned(),
+            stage: Stage::Ready(Box::new(inspected)),
+            texture: None,
+        }
+    }
+
+    /// Takes the loading thread's answer when it has come.
+    pub fn poll(&mut self) {
+        if let Stage::Loading(receiver) = &self.stage {
+            self.stage = match receiver.try_recv() {
+                Ok(Ok(inspected)) => Stage::Ready(Box::new(inspected)),
+                Ok(Err(reason)) => Stage::Failed(reason),
+                Err(TryRecvError::Empty) => return,
+                Err(TryRecvError::Disconnected) => {
+                    Stage::Failed("the thread reading the data ended without an answer".into())
+                }
+            };
+        }
+    }
+}
+
+/// The Data window's contents.
+pub fn data_view_ui(ui: &mut egui::Ui, view: &mut DataView) {
+    view.poll();
+    let inspected = match &view.stage {
+        Stage::Loading(_) => {
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.label(format!("reading {}…", view.title));
+            });
+            return;
+        }
+        Stage::Failed(reason) => {
+            ui.colored_label(ui.visuals().error_fg_color, reason);
+            return;
+        }
+        Stage::Ready(inspected) => inspected,
+    };
+    let report = &inspected.report;
+    let [channels, height, width] = report.shape;
+    ui.label(format!(
+        "{}: {} classes, {width}×{height} pixels, {}",
+        report.name,
+        report.class_names.len(),
+        if channels == 1 { "grayscale" } else { "RGB" }
+    ));
+    egui::ScrollArea::vertical()
+        .id_salt("data-view-scroll")
+        .show(ui, |ui| {
+            counts_ui(ui, report);
+            ui.separator();
+            ui.strong("Training images, a row per class");
+            let (pixels, grid_w, grid_h) = &inspected.grid;
+            let texture = view.texture.get_or_insert_with(|| {
+                let image = egui::ColorImage::from_rgba_unmultiplied([*grid_w, *grid_h], pixels);
+                ui.ctx()
+                    .load_texture("data-samples", image, egui::TextureOptions::NEAREST)
+            });
+            let scale = (360.0 / *grid_w as f32).clamp(1.0, 4.0);
+            ui.image((texture.id(), texture.size_vec2() * scale));
+            ui.separator();
+            problems_ui(ui, report);
+        });
+}
+
+/// One row per class: its images in each split, and a bar of its training images.
+fn counts_ui(ui: &mut egui::Ui, report: &DataReport) {
+    let largest = report.counts[0].iter().copied().max().unwrap_or(1).max(1);
+    let bar_color = ui.visuals().selection.bg_fill;
+    egui::Grid::new("data-counts")
+        .striped(true)
+        .spacing([12.0, 2.0])
+        .show(ui, |ui| {
+            ui.strong("class");
+            for name in SPLIT_NAMES {
+                ui.strong(name);
+            }
+            ui.end_row();
+            for (class, name) in report.class_names.iter().enumerate() {
+                ui.label(name);
+                for counts in &report.counts {
+                    ui.label(counts.get(class).copied().unwrap_or(0).to_string());
+                }
+                let train = report.counts[0].get(class).copied().unwrap_or(0);
+                let (rect, _) =
+                    ui.allocate_exact_size(egui::vec2(120.0, 12.0), egui::Sense::hover());
+                let mut bar = rect;
+                bar.set_width(rect.width() * train as f32 / largest as f32);
+                ui.painter().rect_filled(bar, 2.0, bar_color);
+                ui.end_row();
+            }
+        });
+    let imbalance = report.imbalance();
+    if imbalance >= 3.0 {
+        ui.colored_label(
+            ui.visuals().warn_fg_color,
+            format!(
+                "Unbalanced: the largest class has {imbalance:.1}× the training images of the smallest. Read recall and F1 per class, or set Class weights to balanced."
+            ),
+        );
+    }
+}
+
+/// The files left out and the images found in more than one split.
+fn problems_ui(ui: &mut egui::Ui, report: &DataReport) {
+    if report.skipped.is_empty() {
+        ui.label("No file was left out.");
+    } else {
+        ui.strong(format!("{} file(s) left out", report.skipped.len()));
+        for file in &report.skipped {
+            ui.label(format!("{}: {}", file.path.display(), file.reason));
+        }
+    }
+    if report.duplicates.is_empty() {
+        ui.label("No image appears in more than one split.");
+    } else {
+        ui.colored_label(
+            ui.visuals().warn_fg_color,
+            format!(
+                "{} image(s) appear in more than one split: a leak that flatters validation and test figures.",
+                report.duplicates.len()
+            ),
+        );
+        for duplicate in report.duplicates.iter().take(50) {
+            let places: Vec<String> = duplicate
+                .places
+                .iter()
+                .map(|&(split, index)| format!("{} #{index}", SPLIT_NAMES[split]))
+                .collect();
+            ui.label(places.join(" = "));
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! A look at a data set before training, as `kiln data inspect` and the window's Data view show
+//! it: images per class in each split, the image shape, files that were left out, images found
+//! in more than one split (a leak nobody sees otherwise), and a grid of samples per class.
+
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use super::{ImageDataset, SkippedFile, Split};
+
+/// The splits in the order every report lists them.
+pub const SPLIT_NAMES: [&str; 3] = ["train", "validation", "test"];
+
+/// What a data set holds, split by split.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DataReport {
+    /// The data set's name.
+    pub name: String,
+    /// Channels, height and width of every image (after resizing, for a folder).
+    pub shape: [usize; 3],
+    /// One name per class.
+    pub class_names: Vec<String>,
+    /// Images per class in the training, validation and test splits.
+    pub counts: [Vec<usize>; 3],
+    /// Files left out of every split, with their reasons.
+    pub skipped: Vec<SkippedFile>,
+    /// Images with identical pixels in more than one split.
+    pub duplicates: Vec<Duplicate>,
+}
+
+/// One image that appears, pixel for pixel, in more than one split.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Duplicate {
+    /// Every place it appears: split (an index into [`SPLIT_NAMES`]) and position in it.
+    pub places: Vec<(usize, usize)>,
+}
+
+impl DataReport {
+    /// The training images of the largest class over those of the smallest (∞ when a class
+    /// has none).
+    pub fn imbalance(&self) -> f64 {
+        let train = &self.counts[0];
+        let largest = train.iter().copied().max().unwrap_or(0);
+        let smallest = train.iter().copied().min().unwrap_or(0);
+        largest as f64 / smallest as f64
+    }
+}
+
+/// The report of `data`, split as a run would split it.
+pub fn inspect(data: &ImageDataset) -> DataReport {
+    let splits = [&data.train, &data.val, &data.test];
+    let classes = data.num_classes();
+    let counts = splits.map(|split| {
+        let mut counts = vec![0; classes];
+        for &label in &split.labels {
+            if let Some(count) = counts.get_mut(usize::from(label)) {
+                *count += 1;
+            }
+        }
+        counts
+    });
+    DataReport {
+        name: data.name.clone(),
+        shape: data.shape.chw(),
+        class_names: data.class_names.clone(),
+        counts,
+        skipped: data.skipped.clone(),
+        duplicates: duplicates_across(&splits, data.shape.pixels_per_image()),
+    }
+}
+
+/// Images whose pixels are equal in two or more splits; hashed first, then compared byte for
+/// byte, so a hash collision never reports a leak that is not there.
+fn duplicates_across(splits: &[&Split; 3], per_image: usize) -> Vec<Duplicate> {
+    let image = |split: usize, index: usize| {
+        splits[split]
+            .images
+            .get(index * per_image..(index + 1) * per_image)
+            .unwrap_or_default()
+    };
+    let mut by_hash: HashMap<u64, Vec<(usize, usize)>> = HashMap::new();
+    for (split, content) in splits.iter().enumerate() {
+        for index in 0..content.len() {
+            let mut hasher = DefaultHasher::new();
+            image(split, index).hash(&mut hasher);
+            by_hash
+                .entry(hasher.finish())
+                .or_default()
+                .push((split, index));
+        }
+    }
+    let mut found = Vec::new();
+    for places in by_hash.into_values() {
+        let mut rest = places;
+        while let Some(&first) = rest.first() {
+            let (same, other): (Vec<_>, Vec<_>) = rest
+                .into_iter()
+                .partition(|&(s, i)| image(s, i) == image(first.0, first.1));
+            rest = other;
+            if same.iter().any(|&(s, _)| s != first.0) {
+                found.push(Duplicate { places: same });
+            }
+        }
+    }
+    found.sort_by(|a, b| a.places.cmp(&b.places));
+    found
+}
+
+/// Up to `per_class` training images of each class, one row per class, as RGBA pixels of a
+/// `(per_class × side) × (classes × side)` image with a one-pixel gap; returns it with its
+/// width and height.
+pub fn sample_grid(data: &ImageDataset, per_class: usize) -> (Vec<u8>, usize, usize) {
+    let [channels, height, width] = data.shape.chw();
+    let per_image = channels * height * width;
+    let (cell_w, cell_h) = (width + 1, height + 1);
+    let classes = data.num_classes();
+    let (grid_w, grid_h) = (per_class * cell_w, classes * cell_h);
+    let mut rgba = vec![0u8; grid_w * grid_h * 4];
+    let mut shown = vec![0usize; classes];
+    for (index, &label) in data.train.labels.iter().enumerate() {
+        let class = usize::from(label);
+        let Some(column) = shown.get_mut(class).filter(|n| **n < per_class) else {
+            continue;
+        };
+        let pixels = data
+            .train
+            .images
+            .get(index * per_image..(index + 1) * per_image)
+            .unwrap_or_default();
+        let image = crate::results::planar_to_rgba(data.shape.chw(), pixels);
+        for y in 0..height {
+            let row = (class * cell_h + y) * grid_w + *column * cell_w;
+            let target = rgba.get_mut(row * 4..(row + width) * 4);
+            if let (Some(target), Some(source)) =
+                (target, image.get(y * width * 4..(y + 1) * width * 4))
+            {
+                target.copy_from_slice(source);
+            }
+        }
+        *column += 1;
+    }
+    (rgba, grid_w, grid_h)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::ImageShape;
+
+    fn split(pixels: &[u8], labels: &[u8]) -> Split {
+        Split {
+            images: pixels.to_vec(),
+            labels: labels.to_vec(),
+        }
+    }
+
+    fn dataset() -> ImageDataset {
+        ImageDataset {
+            name: "dots".into(),
+            shape: ImageShape {
+                channels: 1,
+                height: 1,
+                width: 2,
+            },
+            class_names: vec!["a".into(), "b".into()],
+            // Image [7, 7] is in train twice and once in test; [1, 2] in train and validation.
+            train: split(&[7, 7, 1, 2, 7, 7, 3, 3, 4, 4], &[0, 1, 0, 1, 1]),
+            val: split(&[1, 2], &[1]),
+            test: split(&[9, 9, 7, 7], &[0, 0]),
+            skipped: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_report_counts_each_class_in_each_split_and_finds_leaks_across_splits() {
+        let report = inspect(&dataset());
+        assert_eq!(report.counts, [vec![2, 3], vec![0, 1], vec![2, 0]]);
+        assert_eq!(report.shape, [1, 1, 2]);
+        assert_eq!(
+            report.duplicates,
+            vec![
+                Duplicate {
+                    places: vec![(0, 0), (0, 2), (2, 1)]
+                },
+                Duplicate {
+                    places: vec![(0, 1), (1, 0)]
+                },
+            ]
+        );
+        assert!((report.imbalance() - 1.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_sample_grid_has_one_row_per_class_and_leaves_missing_cells_black() {
+        let (rgba, width, height) = sample_grid(&dataset(), 3);
+        // Cells of 2×1 pixels plus a one-pixel gap: 3 columns of 3, 2 rows of 2.
+        assert_eq!((width, height), (9, 4));
+        let pixel = |x: usize, y: usize| rgba[(y * width + x) * 4];
+        // Class a: [7, 7] then [3, 3]; class b: [1, 2], [7, 7], [4, 4].
+        assert_eq!(
+            [pixel(0, 0), pixel(1, 0), pixel(3, 0), pixel(6, 0)],
+            [7, 7, 3, 0]
+        );
+        assert_eq!(
+            [pixel(0, 2), pixel(1, 2), pixel(3, 2), pixel(6, 2)],
+            [1, 2, 7, 4]
+        );
+        assert_eq!(rgba[3], 255, "drawn cells are opaque");
+    }
+}
