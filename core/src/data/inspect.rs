@@ -195,14 +195,14 @@ mod tests {
         // Cells of 2×1 pixels plus a one-pixel gap: 3 columns of 3, 2 rows of 2.
         assert_eq!((width, height), (9, 4));
         let pixel = |x: usize, y: usize| rgba[(y * width + x) * 4];
-        // Class a: [7, 7] then [3, 3]; class b: [1, 2], [7, 7], [4, 4].
+        // Class a: [7, 7] twice, then nothing; class b: [1, 2], [3, 3], [4, 4].
         assert_eq!(
             [pixel(0, 0), pixel(1, 0), pixel(3, 0), pixel(6, 0)],
-            [7, 7, 3, 0]
+            [7, 7, 7, 0]
         );
         assert_eq!(
             [pixel(0, 2), pixel(1, 2), pixel(3, 2), pixel(6, 2)],
-            [1, 2, 7, 4]
+            [1, 2, 3, 4]
         );
         assert_eq!(rgba[3], 255, "drawn cells are opaque");
     }
