@@ -158,17 +158,18 @@ pub fn resume_plan(run_folder: &Path) -> Result<(Experiment, ResumePoint), Resum
         .and_then(crate::config::ExperimentDraft::validate)
         .map_err(|e| not_a_run(e.to_string()))?;
     let (folder, state) = run_folder::find(run_folder, Slot::Last)?;
-    if state.counters.epochs_completed >= experiment.epochs {
-        return Err(ResumeError::Finished {
-            path: run_folder.to_owned(),
-            epochs: experiment.epochs,
-        });
-    }
-    let patience = experiment.early_stop;
-    if patience > 0 && state.counters.selection.epochs_since_best >= patience {
-        return Err(ResumeError::StoppedEarly {
-            path: run_folder.to_owned(),
-            epoch: state.counters.epochs_completed,
+    let counters = &state.counters;
+    if counters.is_over(experiment.epochs, experiment.early_stop) {
+        let path = run_folder.to_owned();
+        return Err(match counters.epochs_completed >= experiment.epochs {
+            true => ResumeError::Finished {
+                path,
+                epochs: experiment.epochs,
+            },
+            false => ResumeError::StoppedEarly {
+                path,
+                epoch: counters.epochs_completed,
+            },
         });
     }
     Ok((experiment, ResumePoint { folder, state }))

@@ -104,6 +104,7 @@ fn a_run_stopped_mid_epoch_and_resumed_ends_as_the_uninterrupted_run() {
     .unwrap();
     assert_eq!(stopped.summary.outcome, RunOutcome::Cancelled);
     assert_eq!(stopped.summary.epochs_completed, 2);
+    assert!(run_folder::can_resume(&stopped.path, experiment.draft()));
     assert!(metrics_column(&stopped.path, 1).contains(&3));
     assert!(run_folder::find(&stopped.path, Slot::Best).is_ok());
 
@@ -160,6 +161,7 @@ fn a_run_keeping_its_best_epoch_keeps_it_across_a_resume() {
     .unwrap();
     assert_eq!(stopped.summary.outcome, RunOutcome::Cancelled);
     assert_eq!(stopped.summary.epochs_completed, 2);
+    assert!(run_folder::can_resume(&stopped.path, experiment.draft()));
     let resumed = resume(
         &stopped.path,
         &Arc::new(Control::new()),
@@ -175,7 +177,9 @@ fn a_run_keeping_its_best_epoch_keeps_it_across_a_resume() {
     assert_eq!(summary.kept_epoch, Some(1));
     let best = run_folder::slot_folder(&resumed.path, Slot::Best).join("model.bpk");
     assert!(fs::read(resumed.path.join("model.bpk")).unwrap() == fs::read(best).unwrap());
-    // And a run that stopped early has nothing left to resume.
+    // And a run that stopped early has nothing left to resume: the runs list offers no Resume
+    // (it did, until the rule was shared), and a resume says why.
+    assert!(!run_folder::can_resume(&resumed.path, experiment.draft()));
     let err = resume(
         &resumed.path,
         &Arc::new(Control::new()),

@@ -133,11 +133,9 @@ impl Reporter {
                 if let Some(stop) = &s.stopped_early {
                     self.line(&format!("{stop}"));
                 }
-                let chosen = match (s.best_epoch, s.best_val_accuracy) {
-                    (Some(best), Some(val)) => {
-                        format!(", best epoch {best} (validation {:.2} %)", val * 100.0)
-                    }
-                    _ => String::new(),
+                let chosen = match s.best_epoch {
+                    Some(best) => format!(", best epoch {best} on {}", s.validated_on.split_name()),
+                    None => String::new(),
                 };
                 self.line(&format!(
                     "{outcome}: {} epochs{chosen}, test accuracy {accuracy} ({}), warm-up {:.2} s, steady {steady}, {:.2} s per epoch, {:.1} s in all",

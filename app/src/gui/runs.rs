@@ -105,7 +105,7 @@ impl RunsPanel {
                 // The config is already read; only the checkpoint's state is looked up.
                 r.config
                     .as_ref()
-                    .is_some_and(|c| kiln_core::run_folder::can_resume(&r.path, c.epochs))
+                    .is_some_and(|c| kiln_core::run_folder::can_resume(&r.path, c))
             })
             .map(|r| r.path.clone())
             .collect();

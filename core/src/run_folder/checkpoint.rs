@@ -13,6 +13,7 @@ use burn::optim::ModuleOptimizer;
 use serde::{Deserialize, Serialize};
 
 use super::{CHECKPOINTS_DIR, MODEL_FILE, OPTIMIZER_FILE, STATE_FILE, write_atomically};
+use crate::config::ExperimentDraft;
 use crate::model::{Classifier, ModelCard};
 use crate::train::{Restored, RunCounters, RunStore};
 
@@ -202,8 +203,9 @@ pub fn find(run_folder: &Path, slot: Slot) -> Result<(PathBuf, CheckpointState),
 
 /// Whether `run_folder`, a run of `epochs` epochs, stopped short of its last epoch with a
 /// checkpoint to go on from.
-pub fn can_resume(run_folder: &Path, epochs: usize) -> bool {
-    find(run_folder, Slot::Last).is_ok_and(|(_, state)| state.counters.epochs_completed < epochs)
+pub fn can_resume(run_folder: &Path, config: &ExperimentDraft) -> bool {
+    find(run_folder, Slot::Last)
+        .is_ok_and(|(_, state)| !state.counters.is_over(config.epochs, config.early_stop))
 }
 
 /// Loads the weights of the checkpoint in `folder` into `model`, which must have the shape the

@@ -54,6 +54,15 @@ pub struct RunCounters {
     pub loss_scale: Option<LossScale>,
 }
 
+impl RunCounters {
+    /// Whether a run at these counters has nothing left to train: all `epochs` ran, or early
+    /// stopping's `patience` (0: none) ran out. The one rule for resume and the runs list.
+    pub fn is_over(&self, epochs: usize, patience: usize) -> bool {
+        self.epochs_completed >= epochs
+            || (patience > 0 && self.selection.epochs_since_best >= patience)
+    }
+}
+
 /// Host-side timing of one readback window: the steps since the last readback.
 #[derive(Debug, Default)]
 pub(super) struct Window {
