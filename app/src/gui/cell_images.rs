@@ -11,6 +11,8 @@ use kiln_core::results::{TestPredictions, planar_to_rgba};
 
 /// Most images one cell shows.
 const MAX_SHOWN: usize = 48;
+/// Thumbnails per row.
+const COLUMNS: usize = 6;
 
 /// One test image: its position in the test split, side and RGBA pixels.
 type CellImage = (usize, [usize; 2], Vec<u8>);
@@ -152,20 +154,28 @@ pub fn cell_images_ui(ui: &mut egui::Ui, view: &mut CellImages) {
             ui.colored_label(ui.visuals().error_fg_color, reason);
         }
         Stage::Ready(textures) => {
-            egui::ScrollArea::vertical().show(ui, |ui| {
-                ui.horizontal_wrapped(|ui| {
-                    for (index, texture) in textures {
-                        let scale = (64.0 / texture.size_vec2().x).clamp(1.0, 4.0);
-                        ui.vertical(|ui| {
-                            ui.image((texture.id(), texture.size_vec2() * scale));
-                            ui.small(format!("#{index}"));
+            egui::ScrollArea::vertical()
+                .max_height(420.0)
+                .show(ui, |ui| {
+                    // A grid of fixed columns: wrapped rows would widen the window to the screen.
+                    egui::Grid::new("cell-images-grid")
+                        .spacing([6.0, 6.0])
+                        .show(ui, |ui| {
+                            for (n, (index, texture)) in textures.iter().enumerate() {
+                                let scale = (64.0 / texture.size_vec2().x).clamp(1.0, 4.0);
+                                ui.vertical(|ui| {
+                                    ui.image((texture.id(), texture.size_vec2() * scale));
+                                    ui.small(format!("#{index}"));
+                                });
+                                if n % COLUMNS == COLUMNS - 1 {
+                                    ui.end_row();
+                                }
+                            }
                         });
+                    if view.hidden > 0 {
+                        ui.label(format!("… and {} more", view.hidden));
                     }
                 });
-                if view.hidden > 0 {
-                    ui.label(format!("… and {} more", view.hidden));
-                }
-            });
         }
     }
 }

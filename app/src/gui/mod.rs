@@ -327,6 +327,8 @@ fn closable_window<T>(
         .id(egui::Id::unique(id))
         .open(&mut open)
         .default_width(width)
+        // Wrapped content (thumbnails) would otherwise widen the window to the screen's width.
+        .max_width(width + 200.0)
         .show(ctx, |ui| draw(ui, state));
     if !open {
         *panel = None;
