@@ -25,7 +25,7 @@ pub struct TestPredictions {
 }
 
 /// How well one class (or an average over classes) is told apart.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ClassMetrics {
     /// Of the images given this class, the share that are of it (0 when none was given it).
     pub precision: f64,
@@ -57,7 +57,7 @@ impl ClassMetrics {
 }
 
 /// A classification report: accuracy alone misleads on unbalanced classes.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClassReport {
     /// One entry per class, in label order.
     pub classes: Vec<ClassMetrics>,

@@ -133,6 +133,14 @@ impl Reporter {
                 if let Some(stop) = &s.stopped_early {
                     self.line(&format!("{stop}"));
                 }
+                if let Some(report) = &s.val_report {
+                    self.line(&format!(
+                        "validation, on the kept weights: accuracy {:.2} %, macro F1 {:.4}, weighted F1 {:.4}",
+                        report.accuracy * 100.0,
+                        report.macro_average.f1,
+                        report.weighted_average.f1
+                    ));
+                }
                 let chosen = match s.best_epoch {
                     Some(best) => format!(", best epoch {best} on {}", s.validated_on.split_name()),
                     None => String::new(),

@@ -418,6 +418,16 @@ mod tests {
         assert_eq!(tested.len(), 1, "the test split is measured once");
         assert_eq!(tested[0].epoch, 1);
         assert_eq!(summary.final_test_accuracy, Some(tested[0].accuracy));
+        // Both reports are of the kept weights: validation's is epoch 1's validation figure.
+        let first = events.iter().find_map(|e| match e {
+            TrainEvent::EpochEnd(row) if row.epoch == 1 => row.val_accuracy,
+            _ => None,
+        });
+        let val_report = summary.val_report.as_ref().expect("a validation report");
+        assert!((val_report.accuracy - first.unwrap()).abs() < 1e-9);
+        let test_report = summary.test_report.as_ref().expect("a test report");
+        assert!((test_report.accuracy - tested[0].accuracy).abs() < 1e-9);
+        assert_eq!(val_report.macro_average.support, 40);
         // The kept weights are epoch 1's, held while two more epochs trained: byte for byte
         // those of the best checkpoint written at epoch 1, not of the last one.
         let saved = |path: &std::path::Path| std::fs::read(path).unwrap();
@@ -452,6 +462,7 @@ mod tests {
         assert_eq!(summary.kept_epoch, Some(2));
         assert_eq!(summary.final_test_accuracy, rows[1].test_accuracy);
         assert!(summary.best_test_accuracy.is_some());
+        assert!(summary.val_report.is_none() && summary.test_report.is_some());
         assert_eq!(summary.split_sizes.map(|s| s.val), Some(0));
     }
 

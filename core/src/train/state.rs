@@ -20,7 +20,7 @@ use super::{
 use crate::config::{ClassWeights, Experiment, Keep, Validation};
 use crate::data::ImageDataset;
 use crate::model::{Classifier, ModelCard};
-use crate::results::{GalleryImage, TestPredictions};
+use crate::results::{ClassReport, GalleryImage, TestPredictions};
 use crate::selection::{EarlyStop, Selection, ValidatedOn, Verdict};
 use kiln_shaders::ByteSplit;
 
@@ -53,6 +53,8 @@ pub(super) struct RunState<'a> {
     stopped_early: Option<EarlyStop>,
     /// The test split measured on the kept weights, once the run has ended.
     tested: Option<TestResult>,
+    /// The kept weights' classification reports on the test and validation splits.
+    reports: (Option<ClassReport>, Option<ClassReport>),
     /// The (0-based) epoch this launch starts at.
     pub(super) first_epoch: usize,
     steps_per_epoch: usize,
@@ -164,6 +166,7 @@ impl<'a> RunState<'a> {
             best_model: None,
             stopped_early: None,
             tested: None,
+            reports: (None, None),
             experiment,
             data,
             target,
@@ -627,7 +630,9 @@ impl<'a> RunState<'a> {
             };
             on_event(TrainEvent::Tested(tested.clone()));
             self.tested = Some(tested);
-            on_event(TrainEvent::Predictions(self.predictions(&kept)?));
+            let predictions = self.predictions(&kept)?;
+            self.reports = (Some(predictions.report()), self.val_report(&kept)?);
+            on_event(TrainEvent::Predictions(predictions));
             let card = ModelCard {
                 shape: self.data.shape.chw(),
                 class_names: self.data.class_names.clone(),
@@ -703,6 +708,8 @@ impl<'a> RunState<'a> {
             kept_epoch: tested.map(|t| t.epoch),
             stopped_early: self.stopped_early.clone(),
             skipped_files: self.data.skipped.clone(),
+            test_report: self.reports.0.clone(),
+            val_report: self.reports.1.clone(),
             final_train_accuracy: after_an_epoch(counters.train_accuracy),
             final_train_loss: after_an_epoch(counters.train_loss),
             warmup_secs: counters.warmup_secs,
@@ -721,6 +728,28 @@ impl<'a> RunState<'a> {
                 self.upload_secs,
             )
         }
+    }
+
+    /// The classification report of `model` on the validation split, for a run that has one.
+    fn val_report(&self, model: &Classifier) -> Result<Option<ClassReport>, TrainError> {
+        if self.validated_on != ValidatedOn::Validation {
+            return Ok(None);
+        }
+        let predicted = predict(
+            model,
+            &self.pipeline.val,
+            &self.pipeline.plain,
+            self.eval_batch,
+        )?;
+        let predictions = TestPredictions {
+            class_names: self.data.class_names.clone(),
+            labels: self.data.val.labels.clone(),
+            predicted: predicted.classes,
+            confidence: predicted.confidence,
+            label_rank: predicted.label_rank,
+            gallery: Vec::new(),
+        };
+        Ok(Some(predictions.report()))
     }
 
     /// Every test image's prediction by `model`, with the surest wrong ones' pixels for a

@@ -6,6 +6,7 @@ use super::precision::LossScaleReport;
 use super::threads::CpuThreadChoice;
 use crate::config::Precision;
 use crate::data::SkippedFile;
+use crate::results::ClassReport;
 use crate::selection::{EarlyStop, ValidatedOn};
 
 /// How a run ended.
@@ -64,6 +65,12 @@ pub struct RunSummary {
     /// Why the run ended before its last epoch, when early stopping ended it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_early: Option<EarlyStop>,
+    /// The classification report of the kept weights on the test split.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_report: Option<ClassReport>,
+    /// The same on the validation split, for a run that has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub val_report: Option<ClassReport>,
     /// Files of an image folder left out of every split, each with its reason.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped_files: Vec<SkippedFile>,
@@ -168,6 +175,8 @@ impl RunSummary {
             best_epoch: None,
             kept_epoch: None,
             stopped_early: None,
+            test_report: None,
+            val_report: None,
             skipped_files: Vec::new(),
             final_train_accuracy: None,
             final_train_loss: None,
