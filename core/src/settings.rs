@@ -67,7 +67,7 @@ settings! {
         "Looks ahead along the momentum before taking the gradient; needs momentum above 0.";
     /// Weight decay of any optimizer.
     WeightDecay => "optimizer.weight_decay", "Weight decay",
-        "Pulls weights toward zero each step to reduce overfitting.";
+        "Pulls weights toward zero each step to reduce overfitting: as L2 in the gradient for SGD and Adam, decoupled for AdamW.";
     /// Adam's β₁.
     Beta1 => "optimizer.beta_1", "β₁",
         "Decay of Adam's running mean of gradients (usually 0.9).";

@@ -40,69 +40,49 @@ pub struct TrainArgs {
     /// Start from a config file, e.g. a run's config.toml to rerun it.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// synthetic, mnist, fashion-mnist, cifar10, or folder:PATH[@SIZE].
-    #[arg(long)]
+    // Every flag that sets a setting takes its help from the settings table the window's
+    // tooltips use, so the two never say different things; the value's syntax is its name.
+    #[arg(long, value_name = "synthetic|mnist|fashion-mnist|cifar10|folder:PATH[@SIZE]", help = Setting::Dataset.help())]
     dataset: Option<DatasetSpec>,
     /// Folder holding the data set's files, or a parent of mnist/, fashion-mnist/, cifar-10-batches-bin/.
     #[arg(long, value_name = "DIR")]
     data_dir: Option<PathBuf>,
-    /// mlp:512,512 (widths[:relu|tanh|gelu[:dropout]]), cnn, vgg16, vgg16-bn, vgg16@224, resnet18.
-    #[arg(long)]
+    #[arg(long, value_name = "mlp:W,W[:relu|tanh|gelu[:DROPOUT]]|cnn|vgg16[-bn][@SIZE]|resnet18", help = Setting::Model.help())]
     model: Option<ModelSpec>,
-    /// sgd, adam or adamw.
-    #[arg(long)]
+    #[arg(long, value_name = "sgd|adam|adamw", help = Setting::Optimizer.help())]
     optimizer: Option<String>,
-    /// Base learning rate.
-    #[arg(long)]
+    #[arg(long, value_name = "RATE", help = Setting::Lr.help())]
     lr: Option<f64>,
-    /// SGD momentum factor.
-    #[arg(long)]
+    #[arg(long, value_name = "FACTOR", help = Setting::Momentum.help())]
     momentum: Option<f64>,
-    /// Use Nesterov momentum (SGD).
-    #[arg(long)]
+    #[arg(long, help = Setting::Nesterov.help())]
     nesterov: bool,
-    /// Weight decay (L2 for sgd and adam, decoupled for adamw).
-    #[arg(long)]
+    #[arg(long, value_name = "DECAY", help = Setting::WeightDecay.help())]
     weight_decay: Option<f64>,
-    /// constant, step:EVERY_EPOCHS:GAMMA, cosine or cosine:MIN_LR.
-    #[arg(long)]
+    #[arg(long, value_name = "constant|step:EVERY:GAMMA|cosine[:MIN_LR]", help = Setting::Schedule.help())]
     schedule: Option<Schedule>,
-    /// Images per step.
-    #[arg(long)]
+    #[arg(long, value_name = "IMAGES", help = Setting::BatchSize.help())]
     batch: Option<usize>,
-    /// Passes over the training images.
-    #[arg(long)]
+    #[arg(long, value_name = "N", help = Setting::Epochs.help())]
     epochs: Option<usize>,
-    /// Seed for init, shuffling and dropout.
-    #[arg(long)]
+    #[arg(long, value_name = "N", help = Setting::Seed.help())]
     seed: Option<u64>,
-    /// auto, cpu or gpu:N (see `kiln devices`).
-    #[arg(long)]
+    #[arg(long, value_name = "auto|cpu|gpu:N", help = Setting::Device.help())]
     device: Option<DeviceChoice>,
-    /// unit-range (x/255), raw (0-255) or standardize.
-    #[arg(long)]
+    #[arg(long, value_name = "unit-range|raw|standardize", help = Setting::InputScaling.help())]
     input_scaling: Option<InputScaling>,
-    /// pytorch-default or glorot-uniform.
-    #[arg(long)]
+    #[arg(long, value_name = "pytorch-default|glorot-uniform", help = Setting::Init.help())]
     init: Option<InitScheme>,
-    /// logits (PyTorch; Keras on TensorFlow) or probabilities (softmax clipped at 1e-7: Keras on JAX or PyTorch).
-    #[arg(long)]
+    #[arg(long, value_name = "logits|probabilities", help = Setting::Loss.help())]
     loss: Option<LossInput>,
-    /// Augment training batches: pad each side by N zero pixels, then crop back at random.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help = Setting::CropPadding.help())]
     crop_padding: Option<usize>,
-    /// Augment training batches: mirror each image left to right with probability 1/2.
-    #[arg(long)]
+    #[arg(long, help = Setting::Flip.help())]
     flip: bool,
-    /// f32, or f16: mixed precision (f32 master weights, f16 arithmetic, a dynamic loss scale) on
-    /// a GPU whose adapter has 16-bit float shaders.
-    #[arg(long)]
+    #[arg(long, value_name = "f32|f16", help = Setting::Precision.help())]
     precision: Option<Precision>,
-    /// Profiling mode: time N steps after warm-up phase by phase (data, forward, backward,
-    /// optimizer, host sync), syncing the device after each; the medians go into summary.json.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help = Setting::ProfileSteps.help())]
     profile_steps: Option<usize>,
-    // The flags below take their help from the settings table the window's tooltips use.
     #[arg(long, value_name = "split|test", help = Setting::Validation.help())]
     validation: Option<Validation>,
     #[arg(long, value_name = "FRACTION", help = Setting::ValSplit.help())]
@@ -125,8 +105,7 @@ pub struct TrainArgs {
     /// Where run folders go.
     #[arg(long, value_name = "DIR", default_value = "runs")]
     runs_dir: PathBuf,
-    /// Name of the run (part of its folder's name).
-    #[arg(long)]
+    #[arg(long, help = Setting::Name.help())]
     name: Option<String>,
 }
 
