@@ -56,6 +56,25 @@ impl Split {
     pub fn is_empty(&self) -> bool {
         self.labels.is_empty()
     }
+
+    /// The bytes of image `index`, each image being `pixels_per_image` bytes; empty past the end.
+    pub fn image(&self, index: usize, pixels_per_image: usize) -> &[u8] {
+        let start = index.saturating_mul(pixels_per_image);
+        self.images
+            .get(start..start.saturating_add(pixels_per_image))
+            .unwrap_or_default()
+    }
+
+    /// Images of each of `num_classes` classes, in label order.
+    pub fn class_counts(&self, num_classes: usize) -> Vec<usize> {
+        let mut counts = vec![0; num_classes];
+        for &label in &self.labels {
+            if let Some(count) = counts.get_mut(usize::from(label)) {
+                *count += 1;
+            }
+        }
+        counts
+    }
 }
 
 /// A whole data set in host memory, ready to upload.
@@ -97,13 +116,7 @@ impl ImageDataset {
 
     /// Training images of each class, in label order.
     pub fn class_counts(&self) -> Vec<usize> {
-        let mut counts = vec![0; self.num_classes()];
-        for &label in &self.train.labels {
-            if let Some(count) = counts.get_mut(usize::from(label)) {
-                *count += 1;
-            }
-        }
-        counts
+        self.train.class_counts(self.num_classes())
     }
 }
 

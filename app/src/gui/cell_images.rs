@@ -3,11 +3,11 @@
 //! split it (the test split is carved with a fixed seed, so it is the same images), on a named
 //! thread; past runs work as well as the one just trained.
 
-use std::sync::mpsc::{self, Receiver, TryRecvError};
-
 use kiln_core::config::ExperimentDraft;
 use kiln_core::data;
 use kiln_core::results::{TestPredictions, planar_to_rgba};
+
+use super::answer::Answer;
 
 /// Most images one cell shows.
 const MAX_SHOWN: usize = 48;
@@ -17,20 +17,15 @@ const COLUMNS: usize = 6;
 /// One test image: its position in the test split, side and RGBA pixels.
 type CellImage = (usize, [usize; 2], Vec<u8>);
 
-enum Stage {
-    Loading(Receiver<Result<Vec<CellImage>, String>>),
-    Ready(Vec<(usize, egui::TextureHandle)>),
-    Failed(String),
-}
-
 /// The window's state: which cell, and its images once read.
 pub struct CellImages {
     /// "12 Shirt images taken for T-shirt/top".
     pub title: String,
     /// Images of the cell beyond those shown.
     hidden: usize,
-    stage: Stage,
-    pending: Option<Vec<CellImage>>,
+    images: Answer<Vec<CellImage>>,
+    /// The images as textures, made on the UI thread once they came.
+    textures: Option<Vec<(usize, egui::TextureHandle)>>,
 }
 
 impl CellImages {
@@ -64,22 +59,12 @@ impl CellImages {
         let hidden = indices.len().saturating_sub(MAX_SHOWN);
         let shown: Vec<usize> = indices.into_iter().take(MAX_SHOWN).collect();
         let expected = predictions.labels.clone();
-        let (sender, receiver) = mpsc::channel();
-        let spawned = std::thread::Builder::new()
-            .name("kiln-cell".to_owned())
-            .spawn(move || {
-                let _ = sender.send(read_test_images(config, &expected, &shown));
-                wake();
-            });
-        let stage = match spawned {
-            Ok(_) => Stage::Loading(receiver),
-            Err(e) => Stage::Failed(format!("could not start a thread to read the images: {e}")),
-        };
+        let work = move || read_test_images(config, &expected, &shown);
         Self {
             title,
             hidden,
-            stage,
-            pending: None,
+            images: Answer::start("kiln-cell", work, wake),
+            textures: None,
         }
     }
 }
@@ -106,11 +91,7 @@ fn read_test_images(
     Ok(indices
         .iter()
         .map(|&index| {
-            let pixels = data
-                .test
-                .images
-                .get(index * per_image..(index + 1) * per_image)
-                .unwrap_or_default();
+            let pixels = data.test.image(index, per_image);
             (index, [shape[2], shape[1]], planar_to_rgba(shape, pixels))
         })
         .collect())
@@ -118,42 +99,29 @@ fn read_test_images(
 
 /// The cell's images, a grid of thumbnails each captioned with its test index.
 pub fn cell_images_ui(ui: &mut egui::Ui, view: &mut CellImages) {
-    if let Stage::Loading(receiver) = &view.stage {
-        match receiver.try_recv() {
-            Ok(Ok(images)) => view.pending = Some(images),
-            Ok(Err(reason)) => view.stage = Stage::Failed(reason),
-            Err(TryRecvError::Empty) => {}
-            Err(TryRecvError::Disconnected) => {
-                view.stage = Stage::Failed("the thread reading the images ended".to_owned());
-            }
-        }
-    }
-    if let Some(images) = view.pending.take() {
-        let textures = images
-            .into_iter()
-            .map(|(index, size, rgba)| {
-                let image = egui::ColorImage::from_rgba_unmultiplied(size, &rgba);
-                let name = format!("cell-image-{index}");
-                (
-                    index,
-                    ui.ctx()
-                        .load_texture(name, image, egui::TextureOptions::NEAREST),
-                )
-            })
-            .collect();
-        view.stage = Stage::Ready(textures);
-    }
-    match &view.stage {
-        Stage::Loading(_) => {
+    view.images.poll();
+    match &view.images {
+        Answer::Waiting(_) => {
             ui.horizontal(|ui| {
                 ui.spinner();
                 ui.label("reading the images from the data set…");
             });
         }
-        Stage::Failed(reason) => {
+        Answer::Failed(reason) => {
             ui.colored_label(ui.visuals().error_fg_color, reason);
         }
-        Stage::Ready(textures) => {
+        Answer::Ready(images) => {
+            let textures = view.textures.get_or_insert_with(|| {
+                images
+                    .iter()
+                    .map(|(index, size, rgba)| {
+                        let image = egui::ColorImage::from_rgba_unmultiplied(*size, rgba);
+                        let name = format!("cell-image-{index}");
+                        let options = egui::TextureOptions::NEAREST;
+                        (*index, ui.ctx().load_texture(name, image, options))
+                    })
+                    .collect()
+            });
             egui::ScrollArea::vertical()
                 .max_height(420.0)
                 .show(ui, |ui| {

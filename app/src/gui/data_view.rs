@@ -3,10 +3,10 @@
 //! left out and the images found in more than one split. Loading a folder of photos takes a
 //! while, so it happens on a named thread and the window stays live.
 
-use std::sync::mpsc::{self, Receiver, TryRecvError};
-
 use kiln_core::config::Experiment;
 use kiln_core::data::{self, inspect::DataReport, inspect::SPLIT_NAMES};
+
+use super::answer::Answer;
 
 /// Training images per class shown in the grid.
 const SAMPLES_PER_CLASS: usize = 10;
@@ -19,18 +19,12 @@ pub struct Inspected {
     pub grid: (Vec<u8>, usize, usize),
 }
 
-enum Stage {
-    Loading(Receiver<Result<Inspected, String>>),
-    /// Boxed: the report is large and arrives once.
-    Ready(Box<Inspected>),
-    Failed(String),
-}
-
 /// The Data window's state: it owns the loading thread's channel and the grid's texture.
 pub struct DataView {
     /// The data set, as the form names it.
     pub title: String,
-    stage: Stage,
+    /// Boxed: the report is large and arrives once.
+    stage: Answer<Box<Inspected>>,
     texture: Option<egui::TextureHandle>,
 }
 
@@ -38,27 +32,16 @@ impl DataView {
     /// Reads and splits `experiment`'s data set on a thread named `kiln-inspect`.
     pub fn open(experiment: Experiment, wake: impl Fn() + Send + 'static) -> Self {
         let title = experiment.dataset.to_string();
-        let (sender, receiver) = mpsc::channel();
-        let spawned = std::thread::Builder::new()
-            .name("kiln-inspect".to_owned())
-            .spawn(move || {
-                let inspected = data::load(&experiment.dataset, experiment.data_dir.as_deref())
-                    .map_err(|e| e.to_string())
-                    .and_then(|loaded| {
-                        data::make_splits(loaded, &experiment).map_err(|e| e.to_string())
-                    })
-                    .map(|split| Inspected {
-                        report: data::inspect::inspect(&split),
-                        grid: data::inspect::sample_grid(&split, SAMPLES_PER_CLASS),
-                    });
-                // A closed channel means the window was closed first; nothing to tell.
-                let _ = sender.send(inspected);
-                wake();
-            });
-        let stage = match spawned {
-            Ok(_) => Stage::Loading(receiver),
-            Err(e) => Stage::Failed(format!("could not start a thread to read the data: {e}")),
+        let work = move || {
+            let loaded = data::load(&experiment.dataset, experiment.data_dir.as_deref())
+                .map_err(|e| e.to_string())?;
+            let split = data::make_splits(loaded, &experiment).map_err(|e| e.to_string())?;
+            Ok(Box::new(Inspected {
+                report: data::inspect::inspect(&split),
+                grid: data::inspect::sample_grid(&split, SAMPLES_PER_CLASS),
+            }))
         };
+        let stage = Answer::start("kiln-inspect", work, wake);
         Self {
             title,
             stage,
@@ -70,42 +53,28 @@ impl DataView {
     pub fn ready(title: &str, inspected: Inspected) -> Self {
         Self {
             title: title.to_owned(),
-            stage: Stage::Ready(Box::new(inspected)),
+            stage: Answer::Ready(Box::new(inspected)),
             texture: None,
-        }
-    }
-
-    /// Takes the loading thread's answer when it has come.
-    pub fn poll(&mut self) {
-        if let Stage::Loading(receiver) = &self.stage {
-            self.stage = match receiver.try_recv() {
-                Ok(Ok(inspected)) => Stage::Ready(Box::new(inspected)),
-                Ok(Err(reason)) => Stage::Failed(reason),
-                Err(TryRecvError::Empty) => return,
-                Err(TryRecvError::Disconnected) => {
-                    Stage::Failed("the thread reading the data ended without an answer".into())
-                }
-            };
         }
     }
 }
 
 /// The Data window's contents.
 pub fn data_view_ui(ui: &mut egui::Ui, view: &mut DataView) {
-    view.poll();
+    view.stage.poll();
     let inspected = match &view.stage {
-        Stage::Loading(_) => {
+        Answer::Waiting(_) => {
             ui.horizontal(|ui| {
                 ui.spinner();
                 ui.label(format!("reading {}…", view.title));
             });
             return;
         }
-        Stage::Failed(reason) => {
+        Answer::Failed(reason) => {
             ui.colored_label(ui.visuals().error_fg_color, reason);
             return;
         }
-        Stage::Ready(inspected) => inspected,
+        Answer::Ready(inspected) => inspected,
     };
     let report = &inspected.report;
     let [channels, height, width] = report.shape;

@@ -12,9 +12,11 @@
 //! data_view.rs       the Data window, which owns its loading thread
 //! cell_images.rs     the test images of a clicked confusion-matrix cell, read back on a thread
 //! session.rs, fetch.rs  the workers: a training run, a download
+//! answer.rs          one answer computed on a named thread, for the Data and cell windows
 //! ```
 
 mod actions;
+mod answer;
 mod cell_images;
 mod compare_panel;
 mod data_view;

@@ -18,52 +18,48 @@ pub fn make_splits(
     mut data: ImageDataset,
     experiment: &Experiment,
 ) -> Result<ImageDataset, ConfigError> {
-    let per_image = data.shape.pixels_per_image();
-    let classes = data.num_classes();
     if data.test.is_empty() {
-        data.test = carve(
-            &mut data.train,
-            per_image,
-            classes,
-            experiment.test_split,
+        data.test = carve_some(
+            &mut data,
+            (Setting::TestSplit, experiment.test_split),
             TEST_SPLIT_SEED,
-        );
-        if data.test.is_empty() {
-            return Err(invalid(
-                Setting::TestSplit,
-                experiment.test_split,
-                format!(
-                    "leaves no image of {} for testing; add images, raise test_split, or add a test/ sub-folder",
-                    data.name
-                ),
-            ));
-        }
+            "testing; add images, raise test_split, or add a test/ sub-folder",
+        )?;
     }
     match experiment.validation {
         // The test split is what each epoch is evaluated on; a given validation split is unused.
         Validation::Test => data.val = Split::default(),
         Validation::Split if data.val.is_empty() && experiment.val_split > 0.0 => {
-            data.val = carve(
-                &mut data.train,
-                per_image,
-                classes,
-                experiment.val_split,
+            data.val = carve_some(
+                &mut data,
+                (Setting::ValSplit, experiment.val_split),
                 experiment.seed,
-            );
-            if data.val.is_empty() {
-                return Err(invalid(
-                    Setting::ValSplit,
-                    experiment.val_split,
-                    format!(
-                        "leaves no image of {} for validation; raise val_split, or set it to 0 to train without validation",
-                        data.name
-                    ),
-                ));
-            }
+                "validation; raise val_split, or set it to 0 to train without validation",
+            )?;
         }
         Validation::Split => {}
     }
     Ok(data)
+}
+
+/// Carves the `fraction` that `setting` asks for from `data`'s training split, refusing with
+/// a sentence ending in `for_what` when not a single image would be held out.
+fn carve_some(
+    data: &mut ImageDataset,
+    (setting, fraction): (Setting, f64),
+    seed: u64,
+    for_what: &str,
+) -> Result<Split, ConfigError> {
+    let (per_image, classes) = (data.shape.pixels_per_image(), data.num_classes());
+    let carved = carve(&mut data.train, per_image, classes, fraction, seed);
+    if carved.is_empty() {
+        return Err(invalid(
+            setting,
+            fraction,
+            format!("leaves no image of {} for {for_what}", data.name),
+        ));
+    }
+    Ok(carved)
 }
 
 /// Moves `fraction` of each class of `from` (rounded, at least one image staying behind) into
@@ -98,11 +94,9 @@ pub fn carve(
     for (index, (&label, &is_held)) in from.labels.iter().zip(&held).enumerate() {
         let target = if is_held { &mut carved } else { &mut kept };
         target.labels.push(label);
-        let image = from
+        target
             .images
-            .get(index * pixels_per_image..(index + 1) * pixels_per_image)
-            .unwrap_or_default();
-        target.images.extend_from_slice(image);
+            .extend_from_slice(from.image(index, pixels_per_image));
     }
     *from = kept;
     carved

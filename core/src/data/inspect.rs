@@ -49,15 +49,7 @@ impl DataReport {
 pub fn inspect(data: &ImageDataset) -> DataReport {
     let splits = [&data.train, &data.val, &data.test];
     let classes = data.num_classes();
-    let counts = splits.map(|split| {
-        let mut counts = vec![0; classes];
-        for &label in &split.labels {
-            if let Some(count) = counts.get_mut(usize::from(label)) {
-                *count += 1;
-            }
-        }
-        counts
-    });
+    let counts = splits.map(|split| split.class_counts(classes));
     DataReport {
         name: data.name.clone(),
         shape: data.shape.chw(),
@@ -71,12 +63,7 @@ pub fn inspect(data: &ImageDataset) -> DataReport {
 /// Images whose pixels are equal in two or more splits; hashed first, then compared byte for
 /// byte, so a hash collision never reports a leak that is not there.
 fn duplicates_across(splits: &[&Split; 3], per_image: usize) -> Vec<Duplicate> {
-    let image = |split: usize, index: usize| {
-        splits[split]
-            .images
-            .get(index * per_image..(index + 1) * per_image)
-            .unwrap_or_default()
-    };
+    let image = |split: usize, index: usize| splits[split].image(index, per_image);
     let mut by_hash: HashMap<u64, Vec<(usize, usize)>> = HashMap::new();
     for (split, content) in splits.iter().enumerate() {
         for index in 0..content.len() {
@@ -121,11 +108,7 @@ pub fn sample_grid(data: &ImageDataset, per_class: usize) -> (Vec<u8>, usize, us
         let Some(column) = shown.get_mut(class).filter(|n| **n < per_class) else {
             continue;
         };
-        let pixels = data
-            .train
-            .images
-            .get(index * per_image..(index + 1) * per_image)
-            .unwrap_or_default();
+        let pixels = data.train.image(index, per_image);
         let image = crate::results::planar_to_rgba(data.shape.chw(), pixels);
         for y in 0..height {
             let row = (class * cell_h + y) * grid_w + *column * cell_w;

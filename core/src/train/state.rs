@@ -777,11 +777,7 @@ impl<'a> RunState<'a> {
             .map(|index| GalleryImage {
                 index,
                 shape: self.data.shape.chw(),
-                pixels: test
-                    .images
-                    .get(index * values..(index + 1) * values)
-                    .unwrap_or_default()
-                    .to_vec(),
+                pixels: test.image(index, values).to_vec(),
             })
             .collect();
         Ok(predictions)
