@@ -175,6 +175,16 @@ fn bad_flags_end_in_one_sentence_and_no_run_folder() {
         (&["--model", "vgg16"], "at least 32×32"),
         (&["--model", "mlp:64:relu:1.5"], "dropout"),
         (&["--crop-padding", "65"], "crop_padding"),
+        (
+            &["--crop-scale", "0.01"],
+            "crop_scale = 0.01: a share of the image's area",
+        ),
+        (
+            &["--rotation-degrees", "90"],
+            "rotation_degrees = 90: 0 to 30 degrees",
+        ),
+        (&["--brightness", "2"], "brightness = 2"),
+        (&["--contrast=-0.1"], "contrast = -0.1"),
         (&["--profile-steps", "20000"], "profile_steps"),
         (
             &["--val-split", "0", "--early-stop", "2"],
@@ -715,6 +725,52 @@ fn data_inspect_shows_classes_per_split_what_was_left_out_and_leaks() {
     let grid_image = image::open(&grid).unwrap();
     // Four cells of 8 + 1 pixels per row, one row per class.
     assert_eq!((grid_image.width(), grid_image.height()), (36, 27));
+
+    // The augmentation preview: ten images (the classes in turn), the evaluated row and six draws.
+    let preview = dir.join("augmentation.png");
+    let output = kiln(&[
+        "data",
+        "inspect",
+        &spec,
+        "--device",
+        "cpu",
+        "--augmentation",
+        preview.to_str().unwrap(),
+        "--flip",
+        "--rotation-degrees",
+        "10",
+        "--crop-scale",
+        "0.5",
+        "--brightness",
+        "0.2",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let preview_image = image::open(&preview).unwrap().to_rgba8();
+    assert_eq!((preview_image.width(), preview_image.height()), (90, 63));
+    let cell = |row: u32| -> Vec<u8> {
+        (0..8)
+            .flat_map(|y| (0..8).map(move |x| (x, row * 9 + y)))
+            .flat_map(|(x, y)| preview_image.get_pixel(x, y).0)
+            .collect()
+    };
+    assert!(
+        (1..7).all(|row| cell(row) != cell(0)),
+        "every step draws anew"
+    );
+    let output = kiln(&[
+        "data",
+        "inspect",
+        &spec,
+        "--augmentation",
+        preview.to_str().unwrap(),
+        "--rotation-degrees",
+        "45",
+    ]);
+    assert!(
+        stderr(&output).contains("rotation_degrees = 45: 0 to 30 degrees"),
+        "{}",
+        stderr(&output)
+    );
 
     let output = kiln(&["data", "inspect", "folder:/nonexistent/kiln-photos"]);
     assert!(!output.status.success());

@@ -739,6 +739,8 @@ fn data_view_snapshot_shows_counts_samples_left_out_files_and_leaks() {
     let inspected = kiln::gui::Inspected {
         report: inspect::inspect(&data),
         grid: inspect::sample_grid(&data, 10),
+        preview_images: inspect::preview_images(&data, 8),
+        shape: data.shape,
     };
     let mut view = kiln::gui::DataView::ready("shapes", inspected);
     let mut harness = Harness::builder()
@@ -854,4 +856,78 @@ fn a_clicked_confusion_cell_shows_its_test_images_read_back_from_the_data_set() 
         // A spinner repaints for as long as the images are read.
         harness.step();
     }
+}
+
+#[test]
+fn the_data_window_redraws_the_augmentation_preview_when_a_setting_changes() {
+    use kiln_core::config::ExperimentDraft;
+    use kiln_core::data::{ImageShape, Split, inspect};
+    // Two classes of 6×6 images, bright on the left half only, so flips and turns show.
+    let image: Vec<u8> = (0..36).map(|i| if i % 6 < 3 { 220 } else { 20 }).collect();
+    let data = kiln_core::data::ImageDataset {
+        name: "halves".into(),
+        shape: ImageShape {
+            channels: 1,
+            height: 6,
+            width: 6,
+        },
+        class_names: vec!["a".into(), "b".into()],
+        train: Split {
+            images: image.repeat(4),
+            labels: vec![0, 1, 0, 1],
+        },
+        val: Split::default(),
+        test: Split::default(),
+        skipped: Vec::new(),
+    };
+    let inspected = kiln::gui::Inspected {
+        report: inspect::inspect(&data),
+        grid: inspect::sample_grid(&data, 10),
+        preview_images: inspect::preview_images(&data, 8),
+        shape: data.shape,
+    };
+    let mut view = kiln::gui::DataView::ready("halves", inspected);
+    let experiment = |draft: ExperimentDraft| {
+        ExperimentDraft {
+            device: kiln_core::device::DeviceChoice::Cpu,
+            ..draft
+        }
+        .validate()
+        .expect("valid")
+    };
+    let flips = experiment(ExperimentDraft {
+        flip: true,
+        ..ExperimentDraft::default()
+    });
+    let wait = |view: &mut kiln::gui::DataView| {
+        for _ in 0..600 {
+            if let Some(grid) = view.preview() {
+                return grid.clone();
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("the preview was not drawn in 30 s");
+    };
+    view.follow(Ok(&flips), || {});
+    let first = wait(&mut view);
+    // Four images of 6 + 1 pixels across; the evaluated row and four draws of 6 + 1 down.
+    assert_eq!((first.1, first.2), (28, 35));
+    // The same settings keep the grid; a changed one redraws it.
+    view.follow(Ok(&flips), || {});
+    assert!(view.preview().is_some());
+    let turns = experiment(ExperimentDraft {
+        flip: true,
+        rotation_degrees: 20.0,
+        ..ExperimentDraft::default()
+    });
+    view.follow(Ok(&turns), || {});
+    let second = wait(&mut view);
+    assert_ne!(first.0, second.0);
+    // A form that cannot run says why in the window instead of a stale grid.
+    view.follow(Err("the learning rate is empty".to_owned()), || {});
+    let mut harness = Harness::builder()
+        .with_size([520.0, 520.0])
+        .build_ui(|ui| kiln::gui::data_view_ui(ui, &mut view));
+    harness.run();
+    harness.get_by_label("not shown: the learning rate is empty");
 }

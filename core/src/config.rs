@@ -525,6 +525,14 @@ pub struct ExperimentDraft {
     pub crop_padding: usize,
     /// Training augmentation: mirror each training image left to right with probability ½.
     pub flip: bool,
+    /// Training augmentation: the smallest area share a random resized crop keeps (1: off).
+    pub crop_scale: f64,
+    /// Training augmentation: the largest random rotation either way, in degrees (0: off).
+    pub rotation_degrees: f64,
+    /// Training augmentation: brightness factors are drawn in 1 ± this (0: off).
+    pub brightness: f64,
+    /// Training augmentation: contrast factors are drawn in 1 ± this (0: off).
+    pub contrast: f64,
     /// The float type of the arithmetic.
     pub precision: Precision,
     /// Where each epoch is evaluated.
@@ -576,6 +584,10 @@ impl Default for ExperimentDraft {
             profile_steps: 0,
             crop_padding: 0,
             flip: false,
+            crop_scale: 1.0,
+            rotation_degrees: 0.0,
+            brightness: 0.0,
+            contrast: 0.0,
             precision: Precision::F32,
             validation: Validation::Split,
             val_split: DEFAULT_VAL_SPLIT,
@@ -683,6 +695,7 @@ impl ExperimentDraft {
                 reason: format!("at most {MAX_CROP_PADDING} pixels (CIFAR's usual value is 4)"),
             });
         }
+        self.validate_augmentation()?;
         if self.profile_steps > MAX_PROFILE_STEPS {
             return Err(ConfigError::Invalid {
                 field: Setting::ProfileSteps,
@@ -710,6 +723,51 @@ impl ExperimentDraft {
 }
 
 impl ExperimentDraft {
+    /// Checks the amounts of the training augmentation against what the input pipeline does.
+    fn validate_augmentation(&self) -> Result<(), ConfigError> {
+        // The pipeline's limits are f32; as f64 they would print as 0.07999999821186066.
+        let tidy = |limit: f32| (f64::from(limit) * 1e4).round() / 1e4;
+        let min_scale = tidy(kiln_shaders::MIN_CROP_SCALE);
+        let max_degrees = tidy(kiln_shaders::MAX_ROTATION_DEGREES);
+        let max_jitter = tidy(kiln_shaders::MAX_JITTER);
+        let checks = [
+            (
+                Setting::CropScale,
+                self.crop_scale,
+                min_scale,
+                1.0,
+                format!("a share of the image's area from {min_scale} to 1 (1 is off)"),
+            ),
+            (
+                Setting::RotationDegrees,
+                self.rotation_degrees,
+                0.0,
+                max_degrees,
+                format!("0 to {max_degrees} degrees (0 is off)"),
+            ),
+            (
+                Setting::Brightness,
+                self.brightness,
+                0.0,
+                max_jitter,
+                format!("0 to {max_jitter}: 0.2 draws factors from 0.8 to 1.2 (0 is off)"),
+            ),
+            (
+                Setting::Contrast,
+                self.contrast,
+                0.0,
+                max_jitter,
+                format!("0 to {max_jitter}: 0.2 draws factors from 0.8 to 1.2 (0 is off)"),
+            ),
+        ];
+        for (field, value, low, high, reason) in checks {
+            if !(low..=high).contains(&value) {
+                return Err(invalid(field, value, reason));
+            }
+        }
+        Ok(())
+    }
+
     /// Checks the splits and how the run chooses its epoch.
     fn validate_selection(&self) -> Result<(), ConfigError> {
         for (field, value) in [

@@ -259,6 +259,10 @@ pub(crate) fn describe(draft: &ExperimentDraft) -> Settings {
             "flip",
             Some(if draft.flip { "on" } else { "off" }.to_owned()),
         ),
+        ("crop scale", Some(draft.crop_scale.to_string())),
+        ("rotation", Some(format!("{}°", draft.rotation_degrees))),
+        ("brightness", Some(draft.brightness.to_string())),
+        ("contrast", Some(draft.contrast.to_string())),
     ]
 }
 

@@ -125,6 +125,18 @@ settings! {
     /// Random horizontal flips of the training augmentation.
     Flip => "flip", "Random horizontal flip",
         "Mirror each training image left to right with probability ½; test images are never flipped.";
+    /// The smallest area share of the random resized crop.
+    CropScale => "crop_scale", "Min crop area",
+        "Cut each training image to a random window of this share of its area up to all of it, at an aspect ratio of 3:4 to 4:3, and resize it back, as torchvision's RandomResizedCrop(scale=(s, 1)); 0.08 is ImageNet's usual value, 1 turns it off.";
+    /// The largest random rotation.
+    RotationDegrees => "rotation_degrees", "Random rotation (°)",
+        "Turn each training image about its centre by a random angle of up to this many degrees either way (at most 30); 0 turns it off.";
+    /// The brightness jitter.
+    Brightness => "brightness", "Brightness jitter",
+        "Multiply each training image's pixels by a random factor in 1 ± this (0.2 is ±20 %); 0 turns it off.";
+    /// The contrast jitter.
+    Contrast => "contrast", "Contrast jitter",
+        "Spread each training image's pixels away from or towards mid-grey by a random factor in 1 ± this; 0 turns it off.";
     /// Where to train.
     Device => "device", "Device",
         "Where to train: auto picks a hardware GPU, else the CPU; software GPUs are slow.";

@@ -40,27 +40,48 @@ impl ImageShape {
     }
 }
 
-/// One sample's random choices: where its crop window starts in the padded image, and whether
-/// it is mirrored.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// One sample's random choices: its crop window in the padded image, whether it is mirrored,
+/// its rotation and its brightness and contrast factors.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SampleChoice {
-    /// First row of the window in the padded image, in `0..=2·padding`.
+    /// First row of the window in the padded image.
     pub dy: u32,
-    /// First column of the window in the padded image, in `0..=2·padding`.
+    /// First column of the window in the padded image.
     pub dx: u32,
+    /// Rows of the window: the image's own unless a random resized crop is on.
+    pub height: u32,
+    /// Columns of the window: the image's own unless a random resized crop is on.
+    pub width: u32,
     /// Whether the window is mirrored left to right.
     pub flip: bool,
+    /// Rotation about the output's centre, in radians (0 when rotation is off).
+    pub angle: f32,
+    /// Factor the sampled bytes are multiplied by (1 when brightness jitter is off).
+    pub brightness: f32,
+    /// Factor the distance of each byte from mid-grey is multiplied by (1 when off).
+    pub contrast: f32,
 }
 
 /// How a batch is built from the bytes of a split.
 ///
-/// Order of operations, per sample: pad the image by `crop_padding` zero bytes on every side and
-/// take an H×W window at a random offset (torchvision's `RandomCrop(size, padding)` with fill 0,
-/// applied to the bytes); mirror it left to right with probability ½ when `flip` is set
-/// (`RandomHorizontalFlip`); resize it to `output_size` bilinearly (PyTorch's
-/// `F.interpolate(mode="bilinear", align_corners=False)`); map each value `b` to
-/// `(b - offset[c]) * scale[c]`. Because the bilinear weights sum to one, resizing the bytes and
-/// then mapping equals mapping and then resizing, up to f32 rounding.
+/// Order of operations, per sample, as torchvision's usual training pipeline:
+/// 1. pad the image by `crop_padding` zero bytes on every side (`RandomCrop(size, padding)`
+///    with fill 0, applied to the bytes);
+/// 2. choose a window in the padded image: the image's own size at a random offset, or with
+///    `crop_scale < 1` a random area in `crop_scale..1` of the padded image at an aspect ratio
+///    in 3:4..4:3 (`RandomResizedCrop(scale=(crop_scale, 1))`, drawn once, not by rejection);
+/// 3. mirror it left to right with probability ½ when `flip` is set (`RandomHorizontalFlip`);
+/// 4. resize it to `output_size` bilinearly (PyTorch's `F.interpolate(mode="bilinear",
+///    align_corners=False)`);
+/// 5. with `rotation_degrees > 0`, rotate it about its centre by an angle drawn in
+///    ±`rotation_degrees` (`RandomRotation`); steps 4 and 5 are then one bilinear warp of the
+///    padded image, whose corners show the picture around the window, and zeros only past the
+///    image's edge;
+/// 6. jitter brightness (`b·f`, `f` in 1 ± `brightness`) and then contrast (about mid-grey 127.5
+///    rather than the image's mean, so one pass needs no reduction), each clamped to 0..=255;
+/// 7. map each value `b` to `(b - offset[c]) * scale[c]`. Because the bilinear weights sum to
+///    one, resizing the bytes and then mapping equals mapping and then resizing, up to f32
+///    rounding.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BatchOptions {
     /// The per-channel affine map applied last.
@@ -69,21 +90,41 @@ pub struct BatchOptions {
     pub output_size: Option<(usize, usize)>,
     /// Zero bytes added on every side before the random crop; 0 turns cropping off.
     pub crop_padding: usize,
+    /// Smallest share of the padded image's area a random resized crop keeps; 1 turns it off.
+    pub crop_scale: f32,
     /// Mirror each sample left to right with probability ½.
     pub flip: bool,
+    /// Largest rotation either way, in degrees; 0 turns it off.
+    pub rotation_degrees: f32,
+    /// Largest change of brightness, as a fraction; 0 turns it off.
+    pub brightness: f32,
+    /// Largest change of contrast, as a fraction; 0 turns it off.
+    pub contrast: f32,
     /// Drives the random choices. Pass a different value every step (see [`BatchOptions::step_seed`]):
     /// the same seed gives the same choices, so a run is reproducible.
     pub seed: u64,
 }
 
+/// Largest rotation accepted, in degrees: the kernel's sine and cosine are short polynomials,
+/// exact to f32 rounding up to here, and "a few degrees" is what small photo sets want.
+pub const MAX_ROTATION_DEGREES: f32 = 30.0;
+/// Smallest crop scale accepted: torchvision's default lower bound.
+pub const MIN_CROP_SCALE: f32 = 0.08;
+/// Largest brightness or contrast jitter accepted: a factor of 0 would blank the image.
+pub const MAX_JITTER: f32 = 0.9;
+
 impl BatchOptions {
-    /// The plain gather: the map only, the images' own size, no crop, no flip.
+    /// The plain gather: the map only, the images' own size, no augmentation.
     pub fn new(transform: PixelTransform) -> Self {
         Self {
             transform,
             output_size: None,
             crop_padding: 0,
+            crop_scale: 1.0,
             flip: false,
+            rotation_degrees: 0.0,
+            brightness: 0.0,
+            contrast: 0.0,
             seed: 0,
         }
     }
@@ -98,26 +139,71 @@ impl BatchOptions {
         self.output_size.unwrap_or((shape.height, shape.width))
     }
 
-    /// Whether the batch is a plain gather and map (no crop, no flip, no resize).
+    /// Whether each sample's window is a random resized crop.
+    pub fn resized_crop(&self) -> bool {
+        self.crop_scale < 1.0
+    }
+
+    /// Whether samples are rotated, which makes the resampling one warp instead of two passes.
+    pub fn rotates(&self) -> bool {
+        self.rotation_degrees > 0.0
+    }
+
+    /// Whether brightness or contrast is jittered.
+    pub fn jitters(&self) -> bool {
+        self.brightness > 0.0 || self.contrast > 0.0
+    }
+
+    /// Whether the batch is a plain gather and map (no augmentation, no resize).
     pub fn is_plain(&self, shape: ImageShape) -> bool {
         self.crop_padding == 0
             && !self.flip
+            && !self.resized_crop()
+            && !self.rotates()
+            && !self.jitters()
             && self.output_size(shape) == (shape.height, shape.width)
     }
 
-    /// The random choices of the sample at `position` in the batch.
+    /// The largest rotation in radians, as the kernel takes it.
+    pub(crate) fn max_radians(&self) -> f32 {
+        self.rotation_degrees.to_radians()
+    }
+
+    /// The random choices of the sample at `position` in a batch of images of `shape`.
     ///
     /// Drawn from `(seed, position)` by a counter-based hash in 32-bit arithmetic, which the
-    /// GPU kernel computes itself (`kernel::sample_choice`): the kernel, the tensor-op path and
-    /// the reference see the very same choices, and no step uploads them.
-    pub fn choice(&self, position: usize) -> SampleChoice {
+    /// GPU kernel computes itself (`kernel::batch_kernel`, line for line): the kernel, the
+    /// tensor-op path and the reference see the very same choices, and no step uploads them.
+    pub fn choice(&self, position: usize, shape: ImageShape) -> SampleChoice {
         let (seed_lo, seed_hi) = self.seed_words();
-        let span = 2 * self.crop_padding as u32 + 1;
-        let [dy, dx, flip] = choice_words(seed_lo, seed_hi, position as u32);
+        let words = choice_words(seed_lo, seed_hi, position as u32);
+        let pad = self.crop_padding as u32;
+        let (padded_h, padded_w) = (shape.height as u32 + 2 * pad, shape.width as u32 + 2 * pad);
+        let (height, width) = if self.resized_crop() {
+            resized_crop_window(padded_h, padded_w, self.crop_scale, words[3], words[4])
+        } else {
+            (shape.height as u32, shape.width as u32)
+        };
+        let factor = |amount: f32, word: u32| {
+            if amount > 0.0 {
+                1.0 + amount * signed_unit(word)
+            } else {
+                1.0
+            }
+        };
         SampleChoice {
-            dy: dy % span,
-            dx: dx % span,
-            flip: self.flip && flip >> 31 == 1,
+            dy: words[0] % (padded_h - height + 1),
+            dx: words[1] % (padded_w - width + 1),
+            height,
+            width,
+            flip: self.flip && words[2] >> 31 == 1,
+            angle: if self.rotates() {
+                self.max_radians() * signed_unit(words[5])
+            } else {
+                0.0
+            },
+            brightness: factor(self.brightness, words[6]),
+            contrast: factor(self.contrast, words[7]),
         }
     }
 
@@ -143,23 +229,91 @@ impl BatchOptions {
         if self.crop_padding > MAX_SIDE {
             return Err(BatchError::Padding(self.crop_padding));
         }
+        let within = |value: f32, low: f32, high: f32| (low..=high).contains(&value);
+        if !within(self.crop_scale, MIN_CROP_SCALE, 1.0)
+            || !within(self.rotation_degrees, 0.0, MAX_ROTATION_DEGREES)
+            || !within(self.brightness, 0.0, MAX_JITTER)
+            || !within(self.contrast, 0.0, MAX_JITTER)
+        {
+            return Err(BatchError::Augmentation);
+        }
         Ok(())
     }
+}
+
+/// `ln(4/3)`: random resized crops draw their log aspect ratio in ±this (3:4 to 4:3).
+pub(crate) const LOG_4_3: f32 = 0.287_682_1;
+
+/// The top 24 bits of `word` as a float in `[0, 1)`, exact in f32 on every device.
+pub(crate) fn unit(word: u32) -> f32 {
+    (word >> 8) as f32 * 0.000_000_059_604_645
+}
+
+/// `word` as a float in `[-1, 1)`.
+pub(crate) fn signed_unit(word: u32) -> f32 {
+    unit(word) * 2.0 - 1.0
+}
+
+/// `e^x` for `|x| <= ln(4/3)`: a Taylor polynomial (error below 4e-8), so the kernel computes
+/// the same window as the host instead of its device's own `exp`.
+pub(crate) fn exp_small(x: f32) -> f32 {
+    1.0 + x
+        * (1.0
+            + x * (0.5
+                + x * (0.166_666_67
+                    + x * (0.041_666_668 + x * (0.008_333_334 + x * 0.001_388_888_9)))))
+}
+
+/// `(sin x, cos x)` for `|x| <= 30°`: Taylor polynomials (error below 1e-8), for the reason
+/// [`exp_small`] gives; the kernel's coefficients are these, digit for digit.
+pub(crate) fn sin_cos_small(x: f32) -> (f32, f32) {
+    let x2 = x * x;
+    let sin = x
+        * (1.0
+            + x2 * (-0.166_666_67
+                + x2 * (0.008_333_334 + x2 * (-0.000_198_412_7 + x2 * 0.000_002_755_731_9))));
+    let cos =
+        1.0 + x2 * (-0.5 + x2 * (0.041_666_668 + x2 * (-0.001_388_888_9 + x2 * 0.000_024_801_588)));
+    (sin, cos)
+}
+
+/// `(height, width)` of a random resized crop of an image of `height × width`: an area share in
+/// `min_scale..1` and a log aspect ratio in ±ln(4/3), rounded half up and kept inside the image.
+pub(crate) fn resized_crop_window(
+    height: u32,
+    width: u32,
+    min_scale: f32,
+    area_word: u32,
+    ratio_word: u32,
+) -> (u32, u32) {
+    let area = (height * width) as f32 * (min_scale + (1.0 - min_scale) * unit(area_word));
+    let ratio = exp_small(LOG_4_3 * signed_unit(ratio_word));
+    // `as u32` saturates and truncates; the value is positive, so this is round-half-up.
+    let side = |value: f32, limit: u32| ((value.sqrt() + 0.5).floor() as u32).clamp(1, limit);
+    (side(area / ratio, height), side(area * ratio, width))
 }
 
 /// Largest output side and crop padding: keeps every kernel coordinate well inside 32 bits.
 const MAX_SIDE: usize = 1 << 14;
 
-/// SplitMix64's finaliser: a cheap, well-mixed hash of a 64-bit counter.
-/// Three hashed words for the sample at `position`; the kernel's `choice_words` is the same
-/// arithmetic (wrapping 32-bit multiplies), line for line.
-pub(crate) fn choice_words(seed_lo: u32, seed_hi: u32, position: u32) -> [u32; 3] {
+/// The salts of the eight words a sample draws: crop row, crop column, flip, crop area, crop
+/// aspect, angle, brightness, contrast. The kernel uses the same constants.
+pub(crate) const WORD_SALTS: [u32; 8] = [
+    0x68E3_1DA4,
+    0xB529_7A4D,
+    0x1B56_C4E9,
+    0x2F8D_3A91,
+    0x94A1_5C07,
+    0xC3E2_7B5D,
+    0x5A0F_E3C1,
+    0xE19B_04D3,
+];
+
+/// Eight hashed words for the sample at `position`; the kernel's `choice_base` and salts are
+/// the same arithmetic (wrapping 32-bit multiplies), line for line.
+pub(crate) fn choice_words(seed_lo: u32, seed_hi: u32, position: u32) -> [u32; 8] {
     let base = mix32(seed_lo ^ mix32(seed_hi ^ position.wrapping_mul(0x9E37_79B9)));
-    [
-        mix32(base ^ 0x68E3_1DA4),
-        mix32(base ^ 0xB529_7A4D),
-        mix32(base ^ 0x1B56_C4E9),
-    ]
+    WORD_SALTS.map(|salt| mix32(base ^ salt))
 }
 
 /// A 32-bit finalizer (Wellons's lowbias32): every input bit reaches every output bit.
@@ -172,6 +326,7 @@ pub(crate) fn mix32(x: u32) -> u32 {
     x ^ (x >> 16)
 }
 
+/// SplitMix64's finaliser: a cheap, well-mixed hash of a 64-bit counter.
 fn splitmix64(x: u64) -> u64 {
     let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -226,6 +381,11 @@ pub enum BatchError {
     /// The crop padding is too large.
     #[error("a crop padding of {0} pixels is too large; use at most 16384")]
     Padding(usize),
+    /// An augmentation's amount is outside what the pipeline does.
+    #[error(
+        "augmentation out of range: crop scale {MIN_CROP_SCALE} to 1, rotation 0 to {MAX_ROTATION_DEGREES} degrees, brightness and contrast 0 to {MAX_JITTER}"
+    )]
+    Augmentation,
     /// A contiguous batch reaches past the end of the split.
     #[error("rows {start}..{end} are not inside a split of {len}")]
     Range {
@@ -390,7 +550,7 @@ impl ByteSplit {
     /// The batch of the images named by `indices` (on the device, each `< len`), built per
     /// `options`: `[B, C, H, W]` floats and `[B]` labels.
     ///
-    /// The random choices of the sample at position `i` are `options.choice(i)`.
+    /// The random choices of the sample at position `i` are `options.choice(i, shape)`.
     pub fn batch(
         &self,
         indices: Tensor<1, Int>,
@@ -423,7 +583,7 @@ impl ByteSplit {
                 ),
                 Pixels::Rows(rows) => {
                     let choices: Vec<SampleChoice> =
-                        (0..count).map(|i| options.choice(i)).collect();
+                        (0..count).map(|i| options.choice(i, self.shape)).collect();
                     crate::ops::batch(rows.clone(), indices.clone(), self.shape, options, &choices)
                 }
             }

@@ -37,6 +37,13 @@ pub struct BatchPlan {
     flip: u32,
     seed_lo: u32,
     seed_hi: u32,
+    crop_scale: f32,
+    max_radians: f32,
+    brightness: f32,
+    contrast: f32,
+    resized_crop: bool,
+    rotate: bool,
+    jitter: bool,
 }
 
 impl BatchPlan {
@@ -128,7 +135,14 @@ impl InputPipelineBackend for CubeBackend {
             plan.seed_hi,
             scale_y,
             scale_x,
-            resize,
+            plan.crop_scale,
+            plan.max_radians,
+            plan.brightness,
+            plan.contrast,
+            resize || plan.resized_crop,
+            plan.resized_crop,
+            plan.rotate,
+            plan.jitter,
         );
         output
     }
@@ -145,15 +159,45 @@ fn mix32(x: u32) -> u32 {
     x ^ (x >> 16)
 }
 
-/// `batch::choice_words`, on the device: three hashed words for sample `position`.
+/// The hash every word of sample `position` is salted from: `batch::choice_words`'s `base`.
 #[cube]
-fn choice_words(seed_lo: u32, seed_hi: u32, position: u32) -> (u32, u32, u32) {
-    let base = mix32(seed_lo ^ mix32(seed_hi ^ (position * 0x9E37_79B9u32)));
-    (
-        mix32(base ^ 0x68E3_1DA4u32),
-        mix32(base ^ 0xB529_7A4Du32),
-        mix32(base ^ 0x1B56_C4E9u32),
-    )
+fn choice_base(seed_lo: u32, seed_hi: u32, position: u32) -> u32 {
+    mix32(seed_lo ^ mix32(seed_hi ^ (position * 0x9E37_79B9u32)))
+}
+
+/// `batch::unit`, on the device.
+#[cube]
+fn unit(word: u32) -> f32 {
+    f32::cast_from(word >> 8) * 0.000_000_059_604_645f32
+}
+
+/// `batch::signed_unit`, on the device.
+#[cube]
+fn signed_unit(word: u32) -> f32 {
+    unit(word) * 2.0 - 1.0
+}
+
+/// `batch::exp_small`, on the device, coefficient for coefficient.
+#[cube]
+fn exp_small(x: f32) -> f32 {
+    1.0 + x
+        * (1.0
+            + x * (0.5
+                + x * (0.166_666_67
+                    + x * (0.041_666_668 + x * (0.008_333_334 + x * 0.001_388_888_9)))))
+}
+
+/// One side of a random resized crop: `batch::resized_crop_window`'s `side`.
+#[cube]
+fn window_side(value: f32, limit: u32) -> u32 {
+    let mut side = u32::cast_from((value.sqrt() + 0.5).floor());
+    if side < 1u32 {
+        side = 1u32;
+    }
+    if side > limit {
+        side = limit;
+    }
+    side
 }
 
 /// Word `index` of buffer `chunk` of the packed bytes.
@@ -199,6 +243,31 @@ fn padded_byte(
     value
 }
 
+/// The byte at `(y, x)` of the unpadded plane starting at byte `base`, 0 outside it: the
+/// rotated path's read, `reference::warp_taps`'s bounds.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn source_byte(
+    c0: &[u32],
+    c1: &[u32],
+    c2: &[u32],
+    c3: &[u32],
+    chunk: u32,
+    base: u32,
+    y: i32,
+    x: i32,
+    rows: u32,
+    width: u32,
+) -> f32 {
+    let mut value = 0.0f32;
+    if y >= 0i32 && x >= 0i32 && y < i32::cast_from(rows) && x < i32::cast_from(width) {
+        let at = base + u32::cast_from(y) * width + u32::cast_from(x);
+        let word = word_at(c0, c1, c2, c3, chunk, at / 4);
+        value = f32::cast_from((word >> ((at % 4) * 8)) & 255u32);
+    }
+    value
+}
+
 /// Column `x` of the crop window, mirrored when `flip` is 1.
 #[cube]
 fn mirrored(x: u32, flip: u32, width: u32) -> u32 {
@@ -230,7 +299,8 @@ fn taps(out: u32, scale: f32, input: u32) -> (u32, u32, f32) {
     (first, second, lambda)
 }
 
-/// One thread per output value of a `[B, C, OH, OW]` batch.
+/// One thread per output value of a `[B, C, OH, OW]` batch: `reference::batch_reference`, step
+/// for step, with each sample's choices hashed here from the seed.
 #[cube(launch)]
 #[allow(clippy::too_many_arguments)]
 fn batch_kernel(
@@ -254,7 +324,14 @@ fn batch_kernel(
     seed_hi: u32,
     scale_y: f32,
     scale_x: f32,
+    crop_scale: f32,
+    max_radians: f32,
+    brightness: f32,
+    contrast: f32,
     #[comptime] resize: bool,
+    #[comptime] resized_crop: bool,
+    #[comptime] rotate: bool,
+    #[comptime] jitter: bool,
 ) {
     if ABSOLUTE_POS >= output.len() {
         terminate!();
@@ -268,12 +345,26 @@ fn batch_kernel(
     let sample = rest / channels;
 
     let image = indices[sample as usize];
-    let (dy_word, dx_word, flip_word) = choice_words(seed_lo, seed_hi, sample);
-    let span = 2 * pad + 1;
-    let dy = dy_word % span;
-    let dx = dx_word % span;
+    let salt = choice_base(seed_lo, seed_hi, sample);
+    let padded_h = height + 2 * pad;
+    let padded_w = width + 2 * pad;
+    let mut win_h = height;
+    let mut win_w = width;
+    let mut scale_y = scale_y;
+    let mut scale_x = scale_x;
+    if resized_crop {
+        let share = crop_scale + (1.0 - crop_scale) * unit(mix32(salt ^ 0x2F8D_3A91u32));
+        let area = f32::cast_from(padded_h * padded_w) * share;
+        let ratio = exp_small(0.287_682_1 * signed_unit(mix32(salt ^ 0x94A1_5C07u32)));
+        win_h = window_side(area / ratio, padded_h);
+        win_w = window_side(area * ratio, padded_w);
+        scale_y = f32::cast_from(win_h) / f32::cast_from(out_h);
+        scale_x = f32::cast_from(win_w) / f32::cast_from(out_w);
+    }
+    let dy = mix32(salt ^ 0x68E3_1DA4u32) % (padded_h - win_h + 1);
+    let dx = mix32(salt ^ 0xB529_7A4Du32) % (padded_w - win_w + 1);
     let mut flip = 0u32;
-    if flip_on == 1u32 && (flip_word >> 31) == 1u32 {
+    if flip_on == 1u32 && (mix32(salt ^ 0x1B56_C4E9u32) >> 31) == 1u32 {
         flip = 1u32;
     }
     // An index past the end reads as an all-padding image rather than outside the buffer.
@@ -286,11 +377,59 @@ fn batch_kernel(
         rows = height;
     }
 
-    let value = if resize {
-        let (y0, y1, h1) = taps(oy, scale_y, height);
-        let (x0, x1, w1) = taps(ox, scale_x, width);
-        let xa = mirrored(x0, flip, width) + dx;
-        let xb = mirrored(x1, flip, width) + dx;
+    let mut value = if rotate {
+        let angle = max_radians * signed_unit(mix32(salt ^ 0xC3E2_7B5Du32));
+        let x2 = angle * angle;
+        let sin = angle
+            * (1.0
+                + x2 * (-0.166_666_67f32
+                    + x2 * (0.008_333_334
+                        + x2 * (-0.000_198_412_7f32 + x2 * 0.000_002_755_731_9))));
+        let cos = 1.0
+            + x2 * (-0.5f32
+                + x2 * (0.041_666_668 + x2 * (-0.001_388_888_9f32 + x2 * 0.000_024_801_588)));
+        let centre_x = (f32::cast_from(out_w) - 1.0) * 0.5;
+        let centre_y = (f32::cast_from(out_h) - 1.0) * 0.5;
+        let rx = f32::cast_from(ox) - centre_x;
+        let ry = f32::cast_from(oy) - centre_y;
+        let ux = cos * rx - sin * ry + centre_x;
+        let uy = sin * rx + cos * ry + centre_y;
+        let warp_x = f32::cast_from(win_w) / f32::cast_from(out_w);
+        let warp_y = f32::cast_from(win_h) / f32::cast_from(out_h);
+        let mut wx = (ux + 0.5) * warp_x - 0.5;
+        let wy = (uy + 0.5) * warp_y - 0.5;
+        if flip == 1u32 {
+            wx = (f32::cast_from(win_w) - 1.0) - wx;
+        }
+        let x = wx + (f32::cast_from(dx) - f32::cast_from(pad));
+        let y = wy + (f32::cast_from(dy) - f32::cast_from(pad));
+        let x0 = x.floor();
+        let y0 = y.floor();
+        let fx = x - x0;
+        let fy = y - y0;
+        let xa = i32::cast_from(x0);
+        let ya = i32::cast_from(y0);
+        let p00 = source_byte(c0, c1, c2, c3, chunk, base, ya, xa, rows, width);
+        let p01 = source_byte(c0, c1, c2, c3, chunk, base, ya, xa + 1i32, rows, width);
+        let p10 = source_byte(c0, c1, c2, c3, chunk, base, ya + 1i32, xa, rows, width);
+        let p11 = source_byte(
+            c0,
+            c1,
+            c2,
+            c3,
+            chunk,
+            base,
+            ya + 1i32,
+            xa + 1i32,
+            rows,
+            width,
+        );
+        (1.0 - fy) * ((1.0 - fx) * p00 + fx * p01) + fy * ((1.0 - fx) * p10 + fx * p11)
+    } else if resize {
+        let (y0, y1, h1) = taps(oy, scale_y, win_h);
+        let (x0, x1, w1) = taps(ox, scale_x, win_w);
+        let xa = mirrored(x0, flip, win_w) + dx;
+        let xb = mirrored(x1, flip, win_w) + dx;
         let ya = y0 + dy;
         let yb = y1 + dy;
         let h0 = 1.0 - h1;
@@ -304,6 +443,12 @@ fn batch_kernel(
         let x = mirrored(ox, flip, width) + dx;
         padded_byte(c0, c1, c2, c3, chunk, base, oy + dy, x, pad, rows, width)
     };
+    if jitter {
+        let bright = 1.0 + brightness * signed_unit(mix32(salt ^ 0x5A0F_E3C1u32));
+        let spread = 1.0 + contrast * signed_unit(mix32(salt ^ 0xE19B_04D3u32));
+        value = (value * bright).clamp(0.0, 255.0);
+        value = ((value - 127.5) * spread + 127.5).clamp(0.0, 255.0);
+    }
     let offset = f32::reinterpret(affine[channel as usize]);
     let scale = f32::reinterpret(affine[(channels + channel) as usize]);
     output[ABSOLUTE_POS] = (value - offset) * scale;
@@ -337,6 +482,13 @@ pub(crate) fn batch(
         flip: u32::from(options.flip),
         seed_lo,
         seed_hi,
+        crop_scale: options.crop_scale,
+        max_radians: options.max_radians(),
+        brightness: options.brightness,
+        contrast: options.contrast,
+        resized_crop: options.resized_crop(),
+        rotate: options.rotates(),
+        jitter: options.jitters(),
     };
     let [c0, c1, c2, c3] = chunks.map(Tensor::into_dispatch);
     let out = Dispatch::gather_batch(

@@ -19,7 +19,10 @@ mod kernel;
 mod ops;
 pub mod reference;
 
-pub use batch::{BatchError, BatchOptions, ByteSplit, ImageShape, SampleChoice};
+pub use batch::{
+    BatchError, BatchOptions, ByteSplit, ImageShape, MAX_JITTER, MAX_ROTATION_DEGREES,
+    MIN_CROP_SCALE, SampleChoice,
+};
 
 use burn::tensor::{Int, Tensor, TensorData};
 

@@ -116,6 +116,45 @@ fn cases() -> Vec<(&'static str, ImageShape, BatchOptions)> {
         seed: 99,
         ..rgb_plain.clone()
     };
+    let resized_crop = BatchOptions {
+        crop_scale: 0.3,
+        seed: 3,
+        ..rgb_plain.clone()
+    };
+    let resized_crop_all = BatchOptions {
+        output_size: Some((9, 7)),
+        crop_padding: 1,
+        crop_scale: 0.5,
+        flip: true,
+        seed: 8,
+        ..rgb_plain.clone()
+    };
+    let rotation = BatchOptions {
+        rotation_degrees: 25.0,
+        seed: 4,
+        ..plain.clone()
+    };
+    let rotation_all = BatchOptions {
+        output_size: Some((8, 10)),
+        crop_padding: 2,
+        crop_scale: 0.6,
+        flip: true,
+        rotation_degrees: 15.0,
+        seed: 21,
+        ..rgb_plain.clone()
+    };
+    let jitter = BatchOptions {
+        brightness: 0.4,
+        contrast: 0.5,
+        seed: 6,
+        ..rgb_plain.clone()
+    };
+    let every_augmentation = BatchOptions {
+        brightness: 0.3,
+        contrast: 0.2,
+        seed: 77,
+        ..rotation_all.clone()
+    };
     vec![
         ("plain", gray, plain),
         ("per-channel map", rgb, rgb_plain),
@@ -124,6 +163,12 @@ fn cases() -> Vec<(&'static str, ImageShape, BatchOptions)> {
         ("upsize", rgb, upsize),
         ("downsize", gray, downsize),
         ("crop+flip+resize", rgb, everything),
+        ("resized crop", rgb, resized_crop),
+        ("resized crop+pad+flip+resize", rgb, resized_crop_all),
+        ("rotation", gray, rotation),
+        ("rotation+resized crop+pad+flip+resize", rgb, rotation_all),
+        ("brightness+contrast", rgb, jitter),
+        ("every augmentation", rgb, every_augmentation),
     ]
 }
 
@@ -301,7 +346,9 @@ fn the_random_choices_cover_every_offset_and_both_flips() {
         seed: 42,
         ..BatchOptions::new(PixelTransform::uniform(1, 0.0, 1.0))
     };
-    let choices: Vec<_> = (0..500).map(|i| options.choice(i)).collect();
+    let choices: Vec<_> = (0..500)
+        .map(|i| options.choice(i, ImageShape::new(1, 8, 8)))
+        .collect();
     for offset in 0..=4 {
         assert!(choices.iter().any(|c| c.dy == offset), "dy {offset}");
         assert!(choices.iter().any(|c| c.dx == offset), "dx {offset}");
@@ -357,4 +404,78 @@ fn an_autodiff_device_gets_autodiff_batches() {
     let (batch, labels) = split.range(0, 1, &options).expect("range");
     assert!(batch.is_autodiff() && labels.is_autodiff());
     assert_eq!(floats(batch.inner()), vec![1.0, 2.0, 3.0, 4.0]);
+}
+
+#[test]
+fn the_augmentation_draws_stay_in_their_ranges_and_go_both_ways() {
+    let shape = ImageShape::new(3, 20, 30);
+    let options = BatchOptions {
+        crop_scale: 0.25,
+        rotation_degrees: 10.0,
+        brightness: 0.2,
+        contrast: 0.4,
+        seed: 5,
+        ..BatchOptions::new(PixelTransform::uniform(3, 0.0, 1.0))
+    };
+    let choices: Vec<_> = (0..2000).map(|i| options.choice(i, shape)).collect();
+    let area = 20.0 * 30.0;
+    for c in &choices {
+        assert!(c.height >= 1 && c.height <= 20 && c.width >= 1 && c.width <= 30);
+        assert!(c.dy + c.height <= 20 && c.dx + c.width <= 30, "{c:?}");
+        // Rounding each side moves the area by at most about one row and one column.
+        let share = f64::from(c.height * c.width) / area;
+        assert!((0.15..=1.0).contains(&share), "{c:?}: share {share}");
+        assert!(c.angle.abs() <= 10f32.to_radians(), "{c:?}");
+        assert!((0.8..=1.2).contains(&c.brightness), "{c:?}");
+        assert!((0.6..=1.4).contains(&c.contrast), "{c:?}");
+    }
+    let both_ways = |f: fn(&kiln_shaders::SampleChoice) -> bool| {
+        let count = choices.iter().filter(|c| f(c)).count();
+        (600..1400).contains(&count)
+    };
+    assert!(both_ways(|c| c.angle > 0.0));
+    assert!(both_ways(|c| c.brightness > 1.0));
+    assert!(both_ways(|c| c.contrast > 1.0));
+    // Aspect ratios 3:4 to 4:3 either way, whatever the image's own.
+    assert!(choices.iter().any(|c| c.width > c.height));
+    assert!(choices.iter().any(|c| c.height > c.width));
+    for c in choices.iter().filter(|c| c.height < 20 && c.width < 30) {
+        let ratio = f64::from(c.width) / f64::from(c.height);
+        let slack = 1.0 / f64::from(c.height.min(c.width));
+        assert!((0.75 - slack..=4.0 / 3.0 + slack).contains(&ratio), "{c:?}");
+    }
+    // Small windows and the whole image both occur.
+    assert!(choices.iter().any(|c| c.height * c.width < 200));
+    assert!(choices.iter().any(|c| c.height * c.width > 540));
+}
+
+#[test]
+fn out_of_range_augmentations_are_errors_not_panics() {
+    let device = Device::flex();
+    let shape = ImageShape::new(1, 2, 2);
+    let split = ByteSplit::upload(&[1, 2, 3, 4], &[0], shape, &device).expect("upload");
+    let plain = BatchOptions::new(PixelTransform::uniform(1, 0.0, 1.0));
+    for options in [
+        BatchOptions {
+            crop_scale: 0.01,
+            ..plain.clone()
+        },
+        BatchOptions {
+            rotation_degrees: 45.0,
+            ..plain.clone()
+        },
+        BatchOptions {
+            brightness: 1.5,
+            ..plain.clone()
+        },
+        BatchOptions {
+            contrast: f32::NAN,
+            ..plain.clone()
+        },
+    ] {
+        let error = split
+            .batch(ints(&[0], &device), &options)
+            .expect_err("out of range");
+        assert!(error.to_string().contains("augmentation"), "{error}");
+    }
 }

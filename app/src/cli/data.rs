@@ -10,6 +10,7 @@ use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use kiln_core::config::{ExperimentDraft, Setting, Validation};
 use kiln_core::data::{self, DatasetSpec, fetch::RemoteDataset};
+use kiln_core::device::DeviceChoice;
 
 /// Options of `kiln data`.
 #[derive(Debug, Args)]
@@ -29,8 +30,9 @@ enum DataCommand {
         data_dir: Option<PathBuf>,
     },
     /// Images per class per split (as a run would split them), the image shape, files left
-    /// out, and images found in more than one split; optionally a PNG grid of samples.
-    Inspect(InspectArgs),
+    /// out, and images found in more than one split; optionally a PNG grid of samples and one
+    /// of what the training augmentation makes of them.
+    Inspect(Box<InspectArgs>),
 }
 
 /// Options of `kiln data inspect`: the data set and how a run would split it.
@@ -55,13 +57,26 @@ struct InspectArgs {
     /// Images per class in the grid.
     #[arg(long, value_name = "N", default_value_t = 8)]
     samples: usize,
+    /// Write a PNG of a few training images as the augmentation flags make training see them:
+    /// the top row as evaluated, each row below one training step's draw.
+    #[arg(long, value_name = "FILE")]
+    augmentation: Option<PathBuf>,
+    #[command(flatten)]
+    augment: super::train::AugmentationArgs,
+    #[arg(long, value_name = "auto|cpu|gpu:N", help = Setting::Device.help())]
+    device: Option<DeviceChoice>,
 }
+
+/// Training images the augmentation preview shows, one per class in turn.
+const PREVIEW_IMAGES: usize = 10;
+/// Training steps the augmentation preview draws, one row each.
+const PREVIEW_DRAWS: usize = 6;
 
 /// Runs `kiln data …`.
 pub fn run(args: DataArgs) -> anyhow::Result<()> {
     match args.command {
         DataCommand::Fetch { dataset, data_dir } => fetch(dataset, data_dir),
-        DataCommand::Inspect(args) => inspect(args),
+        DataCommand::Inspect(args) => inspect(*args),
     }
 }
 
@@ -74,30 +89,59 @@ fn inspect(args: InspectArgs) -> anyhow::Result<()> {
         test_split: args.test_split.unwrap_or(defaults.test_split),
         validation: args.validation.unwrap_or(defaults.validation),
         seed: args.seed.unwrap_or(defaults.seed),
+        device: args.device.unwrap_or(defaults.device),
         ..defaults
     };
+    let mut draft = draft;
+    args.augment.apply(&mut draft);
     let experiment = draft.validate()?;
     let loaded = data::load(&experiment.dataset, experiment.data_dir.as_deref())?;
     let data = data::make_splits(loaded, &experiment)?;
     let report = data::inspect::inspect(&data);
     println!("{}", report_text(&report));
+    if let Some(path) = &args.augmentation {
+        let images = data::inspect::preview_images(&data, PREVIEW_IMAGES);
+        let (_, device) = kiln_core::device::resolve(&experiment.device)?;
+        let (rgba, width, height) = kiln_core::train::augmentation_preview(
+            &experiment,
+            data.shape,
+            &images,
+            PREVIEW_DRAWS,
+            &device,
+        )?;
+        save_png(path, &rgba, width, height)?;
+        println!(
+            "wrote {} (top row as evaluated, then {PREVIEW_DRAWS} training steps' augmentation)",
+            path.display()
+        );
+    }
     if let Some(path) = &args.grid {
         let samples = args.samples.clamp(1, 64);
         let (rgba, width, height) = data::inspect::sample_grid(&data, samples);
-        image::save_buffer(
-            path,
-            &rgba,
-            width as u32,
-            height as u32,
-            image::ExtendedColorType::Rgba8,
-        )
-        .with_context(|| format!("could not write {}", path.display()))?;
+        save_png(path, &rgba, width, height)?;
         println!(
             "wrote {} ({samples} training images per class)",
             path.display()
         );
     }
     Ok(())
+}
+
+/// Writes RGBA pixels as a PNG, naming the file when it cannot.
+fn save_png(
+    path: &std::path::Path,
+    rgba: &[u8],
+    width: usize,
+    height: usize,
+) -> anyhow::Result<()> {
+    image::save_buffer(
+        path,
+        rgba,
+        width as u32,
+        height as u32,
+        image::ExtendedColorType::Rgba8,
+    )
+    .with_context(|| format!("could not write {}", path.display()))
 }
 
 /// The report as a table with a bar per class, then what was left out and what leaks.

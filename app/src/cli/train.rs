@@ -29,7 +29,7 @@ pub struct TrainArgs {
             "preset", "config", "dataset", "data_dir", "model", "optimizer", "lr", "momentum",
             "nesterov", "weight_decay", "schedule", "batch", "epochs", "seed", "device",
             "input_scaling", "init", "loss", "name", "keep_going_on_nan", "profile_steps", "crop_padding", "flip",
-            "precision", "validation", "val_split", "test_split", "early_stop", "monitor",
+            "crop_scale", "rotation_degrees", "brightness", "contrast", "precision", "validation", "val_split", "test_split", "early_stop", "monitor",
             "min_delta", "keep", "class_weights",
         ]
     )]
@@ -75,10 +75,8 @@ pub struct TrainArgs {
     init: Option<InitScheme>,
     #[arg(long, value_name = "logits|probabilities", help = Setting::Loss.help())]
     loss: Option<LossInput>,
-    #[arg(long, value_name = "N", help = Setting::CropPadding.help())]
-    crop_padding: Option<usize>,
-    #[arg(long, help = Setting::Flip.help())]
-    flip: bool,
+    #[command(flatten)]
+    augmentation: AugmentationArgs,
     #[arg(long, value_name = "f32|f16", help = Setting::Precision.help())]
     precision: Option<Precision>,
     #[arg(long, value_name = "N", help = Setting::ProfileSteps.help())]
@@ -107,6 +105,47 @@ pub struct TrainArgs {
     runs_dir: PathBuf,
     #[arg(long, help = Setting::Name.help())]
     name: Option<String>,
+}
+
+/// The training augmentation's flags, shared by `kiln train` and `kiln data inspect`'s preview.
+#[derive(Debug, Args)]
+pub(super) struct AugmentationArgs {
+    #[arg(long, value_name = "N", help = Setting::CropPadding.help())]
+    crop_padding: Option<usize>,
+    #[arg(long, help = Setting::Flip.help())]
+    flip: bool,
+    #[arg(long, value_name = "SHARE", help = Setting::CropScale.help())]
+    crop_scale: Option<f64>,
+    #[arg(long, value_name = "DEGREES", help = Setting::RotationDegrees.help())]
+    rotation_degrees: Option<f64>,
+    #[arg(long, value_name = "FRACTION", help = Setting::Brightness.help())]
+    brightness: Option<f64>,
+    #[arg(long, value_name = "FRACTION", help = Setting::Contrast.help())]
+    contrast: Option<f64>,
+}
+
+impl AugmentationArgs {
+    /// Overrides `draft`'s augmentation with every flag given.
+    pub(super) fn apply(&self, draft: &mut ExperimentDraft) {
+        if let Some(v) = self.crop_padding {
+            draft.crop_padding = v;
+        }
+        if self.flip {
+            draft.flip = true;
+        }
+        if let Some(v) = self.crop_scale {
+            draft.crop_scale = v;
+        }
+        if let Some(v) = self.rotation_degrees {
+            draft.rotation_degrees = v;
+        }
+        if let Some(v) = self.brightness {
+            draft.brightness = v;
+        }
+        if let Some(v) = self.contrast {
+            draft.contrast = v;
+        }
+    }
 }
 
 impl TrainArgs {
@@ -184,12 +223,7 @@ impl TrainArgs {
         if let Some(v) = self.loss {
             draft.loss = v;
         }
-        if let Some(v) = self.crop_padding {
-            draft.crop_padding = v;
-        }
-        if self.flip {
-            draft.flip = true;
-        }
+        self.augmentation.apply(&mut draft);
         if let Some(v) = self.precision {
             draft.precision = v;
         }

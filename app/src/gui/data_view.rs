@@ -1,15 +1,20 @@
 //! The Data window: the Setup form's data set as a run would split it, before any training:
-//! images per class and split as bars, a row of training images per class, the files that were
-//! left out and the images found in more than one split. Loading a folder of photos takes a
-//! while, so it happens on a named thread and the window stays live.
+//! images per class and split as bars, a row of training images per class, what the training
+//! augmentation does to a few of them, the files that were left out and the images found in
+//! more than one split. Loading a folder of photos takes a while, so it happens on a named
+//! thread and the window stays live; so does each redraw of the augmentation preview.
 
 use kiln_core::config::Experiment;
-use kiln_core::data::{self, inspect::DataReport, inspect::SPLIT_NAMES};
+use kiln_core::data::{self, ImageShape, inspect::DataReport, inspect::SPLIT_NAMES};
 
 use super::answer::Answer;
 
 /// Training images per class shown in the grid.
 const SAMPLES_PER_CLASS: usize = 10;
+/// Training images the augmentation preview shows, one per class in turn.
+const PREVIEW_IMAGES: usize = 8;
+/// Training steps the augmentation preview draws, one row each.
+const PREVIEW_DRAWS: usize = 4;
 
 /// What the window shows once the data set is read: the report and its sample grid.
 pub struct Inspected {
@@ -17,15 +22,60 @@ pub struct Inspected {
     pub report: DataReport,
     /// RGBA pixels of the sample grid, with its width and height.
     pub grid: (Vec<u8>, usize, usize),
+    /// The bytes of the few training images the augmentation preview shows.
+    pub preview_images: Vec<u8>,
+    /// Their shape.
+    pub shape: ImageShape,
 }
 
-/// The Data window's state: it owns the loading thread's channel and the grid's texture.
+/// The settings the augmentation preview depends on: a change of any redraws it.
+#[derive(Debug, Clone, PartialEq)]
+struct PreviewKey {
+    crop_padding: usize,
+    flip: bool,
+    crop_scale: f64,
+    rotation_degrees: f64,
+    brightness: f64,
+    contrast: f64,
+    resize: Option<usize>,
+    seed: u64,
+    device: String,
+}
+
+impl PreviewKey {
+    fn of(experiment: &Experiment) -> Self {
+        Self {
+            crop_padding: experiment.crop_padding,
+            flip: experiment.flip,
+            crop_scale: experiment.crop_scale,
+            rotation_degrees: experiment.rotation_degrees,
+            brightness: experiment.brightness,
+            contrast: experiment.contrast,
+            resize: experiment.model.input_resize(),
+            seed: experiment.seed,
+            device: experiment.device.to_string(),
+        }
+    }
+}
+
+/// The augmentation preview: the grid, computed on a thread, for the settings it was drawn with.
+struct Preview {
+    key: PreviewKey,
+    grid: Answer<(Vec<u8>, usize, usize)>,
+    texture: Option<egui::TextureHandle>,
+}
+
+/// The Data window's state: it owns the loading thread's channel, the preview's, and the
+/// grids' textures.
 pub struct DataView {
     /// The data set, as the form names it.
     pub title: String,
     /// Boxed: the report is large and arrives once.
     stage: Answer<Box<Inspected>>,
     texture: Option<egui::TextureHandle>,
+    preview: Option<Preview>,
+    /// Why the form's settings cannot be previewed now, if they cannot.
+    preview_blocked: Option<String>,
 }
 
 impl DataView {
@@ -39,6 +89,8 @@ impl DataView {
             Ok(Box::new(Inspected {
                 report: data::inspect::inspect(&split),
                 grid: data::inspect::sample_grid(&split, SAMPLES_PER_CLASS),
+                preview_images: data::inspect::preview_images(&split, PREVIEW_IMAGES),
+                shape: split.shape,
             }))
         };
         let stage = Answer::start("kiln-inspect", work, wake);
@@ -46,6 +98,8 @@ impl DataView {
             title,
             stage,
             texture: None,
+            preview: None,
+            preview_blocked: None,
         }
     }
 
@@ -55,7 +109,66 @@ impl DataView {
             title: title.to_owned(),
             stage: Answer::Ready(Box::new(inspected)),
             texture: None,
+            preview: None,
+            preview_blocked: None,
         }
+    }
+
+    /// The augmentation preview's RGBA grid with its width and height, once drawn for the
+    /// settings last followed; `None` while it is being drawn or could not be.
+    pub fn preview(&mut self) -> Option<&(Vec<u8>, usize, usize)> {
+        let preview = self.preview.as_mut()?;
+        preview.grid.poll();
+        match &preview.grid {
+            Answer::Ready(grid) => Some(grid),
+            _ => None,
+        }
+    }
+
+    /// Keeps the augmentation preview drawn with the form's current settings: a change starts
+    /// a redraw on a thread named `kiln-preview`, through the batch pass training uses.
+    pub fn follow(
+        &mut self,
+        experiment: Result<&Experiment, String>,
+        wake: impl Fn() + Send + 'static,
+    ) {
+        let Answer::Ready(inspected) = &self.stage else {
+            return;
+        };
+        let experiment = match experiment {
+            Ok(experiment) => experiment,
+            Err(reason) => {
+                self.preview_blocked = Some(reason);
+                return;
+            }
+        };
+        self.preview_blocked = None;
+        let key = PreviewKey::of(experiment);
+        if self.preview.as_ref().is_some_and(|p| p.key == key) {
+            return;
+        }
+        let (experiment, images, shape) = (
+            experiment.clone(),
+            inspected.preview_images.clone(),
+            inspected.shape,
+        );
+        let work = move || {
+            let (_, device) =
+                kiln_core::device::resolve(&experiment.device).map_err(|e| e.to_string())?;
+            kiln_core::train::augmentation_preview(
+                &experiment,
+                shape,
+                &images,
+                PREVIEW_DRAWS,
+                &device,
+            )
+            .map_err(|e| e.to_string())
+        };
+        self.preview = Some(Preview {
+            key,
+            grid: Answer::start("kiln-preview", work, wake),
+            texture: None,
+        });
     }
 }
 
@@ -99,8 +212,41 @@ pub fn data_view_ui(ui: &mut egui::Ui, view: &mut DataView) {
             let scale = (360.0 / *grid_w as f32).clamp(1.0, 4.0);
             ui.image((texture.id(), texture.size_vec2() * scale));
             ui.separator();
+            preview_ui(ui, &mut view.preview, view.preview_blocked.as_deref());
+            ui.separator();
             problems_ui(ui, report);
         });
+}
+
+/// The augmentation preview: the images as evaluated, then as a few training steps draw them.
+fn preview_ui(ui: &mut egui::Ui, preview: &mut Option<Preview>, blocked: Option<&str>) {
+    ui.strong("Training augmentation")
+        .on_hover_text("Top row: the images as validation and test see them. Each row below: one training step's draw of crop, flip, rotation and jitter, made by the same pass on the same device that trains. It redraws when an augmentation setting changes.");
+    if let Some(reason) = blocked {
+        ui.colored_label(ui.visuals().warn_fg_color, format!("not shown: {reason}"));
+        return;
+    }
+    let Some(preview) = preview else {
+        return;
+    };
+    preview.grid.poll();
+    match &preview.grid {
+        Answer::Waiting(_) => {
+            ui.spinner();
+        }
+        Answer::Failed(reason) => {
+            ui.colored_label(ui.visuals().error_fg_color, reason);
+        }
+        Answer::Ready((pixels, width, height)) => {
+            let texture = preview.texture.get_or_insert_with(|| {
+                let image = egui::ColorImage::from_rgba_unmultiplied([*width, *height], pixels);
+                ui.ctx()
+                    .load_texture("augmentation-preview", image, egui::TextureOptions::NEAREST)
+            });
+            let scale = (360.0 / *width as f32).clamp(1.0, 4.0);
+            ui.image((texture.id(), texture.size_vec2() * scale));
+        }
+    }
 }
 
 /// One row per class: its images in each split, and a bar of its training images.

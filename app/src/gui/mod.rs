@@ -285,6 +285,14 @@ impl eframe::App for KilnApp {
             });
         egui::CentralPanel::default().show(ui, |ui| self.central_ui(ui, &check));
         let ctx = ui.ctx().clone();
+        if let Some(view) = &mut self.data_view {
+            let experiment = check
+                .experiment
+                .as_ref()
+                .ok_or_else(|| check.blocking_reason().unwrap_or_default());
+            let waker = ctx.clone();
+            view.follow(experiment, move || wake(&waker));
+        }
         closable_window(&ctx, "try-model", 360.0, &mut self.try_model, |_| {
             ("Try the model".to_owned(), try_model_ui)
         });

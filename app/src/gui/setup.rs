@@ -182,6 +182,14 @@ pub struct SetupForm {
     pub crop_padding: String,
     /// Random horizontal flips of training images.
     pub flip: bool,
+    /// Smallest area share of a random resized crop; 1 is off.
+    pub crop_scale: String,
+    /// Largest random rotation in degrees; 0 is off.
+    pub rotation_degrees: String,
+    /// Brightness jitter as a fraction; 0 is off.
+    pub brightness: String,
+    /// Contrast jitter as a fraction; 0 is off.
+    pub contrast: String,
     /// f32, or f16 mixed precision.
     pub precision: Precision,
     /// Steps timed phase by phase after warm-up; 0 is off.
@@ -270,6 +278,10 @@ impl SetupForm {
             stop_on_non_finite_loss: draft.stop_on_non_finite_loss,
             crop_padding: draft.crop_padding.to_string(),
             flip: draft.flip,
+            crop_scale: number(draft.crop_scale),
+            rotation_degrees: number(draft.rotation_degrees),
+            brightness: number(draft.brightness),
+            contrast: number(draft.contrast),
             precision: draft.precision,
             profile_steps: draft.profile_steps.to_string(),
             validation: draft.validation,
@@ -381,6 +393,12 @@ impl SetupForm {
         draft.val_split = parse_float(&self.val_split, Setting::ValSplit, errors).unwrap_or(0.1);
         draft.test_split = parse_float(&self.test_split, Setting::TestSplit, errors).unwrap_or(0.2);
         draft.min_delta = parse_float(&self.min_delta, Setting::MinDelta, errors).unwrap_or(0.0);
+        draft.crop_scale = parse_float(&self.crop_scale, Setting::CropScale, errors).unwrap_or(1.0);
+        draft.rotation_degrees =
+            parse_float(&self.rotation_degrees, Setting::RotationDegrees, errors).unwrap_or(0.0);
+        draft.brightness =
+            parse_float(&self.brightness, Setting::Brightness, errors).unwrap_or(0.0);
+        draft.contrast = parse_float(&self.contrast, Setting::Contrast, errors).unwrap_or(0.0);
         draft.early_stop = parse_whole(&self.early_stop, Setting::EarlyStop, errors).unwrap_or(0);
         draft.dataset = self.dataset_spec(errors);
         draft.model = self.model_spec(errors);
@@ -896,6 +914,15 @@ fn data_rows_ui(
     ui.checkbox(&mut form.flip, Setting::Flip.label())
         .on_hover_text(Setting::Flip.help());
     ui.end_row();
+    text_row(ui, Setting::CropScale, &mut form.crop_scale, errors);
+    text_row(
+        ui,
+        Setting::RotationDegrees,
+        &mut form.rotation_degrees,
+        errors,
+    );
+    text_row(ui, Setting::Brightness, &mut form.brightness, errors);
+    text_row(ui, Setting::Contrast, &mut form.contrast, errors);
 }
 
 /// The Model rows: the architecture and its parts, init and loss.

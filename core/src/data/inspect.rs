@@ -124,6 +124,28 @@ pub fn sample_grid(data: &ImageDataset, per_class: usize) -> (Vec<u8>, usize, us
     (rgba, grid_w, grid_h)
 }
 
+/// The bytes of up to `count` training images, one per class in turn (the first image of each
+/// class, then the second, …), so a preview shows every class before it shows one twice.
+pub fn preview_images(data: &ImageDataset, count: usize) -> Vec<u8> {
+    let per_image = data.shape.pixels_per_image();
+    let mut by_class: Vec<Vec<usize>> = vec![Vec::new(); data.num_classes()];
+    for (index, &label) in data.train.labels.iter().enumerate() {
+        if let Some(list) = by_class.get_mut(usize::from(label)) {
+            list.push(index);
+        }
+    }
+    let deepest = by_class.iter().map(Vec::len).max().unwrap_or(0);
+    (0..deepest)
+        .flat_map(|rank| {
+            by_class
+                .iter()
+                .filter_map(move |list| list.get(rank).copied())
+        })
+        .take(count)
+        .flat_map(|index| data.train.image(index, per_image).iter().copied())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,6 +192,13 @@ mod tests {
             ]
         );
         assert!((report.imbalance() - 1.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_preview_takes_one_image_per_class_in_turn() {
+        // Train labels a, b, a, b, b: a's images are [7, 7], [7, 7]; b's [1, 2], [3, 3], [4, 4].
+        assert_eq!(preview_images(&dataset(), 3), vec![7, 7, 1, 2, 7, 7]);
+        assert_eq!(preview_images(&dataset(), 9).len(), 10);
     }
 
     #[test]

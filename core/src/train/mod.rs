@@ -39,7 +39,7 @@ pub use counters::RunCounters;
 pub use error::TrainError;
 pub use events::{EpochRow, MetricsRow, StartInfo, TestResult, TrainEvent, TrainWarning};
 pub(crate) use pipeline::ShuffleRng;
-pub use pipeline::{epoch_order, pixel_transform};
+pub use pipeline::{augmentation_preview, epoch_order, pixel_transform};
 pub use store::{KeepNothing, Restored, RunStore};
 pub use summary::{RunOutcome, RunSummary, SplitSizes, StepProfile};
 pub use threads::CpuThreadChoice;

@@ -75,6 +75,84 @@ pub(super) fn epoch_seed(seed: u64, epoch: usize) -> u64 {
     ShuffleRng(seed ^ (epoch as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)).next()
 }
 
+/// How `experiment` builds its batches with `transform`: evaluation's (the map and the model's
+/// resize) and training's (those plus the augmentation).
+fn batch_options(
+    experiment: &Experiment,
+    transform: &PixelTransform,
+) -> (BatchOptions, BatchOptions) {
+    let mut plain = BatchOptions::new(transform.clone());
+    plain.output_size = experiment.model.input_resize().map(|side| (side, side));
+    let augmented = BatchOptions {
+        crop_padding: experiment.crop_padding,
+        flip: experiment.flip,
+        crop_scale: experiment.crop_scale as f32,
+        rotation_degrees: experiment.rotation_degrees as f32,
+        brightness: experiment.brightness as f32,
+        contrast: experiment.contrast as f32,
+        ..plain.clone()
+    };
+    (plain, augmented)
+}
+
+/// Training images as `experiment`'s training batches show them, laid out for the eye: one
+/// column per image, the first row as evaluation sees them, then one row per step of `draws`.
+///
+/// The batches are built by [`ByteSplit::batch`] on `device` with the options the loop builds,
+/// so what is shown is what the model is fed, before the input scaling (which the eye cannot
+/// read). Returns RGBA pixels with the grid's width and height; cells are one pixel apart.
+pub fn augmentation_preview(
+    experiment: &Experiment,
+    shape: crate::data::ImageShape,
+    images: &[u8],
+    draws: usize,
+    device: &Device,
+) -> Result<(Vec<u8>, usize, usize), TrainError> {
+    let bytes = PixelTransform::uniform(shape.channels, 0.0, 1.0);
+    let (plain, augmented) = batch_options(experiment, &bytes);
+    let input = kiln_shaders::ImageShape::new(shape.channels, shape.height, shape.width);
+    let count = images.len() / shape.pixels_per_image().max(1);
+    let labels = vec![0u8; count];
+    let split = ByteSplit::upload(
+        &images[..count * shape.pixels_per_image()],
+        &labels,
+        input,
+        device,
+    )?;
+    let (out_h, out_w) = plain.output_size(input);
+    let (cell_w, cell_h) = (out_w + 1, out_h + 1);
+    let (grid_w, grid_h) = (count * cell_w, (draws + 1) * cell_h);
+    let mut rgba = vec![0u8; grid_w * grid_h * 4];
+    for row in 0..=draws {
+        let mut options = if row == 0 {
+            plain.clone()
+        } else {
+            augmented.clone()
+        };
+        options.seed = BatchOptions::step_seed(experiment.seed, row as u64);
+        let (batch, _) = split.range(0, count, &options)?;
+        let values: Vec<f32> = batch
+            .into_data()
+            .convert::<f32>()
+            .try_to_vec()
+            .map_err(|e| TrainError::Readback(format!("{e:?}")))?;
+        let per_image = shape.channels * out_h * out_w;
+        for (column, image) in values.chunks_exact(per_image.max(1)).enumerate() {
+            let image: Vec<u8> = image
+                .iter()
+                .map(|v| v.round().clamp(0.0, 255.0) as u8)
+                .collect();
+            let cell = crate::results::planar_to_rgba([shape.channels, out_h, out_w], &image);
+            for y in 0..out_h {
+                let start = ((row * cell_h + y) * grid_w + column * cell_w) * 4;
+                rgba[start..start + out_w * 4]
+                    .copy_from_slice(&cell[y * out_w * 4..(y + 1) * out_w * 4]);
+            }
+        }
+    }
+    Ok((rgba, grid_w, grid_h))
+}
+
 /// Every split as bytes on the device, and how their batches are built.
 pub(super) struct InputPipeline {
     pub(super) train: ByteSplit,
@@ -101,13 +179,7 @@ impl InputPipeline {
         let train = ByteSplit::upload(&data.train.images, &data.train.labels, shape, device)?;
         let val = ByteSplit::upload(&data.val.images, &data.val.labels, shape, device)?;
         let test = ByteSplit::upload(&data.test.images, &data.test.labels, shape, device)?;
-        let mut plain = BatchOptions::new(transform.clone());
-        plain.output_size = experiment.model.input_resize().map(|side| (side, side));
-        let augmented = BatchOptions {
-            crop_padding: experiment.crop_padding,
-            flip: experiment.flip,
-            ..plain.clone()
-        };
+        let (plain, augmented) = batch_options(experiment, transform);
         plain.validate(shape)?;
         augmented.validate(shape)?;
         Ok(Self {
@@ -117,5 +189,71 @@ impl InputPipeline {
             plain,
             augmented,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ExperimentDraft;
+
+    /// Two 1×3×4 images whose left and right halves differ, so a flip shows.
+    fn images() -> Vec<u8> {
+        [10u8, 10, 200, 200]
+            .repeat(3)
+            .into_iter()
+            .chain([50u8, 0, 0, 250].repeat(3))
+            .collect()
+    }
+
+    fn preview(draft: ExperimentDraft) -> (Vec<u8>, usize, usize) {
+        let experiment = draft.validate().expect("valid");
+        let shape = crate::data::ImageShape {
+            channels: 1,
+            height: 3,
+            width: 4,
+        };
+        augmentation_preview(&experiment, shape, &images(), 6, &Device::flex()).expect("preview")
+    }
+
+    /// Row `row`, column `column` of the grid's cells, one byte per pixel.
+    fn cell(grid: &(Vec<u8>, usize, usize), row: usize, column: usize) -> Vec<u8> {
+        let (rgba, width, _) = grid;
+        (0..3)
+            .flat_map(|y| (0..4).map(move |x| (y, x)))
+            .map(|(y, x)| rgba[((row * 4 + y) * width + column * 5 + x) * 4])
+            .collect()
+    }
+
+    #[test]
+    fn the_preview_shows_the_images_as_evaluated_then_one_row_per_training_step() {
+        let flipped = preview(ExperimentDraft {
+            flip: true,
+            ..ExperimentDraft::default()
+        });
+        // Two columns of 4 + 1 pixels, seven rows of 3 + 1.
+        assert_eq!((flipped.1, flipped.2), (10, 28));
+        assert_eq!(cell(&flipped, 0, 0), [10, 10, 200, 200].repeat(3));
+        let mirrored = [200u8, 200, 10, 10].repeat(3);
+        let rows: Vec<Vec<u8>> = (1..7).map(|row| cell(&flipped, row, 0)).collect();
+        assert!(
+            rows.iter()
+                .all(|r| *r == cell(&flipped, 0, 0) || *r == mirrored)
+        );
+        assert!(rows.contains(&mirrored), "six draws and no flip");
+
+        let plain = preview(ExperimentDraft::default());
+        for row in 1..7 {
+            assert_eq!(
+                cell(&plain, row, 1),
+                cell(&plain, 0, 1),
+                "no augmentation, no change"
+            );
+        }
+        let jittered = preview(ExperimentDraft {
+            brightness: 0.5,
+            ..ExperimentDraft::default()
+        });
+        assert!((1..7).any(|row| cell(&jittered, row, 1) != cell(&jittered, 0, 1)));
     }
 }
