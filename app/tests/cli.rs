@@ -710,6 +710,8 @@ fn data_inspect_shows_classes_per_split_what_was_left_out_and_leaks() {
         stdout.contains("photos: 3 classes, 8×8 pixels, RGB"),
         "{stdout}"
     );
+    // The files' own size, before the resize to 8×8: every readable photo is 6×5 RGB.
+    assert!(stdout.contains("read from: 23 × 6×5 RGB\n"), "{stdout}");
     // train/cat has 12 images: 3 carved for validation; test/ was given.
     let cat = stdout.lines().find(|l| l.starts_with("cat ")).unwrap();
     let figures: Vec<&str> = cat.split_whitespace().collect();

@@ -500,10 +500,21 @@ fn per_class_results_snapshot() {
         label_rank: Vec::new(),
         gallery,
     };
-    let mut harness = Harness::builder().with_size([640.0, 380.0]).build_ui(|ui| {
-        kiln::gui::confusion_ui(ui, &predictions);
+    // The validation split's report: half of four images right.
+    let validation = kiln_core::results::TestPredictions {
+        labels: vec![0, 1, 2, 2],
+        predicted: vec![0, 1, 0, 1],
+        confidence: vec![0.9; 4],
+        gallery: Vec::new(),
+        ..predictions.clone()
+    }
+    .report();
+    let mut harness = Harness::builder().with_size([640.0, 400.0]).build_ui(|ui| {
+        kiln::gui::confusion_ui(ui, &predictions, Some(&validation));
     });
     harness.run();
+    harness.get_by_label("Test accuracy 83.33 %.");
+    harness.get_by_label_contains("Validation accuracy 50.00 %.");
     // The caption under the image (its tooltip names it too).
     assert!(
         harness
@@ -707,7 +718,7 @@ fn a_stopped_run_resumes_from_the_runs_list() {
 
 #[test]
 fn data_view_snapshot_shows_counts_samples_left_out_files_and_leaks() {
-    use kiln_core::data::{ImageDataset, ImageShape, SkippedFile, Split, inspect};
+    use kiln_core::data::{ImageDataset, ImageShape, SkippedFile, SourceFormat, Split, inspect};
     // Three classes of 4×4 grey squares, each class its own shade; one test image repeats a
     // training one.
     let shade = |label: u8, n: usize| Split {
@@ -735,6 +746,7 @@ fn data_view_snapshot_shows_counts_samples_left_out_files_and_leaks() {
             path: "photos/star/notes.txt".into(),
             reason: "it is not an image Kiln reads".into(),
         }],
+        sources: SourceFormat::tally([(640, 480, "RGB"), (640, 480, "RGB"), (300, 400, "RGBA")]),
     };
     let inspected = kiln::gui::Inspected {
         report: inspect::inspect(&data),
@@ -748,6 +760,7 @@ fn data_view_snapshot_shows_counts_samples_left_out_files_and_leaks() {
         .build_ui(|ui| kiln::gui::data_view_ui(ui, &mut view));
     harness.run();
     harness.get_by_label("shapes: 3 classes, 4×4 pixels, grayscale");
+    harness.get_by_label("Read from: 2 × 640×480 RGB, 1 × 300×400 RGBA");
     harness.get_by_label("photos/star/notes.txt: it is not an image Kiln reads");
     assert!(
         harness
@@ -780,7 +793,7 @@ fn a_ten_class_confusion_matrix_fits_the_central_panel_at_1280_by_800() {
     };
     let width = 640.0;
     let mut harness = Harness::builder().with_size([width, 600.0]).build_ui(|ui| {
-        kiln::gui::confusion_ui(ui, &predictions);
+        kiln::gui::confusion_ui(ui, &predictions, None);
     });
     harness.run();
     // The last class's column and row headers, and its row in the report, are all on screen.
@@ -879,6 +892,7 @@ fn the_data_window_redraws_the_augmentation_preview_when_a_setting_changes() {
         val: Split::default(),
         test: Split::default(),
         skipped: Vec::new(),
+        sources: Vec::new(),
     };
     let inspected = kiln::gui::Inspected {
         report: inspect::inspect(&data),

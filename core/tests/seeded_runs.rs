@@ -60,6 +60,7 @@ fn dataset(train_len: usize) -> ImageDataset {
         val: Default::default(),
         test: halves(50),
         skipped: Vec::new(),
+        sources: Vec::new(),
     }
 }
 

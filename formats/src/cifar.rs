@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
-use crate::{CIFAR10_CLASSES, DataError, ImageDataset, ImageShape, Split};
+use crate::{CIFAR10_CLASSES, DataError, ImageDataset, ImageShape, SourceFormat, Split};
 
 /// Side of every CIFAR-10 image.
 pub const CIFAR10_SIDE_PX: usize = 32;
@@ -172,6 +172,12 @@ pub fn load_cifar10(dir: &Path) -> Result<ImageDataset, DataError> {
     }
     let mut test = Split::default();
     read_cifar_batch(&dir.join(CIFAR10_TEST_FILE), &mut test)?;
+    let sources = vec![SourceFormat {
+        width: CIFAR10_SIDE_PX as u32,
+        height: CIFAR10_SIDE_PX as u32,
+        colour: "RGB".into(),
+        files: train.len() + test.len(),
+    }];
     Ok(ImageDataset {
         name: "CIFAR-10".into(),
         shape: ImageShape {
@@ -184,6 +190,7 @@ pub fn load_cifar10(dir: &Path) -> Result<ImageDataset, DataError> {
         val: Default::default(),
         test,
         skipped: Vec::new(),
+        sources,
     })
 }
 

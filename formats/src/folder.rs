@@ -16,7 +16,9 @@ use std::path::{Path, PathBuf};
 use image::imageops::FilterType;
 use image::{ColorType, DynamicImage, ImageDecoder, ImageReader, Limits};
 
-use crate::{DataError, ImageDataset, ImageShape, MAX_IMAGE_SIZE_PX, SkippedFile, Split};
+use crate::{
+    DataError, ImageDataset, ImageShape, MAX_IMAGE_SIZE_PX, SkippedFile, SourceFormat, Split,
+};
 
 /// Labels are one byte.
 const MAX_CLASSES: usize = 256;
@@ -151,13 +153,32 @@ fn empty_class(dir: &Path) -> DataError {
     )
 }
 
-/// One decoded image: planar RGB at the target size, and whether its source was grayscale.
+/// One decoded image: planar RGB at the target size, and what its source was.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DecodedImage {
     /// R, G and B planes of `side_px`×`side_px`, one after the other.
     pub planar_rgb: Vec<u8>,
     /// True when the source had no colour, so the data set may stay one-channel.
     pub grayscale: bool,
+    /// The file's `(width, height, colour mode)`, after EXIF orientation.
+    pub source: (u32, u32, &'static str),
+}
+
+/// A colour mode as a person says it.
+fn colour_name(colour: ColorType) -> &'static str {
+    match colour {
+        ColorType::L8 => "grayscale",
+        ColorType::La8 => "grayscale + alpha",
+        ColorType::Rgb8 => "RGB",
+        ColorType::Rgba8 => "RGBA",
+        ColorType::L16 => "16-bit grayscale",
+        ColorType::La16 => "16-bit grayscale + alpha",
+        ColorType::Rgb16 => "16-bit RGB",
+        ColorType::Rgba16 => "16-bit RGBA",
+        ColorType::Rgb32F => "float RGB",
+        ColorType::Rgba32F => "float RGBA",
+        _ => "another colour mode",
+    }
 }
 
 /// Decodes an image (PNG, JPEG, WebP, BMP, GIF or TIFF) held in memory and resizes it as folder loading does; `path` names it
@@ -251,6 +272,7 @@ fn decode_from(
     Ok(DecodedImage {
         planar_rgb,
         grayscale,
+        source: (img.width(), img.height(), colour_name(img.color())),
     })
 }
 
@@ -292,41 +314,46 @@ fn image_buffer(root: &Path, count: usize, side: usize) -> Result<Vec<u8>, DataE
     Ok(buffer)
 }
 
+/// What `decode_all` keeps of one file: whether it was grayscale, and its size and colour mode.
+type Decoded = (bool, (u32, u32, &'static str));
+
 /// Decodes every file on all cores into `out` (one planar RGB image after another, in the
-/// order of `files`); per file, whether its source was grayscale, or why it could not be read.
+/// order of `files`); per file, whether its source was grayscale and its size and colour mode,
+/// or why it could not be read.
 fn decode_all(
     root: &Path,
     files: &[PathBuf],
     side_px: u32,
     out: &mut [u8],
-) -> Result<Vec<Result<bool, DataError>>, DataError> {
+) -> Result<Vec<Result<Decoded, DataError>>, DataError> {
     let per_image = 3 * (side_px as usize) * (side_px as usize);
     let workers = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
         .clamp(1, 16);
     let chunk = files.len().div_ceil(workers).max(1);
-    let results: Vec<Result<Vec<Result<bool, DataError>>, DataError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = files
-            .chunks(chunk)
-            .zip(out.chunks_mut(chunk * per_image))
-            .enumerate()
-            .map(|(i, (part, slots))| {
-                std::thread::Builder::new()
-                    .name(format!("kiln-decode-{i}"))
-                    .spawn_scoped(s, move || {
-                        part.iter()
-                            .zip(slots.chunks_exact_mut(per_image))
-                            .map(|(path, slot)| {
-                                let decoded = decode_guarded(path, side_px)?;
-                                slot.copy_from_slice(&decoded.planar_rgb);
-                                Ok(decoded.grayscale)
-                            })
-                            .collect::<Vec<_>>()
-                    })
-            })
-            .collect();
-        handles
+    let results: Vec<Result<Vec<Result<Decoded, DataError>>, DataError>> = std::thread::scope(
+        |s| {
+            let handles: Vec<_> = files
+                .chunks(chunk)
+                .zip(out.chunks_mut(chunk * per_image))
+                .enumerate()
+                .map(|(i, (part, slots))| {
+                    std::thread::Builder::new()
+                        .name(format!("kiln-decode-{i}"))
+                        .spawn_scoped(s, move || {
+                            part.iter()
+                                .zip(slots.chunks_exact_mut(per_image))
+                                .map(|(path, slot)| {
+                                    let decoded = decode_guarded(path, side_px)?;
+                                    slot.copy_from_slice(&decoded.planar_rgb);
+                                    Ok((decoded.grayscale, decoded.source))
+                                })
+                                .collect::<Vec<_>>()
+                        })
+                })
+                .collect();
+            handles
             .into_iter()
             .map(|handle| match handle {
                 // Panics inside a decoder are caught per file and name it; this is the rest.
@@ -341,7 +368,8 @@ fn decode_all(
                 )),
             })
             .collect()
-    });
+        },
+    );
     let mut per_file = Vec::with_capacity(files.len());
     for r in results {
         per_file.extend(r?);
@@ -372,6 +400,7 @@ pub fn load_image_folder(root: &Path, image_size: u32) -> Result<ImageDataset, D
     // What did not decode is left out and listed; the rest moves up to close the gaps.
     let mut labels: [Vec<u8>; 3] = Default::default();
     let (mut kept, mut grayscale) = (0, true);
+    let mut sources = Vec::new();
     let outcomes = files
         .iter()
         .enumerate()
@@ -379,7 +408,8 @@ pub fn load_image_folder(root: &Path, image_size: u32) -> Result<ImageDataset, D
         .zip(decoded);
     for (index, ((split, (path, label)), outcome)) in outcomes.enumerate() {
         match outcome {
-            Ok(gray) => {
+            Ok((gray, source)) => {
+                sources.push(source);
                 pixels.copy_within(3 * plane * index..3 * plane * (index + 1), 3 * plane * kept);
                 labels[split].push(*label);
                 grayscale &= gray;
@@ -441,6 +471,7 @@ pub fn load_image_folder(root: &Path, image_size: u32) -> Result<ImageDataset, D
         val,
         test,
         skipped,
+        sources: SourceFormat::tally(sources),
     })
 }
 
@@ -605,6 +636,17 @@ mod tests {
             .collect();
         skipped.sort();
         assert_eq!(skipped, ["broken.png", "notes.txt"], "{:?}", ds.skipped);
+        // The files' own sizes and colour modes, most common first; the broken one is not counted.
+        let sources: Vec<(u32, u32, &str, usize)> = ds
+            .sources
+            .iter()
+            .map(|s| (s.width, s.height, s.colour.as_str(), s.files))
+            .collect();
+        assert_eq!(
+            sources,
+            [(8, 6, "RGB", 6), (8, 6, "RGBA", 1)],
+            "{sources:?}"
+        );
         let note = ds
             .skipped
             .iter()

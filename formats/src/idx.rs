@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use flate2::bufread::MultiGzDecoder;
 
-use crate::{DataError, ImageDataset, ImageShape, Split};
+use crate::{DataError, ImageDataset, ImageShape, SourceFormat, Split};
 
 /// Magic number of an IDX file of unsigned bytes with 3 dimensions (images).
 pub const IDX_IMAGES_MAGIC: u32 = 0x0000_0803;
@@ -467,6 +467,12 @@ pub fn load_idx_set(
             ),
         });
     }
+    let sources = vec![SourceFormat {
+        width: train.width_px as u32,
+        height: train.height_px as u32,
+        colour: "grayscale".into(),
+        files: train_y.len() + test_y.len(),
+    }];
     Ok(ImageDataset {
         name: name.to_string(),
         shape: ImageShape {
@@ -485,6 +491,7 @@ pub fn load_idx_set(
             labels: test_y,
         },
         skipped: Vec::new(),
+        sources,
     })
 }
 

@@ -96,6 +96,44 @@ pub struct ImageDataset {
     pub test: Split,
     /// Files of an image folder that are not in any split, each with its reason.
     pub skipped: Vec<SkippedFile>,
+    /// The sizes and colour modes the images had in their files, before the resize to `shape`,
+    /// most common first; empty where the source does not say (a built-in set).
+    pub sources: Vec<SourceFormat>,
+}
+
+/// How many files of one size and colour mode a data set was read from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct SourceFormat {
+    /// Columns of pixels in the file (after EXIF orientation).
+    pub width: u32,
+    /// Rows of pixels in the file (after EXIF orientation).
+    pub height: u32,
+    /// The colour mode as a person says it: "grayscale", "RGB", "RGBA", "16-bit RGB", …
+    pub colour: String,
+    /// Files of this size and mode.
+    pub files: usize,
+}
+
+impl SourceFormat {
+    /// Counts `(width, height, colour)` per file into formats, most files first, then largest.
+    pub fn tally<'a>(files: impl IntoIterator<Item = (u32, u32, &'a str)>) -> Vec<Self> {
+        let mut counts: std::collections::BTreeMap<(u32, u32, &str), usize> = Default::default();
+        for key in files {
+            *counts.entry(key).or_default() += 1;
+        }
+        let mut formats: Vec<Self> = counts
+            .into_iter()
+            .map(|((width, height, colour), files)| Self {
+                width,
+                height,
+                colour: colour.to_owned(),
+                files,
+            })
+            .collect();
+        formats.sort_by(|a, b| (b.files, b.width * b.height).cmp(&(a.files, a.width * a.height)));
+        formats
+    }
 }
 
 /// A file of an image folder that was left out, and why (unreadable, not an image).

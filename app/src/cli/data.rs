@@ -158,6 +158,9 @@ fn report_text(report: &data::inspect::DataReport) -> String {
         totals[1],
         totals[2]
     );
+    if let Some(line) = report.sources_line(8) {
+        let _ = write!(text, "\nread from: {line}");
+    }
     let name_width = report
         .class_names
         .iter()

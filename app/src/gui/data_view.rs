@@ -197,6 +197,10 @@ pub fn data_view_ui(ui: &mut egui::Ui, view: &mut DataView) {
         report.class_names.len(),
         if channels == 1 { "grayscale" } else { "RGB" }
     ));
+    if let Some(line) = report.sources_line(4) {
+        ui.label(format!("Read from: {line}"))
+            .on_hover_text("The sizes and colour modes of the files, before every image is resized to the size above.");
+    }
     egui::ScrollArea::vertical()
         .id_salt("data-view-scroll")
         .show(ui, |ui| {

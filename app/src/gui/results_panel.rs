@@ -5,23 +5,29 @@ use super::*;
 use kiln_core::results::{ClassMetrics, ClassReport};
 
 /// The confusion matrix as a heat map (each cell shaded by its share of the true class), under
-/// it each class's precision, recall, F1 and support with their averages, and the test images
-/// the model got wrong with the most confidence. Returns the (true, predicted) cell clicked, whose
-/// images the caller shows.
-pub fn confusion_ui(ui: &mut egui::Ui, predictions: &TestPredictions) -> Option<(u8, u8)> {
+/// it each class's precision, recall, F1 and support with their averages on the test split (and,
+/// when the run kept one, the same on the validation split), and the test images the model got
+/// wrong with the most confidence. Returns the (true, predicted) cell clicked, whose images the
+/// caller shows.
+pub fn confusion_ui(
+    ui: &mut egui::Ui,
+    predictions: &TestPredictions,
+    validation: Option<&ClassReport>,
+) -> Option<(u8, u8)> {
     let report = predictions.report();
     let mut clicked = None;
     ui.vertical(|ui| {
         clicked = matrix_ui(ui, predictions);
         ui.add_space(4.0);
-        class_report_ui(ui, predictions, &report);
-        let top_5 = report.top_5_accuracy.map_or_else(String::new, |t| {
-            format!(", top-5 accuracy {:.2} %", t * 100.0)
-        });
-        ui.label(format!(
-            "Test accuracy {:.2} %{top_5}.",
-            report.accuracy * 100.0
-        ));
+        class_report_ui(ui, "test", &predictions.class_names, &report);
+        ui.label(accuracy_line("Test", &report));
+        if let Some(validation) = validation {
+            egui::CollapsingHeader::new(accuracy_line("Validation", validation))
+                .id_salt("validation-report")
+                .show(ui, |ui| {
+                    class_report_ui(ui, "validation", &predictions.class_names, validation);
+                });
+        }
         ui.add_space(6.0);
         ui.vertical(|ui| {
             ui.strong("Most confidently wrong");
@@ -149,9 +155,17 @@ fn matrix_ui(ui: &mut egui::Ui, predictions: &TestPredictions) -> Option<(u8, u8
     clicked
 }
 
-/// Precision, recall, F1 and support per class, then the macro and weighted averages.
-fn class_report_ui(ui: &mut egui::Ui, predictions: &TestPredictions, report: &ClassReport) {
-    egui::Grid::new("class-report")
+/// "Test accuracy 91.20 %, top-5 accuracy 99.80 %." for `split`'s report.
+fn accuracy_line(split: &str, report: &ClassReport) -> String {
+    let top_5 = report.top_5_accuracy.map_or_else(String::new, |t| {
+        format!(", top-5 accuracy {:.2} %", t * 100.0)
+    });
+    format!("{split} accuracy {:.2} %{top_5}.", report.accuracy * 100.0)
+}
+
+/// Precision, recall, F1 and support per class of `split`, then the macro and weighted averages.
+fn class_report_ui(ui: &mut egui::Ui, split: &str, class_names: &[String], report: &ClassReport) {
+    egui::Grid::new(format!("class-report-{split}"))
         .striped(true)
         .spacing([14.0, 2.0])
         .show(ui, |ui| {
@@ -166,12 +180,12 @@ fn class_report_ui(ui: &mut egui::Ui, predictions: &TestPredictions, report: &Cl
                     "Of this class's images, the share given this class.",
                 ),
                 ("F1", "The harmonic mean of precision and recall."),
-                ("support", "Test images of this class."),
+                ("support", "Images of this class in the split."),
             ] {
                 ui.label(column).on_hover_text(meaning);
             }
             ui.end_row();
-            for (name, metrics) in predictions.class_names.iter().zip(&report.classes) {
+            for (name, metrics) in class_names.iter().zip(&report.classes) {
                 ui.label(name);
                 metrics_ui(ui, metrics);
                 ui.end_row();
@@ -184,7 +198,7 @@ fn class_report_ui(ui: &mut egui::Ui, predictions: &TestPredictions, report: &Cl
                 ),
                 (
                     "weighted avg",
-                    "Classes count by their number of test images.",
+                    "Classes count by their number of images in the split.",
                     &report.weighted_average,
                 ),
             ] {

@@ -107,6 +107,18 @@ impl KilnApp {
             .as_ref()
             .and_then(|s| s.predictions.as_ref())
             .or_else(|| self.past_predictions.as_ref().and_then(|(_, p)| p.as_ref()));
+        // The validation report of the run whose predictions are shown: the live one, else the
+        // past run they were read from.
+        let shown_path = match (&self.session, &self.past_predictions) {
+            (Some(session), _) if session.predictions.is_some() => Some(&session.history.path),
+            (_, Some((path, _))) => Some(path),
+            _ => None,
+        };
+        let validation = histories
+            .iter()
+            .find(|h| Some(&h.path) == shown_path)
+            .and_then(|h| h.summary.as_ref())
+            .and_then(|s| s.val_report.as_ref());
         let mut opened = None;
         if let Some(predictions) = predictions {
             egui::CollapsingHeader::new("Per-class results")
@@ -117,7 +129,7 @@ impl KilnApp {
                         .id_salt("per-class-scroll")
                         .max_height(ui.available_height() * 0.5)
                         .show(ui, |ui| {
-                            let cell = confusion_ui(ui, predictions);
+                            let cell = confusion_ui(ui, predictions, validation);
                             let config = self.predictions_config();
                             opened = cell.zip(config).map(|(cell, config)| {
                                 let ctx = ui.ctx().clone();

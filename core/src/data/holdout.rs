@@ -166,6 +166,7 @@ mod tests {
             val: Split::default(),
             test,
             skipped: Vec::new(),
+            sources: Vec::new(),
         }
     }
 

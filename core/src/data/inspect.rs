@@ -1,11 +1,12 @@
 //! A look at a data set before training, as `kiln data inspect` and the window's Data view show
-//! it: images per class in each split, the image shape, files that were left out, images found
-//! in more than one split (a leak nobody sees otherwise), and a grid of samples per class.
+//! it: images per class in each split, the image shape and the sizes and colour modes of the
+//! files it was read from, files that were left out, images found in more than one split (a
+//! leak nobody sees otherwise), and a grid of samples per class.
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
-use super::{ImageDataset, SkippedFile, Split};
+use super::{ImageDataset, SkippedFile, SourceFormat, Split};
 
 /// The splits in the order every report lists them.
 pub const SPLIT_NAMES: [&str; 3] = ["train", "validation", "test"];
@@ -23,6 +24,8 @@ pub struct DataReport {
     pub counts: [Vec<usize>; 3],
     /// Files left out of every split, with their reasons.
     pub skipped: Vec<SkippedFile>,
+    /// The sizes and colour modes of the files read, most common first (empty: not known).
+    pub sources: Vec<SourceFormat>,
     /// Images with identical pixels in more than one split.
     pub duplicates: Vec<Duplicate>,
 }
@@ -35,6 +38,26 @@ pub struct Duplicate {
 }
 
 impl DataReport {
+    /// The files' sizes and colour modes in a line: "12 × 640×480 RGB, 3 × 1024×768 RGBA";
+    /// past `most` formats, how many more there are. `None` when the source does not say.
+    pub fn sources_line(&self, most: usize) -> Option<String> {
+        if self.sources.is_empty() {
+            return None;
+        }
+        let mut parts: Vec<String> = self
+            .sources
+            .iter()
+            .take(most)
+            .map(|s| format!("{} × {}×{} {}", s.files, s.width, s.height, s.colour))
+            .collect();
+        let rest: usize = self.sources.iter().skip(most).map(|s| s.files).sum();
+        if rest > 0 {
+            let kinds = self.sources.len() - most;
+            parts.push(format!("{rest} more in {kinds} other size(s) or mode(s)"));
+        }
+        Some(parts.join(", "))
+    }
+
     /// The training images of the largest class over those of the smallest (∞ when a class
     /// has none).
     pub fn imbalance(&self) -> f64 {
@@ -56,6 +79,7 @@ pub fn inspect(data: &ImageDataset) -> DataReport {
         class_names: data.class_names.clone(),
         counts,
         skipped: data.skipped.clone(),
+        sources: data.sources.clone(),
         duplicates: duplicates_across(&splits, data.shape.pixels_per_image()),
     }
 }
@@ -172,6 +196,7 @@ mod tests {
             val: split(&[1, 2], &[1]),
             test: split(&[9, 9, 7, 7], &[0, 0]),
             skipped: Vec::new(),
+            sources: Vec::new(),
         }
     }
 

@@ -15,7 +15,7 @@ mod synthetic;
 pub use holdout::{carve, make_splits};
 pub use kiln_formats::{
     CIFAR10_CLASSES, DataError, FASHION_MNIST_CLASSES, ImageDataset, ImageShape, MAX_IMAGE_SIZE_PX,
-    MNIST_CLASSES, SkippedFile, Split,
+    MNIST_CLASSES, SkippedFile, SourceFormat, Split,
 };
 use kiln_formats::{cifar, folder, idx};
 pub use locate::{DATA_DIR_ENV, default_data_root, locate, search_dirs};

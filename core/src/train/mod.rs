@@ -158,6 +158,7 @@ mod tests {
             val: halves(40),
             test: halves(50),
             skipped: Vec::new(),
+            sources: Vec::new(),
         }
     }
 
