@@ -131,7 +131,7 @@ impl SourceFormat {
                 files,
             })
             .collect();
-        formats.sort_by(|a, b| (b.files, b.width * b.height).cmp(&(a.files, a.width * a.height)));
+        formats.sort_by_key(|f| std::cmp::Reverse((f.files, f.width * f.height)));
         formats
     }
 }
