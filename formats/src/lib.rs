@@ -131,7 +131,9 @@ impl SourceFormat {
                 files,
             })
             .collect();
-        formats.sort_by_key(|f| std::cmp::Reverse((f.files, f.width * f.height)));
+        formats.sort_by_key(|f| {
+            std::cmp::Reverse((f.files, u64::from(f.width) * u64::from(f.height)))
+        });
         formats
     }
 }

@@ -253,10 +253,9 @@ fn preview_ui(ui: &mut egui::Ui, preview: &mut Option<Preview>, blocked: Option<
     }
 }
 
-/// One row per class: its images in each split, and a bar of its training images.
+/// One row per class with its images in each split, then the same as a bar chart: a group of
+/// three bars (train, validation, test) per class.
 fn counts_ui(ui: &mut egui::Ui, report: &DataReport) {
-    let largest = report.counts[0].iter().copied().max().unwrap_or(1).max(1);
-    let bar_color = ui.visuals().selection.bg_fill;
     egui::Grid::new("data-counts")
         .striped(true)
         .spacing([12.0, 2.0])
@@ -271,15 +270,10 @@ fn counts_ui(ui: &mut egui::Ui, report: &DataReport) {
                 for counts in &report.counts {
                     ui.label(counts.get(class).copied().unwrap_or(0).to_string());
                 }
-                let train = report.counts[0].get(class).copied().unwrap_or(0);
-                let (rect, _) =
-                    ui.allocate_exact_size(egui::vec2(120.0, 12.0), egui::Sense::hover());
-                let mut bar = rect;
-                bar.set_width(rect.width() * train as f32 / largest as f32);
-                ui.painter().rect_filled(bar, 2.0, bar_color);
                 ui.end_row();
             }
         });
+    counts_chart_ui(ui, report);
     let imbalance = report.imbalance();
     if imbalance >= 3.0 {
         ui.colored_label(
@@ -289,6 +283,51 @@ fn counts_ui(ui: &mut egui::Ui, report: &DataReport) {
             ),
         );
     }
+}
+
+/// Images per class and split as grouped bars, classes along the x axis by name.
+fn counts_chart_ui(ui: &mut egui::Ui, report: &DataReport) {
+    use egui_plot::{Bar, BarChart, Legend, Plot};
+    const BAR_WIDTH: f64 = 0.28;
+    let names = report.class_names.clone();
+    Plot::new("data-counts-chart")
+        .height(160.0)
+        .legend(Legend::default().follow_insertion_order(true))
+        .allow_zoom(false)
+        .allow_drag(false)
+        .allow_scroll(false)
+        .include_y(0.0)
+        .x_grid_spacer(|input| {
+            let (low, high) = input.bounds;
+            (low.ceil() as i64..=high.floor() as i64)
+                .map(|class| egui_plot::GridMark {
+                    value: class as f64,
+                    step_size: 1.0,
+                })
+                .collect()
+        })
+        .x_axis_formatter(move |mark, _| {
+            let class = mark.value.round();
+            if (mark.value - class).abs() > 1e-6 || class < 0.0 {
+                return String::new();
+            }
+            names.get(class as usize).cloned().unwrap_or_default()
+        })
+        .show(ui, |plot| {
+            for (split, counts) in report.counts.iter().enumerate() {
+                let offset = (split as f64 - 1.0) * BAR_WIDTH;
+                let bars = counts
+                    .iter()
+                    .enumerate()
+                    .map(|(class, &count)| {
+                        Bar::new(class as f64 + offset, count as f64).width(BAR_WIDTH)
+                    })
+                    .collect();
+                plot.bar_chart(
+                    BarChart::new(SPLIT_NAMES[split], bars).color(super::run_color(split)),
+                );
+            }
+        });
 }
 
 /// The files left out and the images found in more than one split.
