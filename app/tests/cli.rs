@@ -303,6 +303,40 @@ fn presets_are_listed() {
     }
 }
 
+/// Rough edge: the `-pytorch` and `-keras` flavours printed identical lines, and the long names
+/// pushed their lines out of the column.
+#[test]
+fn presets_show_what_their_flavours_differ_in_within_one_column() {
+    let output = kiln(&["presets"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = |name: &str| {
+        stdout
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("{name} in {stdout}"))
+            .to_owned()
+    };
+    let description = |name: &str| line(name)[name.len()..].trim().to_owned();
+    assert_ne!(
+        description("fashion-mlp-pytorch"),
+        description("fashion-mlp-keras")
+    );
+    assert_ne!(
+        description("cifar-vgg16-pytorch"),
+        description("cifar-vgg16-keras")
+    );
+    assert!(line("cifar-vgg16-keras").contains("ε "), "{stdout}");
+    // Every description starts in the same column.
+    let starts: Vec<usize> = stdout
+        .lines()
+        .map(|l| {
+            let name = l.split_whitespace().next().unwrap_or("");
+            name.len() + l[name.len()..].len() - l[name.len()..].trim_start().len()
+        })
+        .collect();
+    assert!(starts.windows(2).all(|w| w[0] == w[1]), "{stdout}");
+}
+
 #[test]
 fn export_writes_csv_png_and_svg_of_a_run() {
     let dir = scratch("export");

@@ -92,18 +92,36 @@ fn sentence(error: &anyhow::Error) -> String {
 }
 
 fn print_presets() {
-    for name in kiln_core::config::preset_names() {
+    let names = kiln_core::config::preset_names();
+    let width = names.iter().map(|n| n.len()).max().unwrap_or(0);
+    for name in names {
         match kiln_core::config::preset(name) {
-            Ok(draft) => println!(
-                "{name:<22} {} on {}, {} lr {}, batch {}, {} epochs",
-                draft.model,
-                draft.dataset,
-                draft.optimizer.name(),
-                draft.lr,
-                draft.batch_size,
-                draft.epochs
-            ),
-            Err(e) => println!("{name:<22} (unreadable: {e})"),
+            Ok(draft) => println!("{name:<width$}  {}", preset_line(&draft)),
+            Err(e) => println!("{name:<width$}  (unreadable: {e})"),
         }
     }
+}
+
+/// What a preset trains, with the settings its framework flavours differ in (init, input
+/// scaling, loss, Adam's ε), so `-pytorch` and `-keras` do not read alike.
+fn preset_line(draft: &kiln_core::config::ExperimentDraft) -> String {
+    use kiln_core::config::OptimizerSpec;
+    let epsilon = match &draft.optimizer {
+        OptimizerSpec::Adam { epsilon, .. } | OptimizerSpec::AdamW { epsilon, .. } => {
+            format!(", ε {epsilon:e}")
+        }
+        _ => String::new(),
+    };
+    format!(
+        "{} on {}, {} lr {}, batch {}, {} epochs; init {}, inputs {}, loss on {}{epsilon}",
+        draft.model,
+        draft.dataset,
+        draft.optimizer.name(),
+        draft.lr,
+        draft.batch_size,
+        draft.epochs,
+        draft.init,
+        draft.input_scaling,
+        draft.loss,
+    )
 }
