@@ -234,13 +234,19 @@ fn padded_byte(
     rows: u32,
     width: u32,
 ) -> f32 {
-    let mut value = 0.0f32;
-    if y >= pad && x >= pad && y < pad + rows && x < pad + width {
-        let at = base + (y - pad) * width + (x - pad);
-        let word = word_at(c0, c1, c2, c3, chunk, at / 4);
-        value = f32::cast_from((word >> ((at % 4) * 8)) & 255u32);
-    }
-    value
+    let pad = i32::cast_from(pad);
+    source_byte(
+        c0,
+        c1,
+        c2,
+        c3,
+        chunk,
+        base,
+        i32::cast_from(y) - pad,
+        i32::cast_from(x) - pad,
+        rows,
+        width,
+    )
 }
 
 /// The byte at `(y, x)` of the unpadded plane starting at byte `base`, 0 outside it: the

@@ -30,10 +30,17 @@ pub(crate) fn batch(
         .reshape([count, c, h, w]);
     }
     let (out_h, out_w) = options.output_size(shape);
+    let moves_pixels = options.crop_padding > 0
+        || options.flip
+        || options.resized_crop()
+        || (out_h, out_w) != (h, w);
     let resampled = if options.rotates() {
         warp(images.reshape([count, c, h * w]), shape, options, choices)
-    } else {
+    } else if moves_pixels {
         crop_and_resize(images.reshape([count, c, h, w]), shape, options, choices)
+    } else {
+        // Jitter alone: every pixel stays where it is.
+        images.reshape([count, c, h, w])
     };
     let resampled = if options.jitters() {
         jitter(resampled, choices, &device)
@@ -96,11 +103,17 @@ fn crop_and_resize(
         Tensor::<4, Int>::from_data(TensorData::new(data, [count, 1, 1, out_w]), &device)
             .expand([count, c, padded_h, out_w])
     };
-    let (w0, w1) = weights(&col_taps, &device);
+    // Where every tap lands on a whole pixel (a crop or flip without a resize), the blend
+    // `1·a + 0·b` is `a` exactly: one gather and no arithmetic.
+    let whole = |taps: &[Vec<Taps>]| taps.iter().flatten().all(|t| t.lambda == 0.0);
     let left = padded.clone().gather(3, column(|t| t.first));
-    let right = padded.gather(3, column(|t| t.second));
-    let blended =
-        left * w0.reshape([count, 1, 1, out_w]) + right * w1.reshape([count, 1, 1, out_w]);
+    let blended = if whole(&col_taps) {
+        left
+    } else {
+        let (w0, w1) = weights(&col_taps, &device);
+        let right = padded.gather(3, column(|t| t.second));
+        left * w0.reshape([count, 1, 1, out_w]) + right * w1.reshape([count, 1, 1, out_w])
+    };
 
     let row = |pick: fn(&Taps) -> usize| {
         let data: Vec<i32> = choices
@@ -114,8 +127,11 @@ fn crop_and_resize(
         Tensor::<4, Int>::from_data(TensorData::new(data, [count, 1, out_h, 1]), &device)
             .expand([count, c, out_h, out_w])
     };
-    let (h0, h1) = weights(&row_taps, &device);
     let top = blended.clone().gather(2, row(|t| t.first));
+    if whole(&row_taps) {
+        return top;
+    }
+    let (h0, h1) = weights(&row_taps, &device);
     let bottom = blended.gather(2, row(|t| t.second));
     top * h0.reshape([count, 1, out_h, 1]) + bottom * h1.reshape([count, 1, out_h, 1])
 }

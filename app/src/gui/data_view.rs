@@ -207,14 +207,7 @@ pub fn data_view_ui(ui: &mut egui::Ui, view: &mut DataView) {
             counts_ui(ui, report);
             ui.separator();
             ui.strong("Training images, a row per class");
-            let (pixels, grid_w, grid_h) = &inspected.grid;
-            let texture = view.texture.get_or_insert_with(|| {
-                let image = egui::ColorImage::from_rgba_unmultiplied([*grid_w, *grid_h], pixels);
-                ui.ctx()
-                    .load_texture("data-samples", image, egui::TextureOptions::NEAREST)
-            });
-            let scale = (360.0 / *grid_w as f32).clamp(1.0, 4.0);
-            ui.image((texture.id(), texture.size_vec2() * scale));
+            grid_ui(ui, &mut view.texture, "data-samples", &inspected.grid);
             ui.separator();
             preview_ui(ui, &mut view.preview, view.preview_blocked.as_deref());
             ui.separator();
@@ -241,16 +234,27 @@ fn preview_ui(ui: &mut egui::Ui, preview: &mut Option<Preview>, blocked: Option<
         Answer::Failed(reason) => {
             ui.colored_label(ui.visuals().error_fg_color, reason);
         }
-        Answer::Ready((pixels, width, height)) => {
-            let texture = preview.texture.get_or_insert_with(|| {
-                let image = egui::ColorImage::from_rgba_unmultiplied([*width, *height], pixels);
-                ui.ctx()
-                    .load_texture("augmentation-preview", image, egui::TextureOptions::NEAREST)
-            });
-            let scale = (360.0 / *width as f32).clamp(1.0, 4.0);
-            ui.image((texture.id(), texture.size_vec2() * scale));
+        Answer::Ready(grid) => {
+            grid_ui(ui, &mut preview.texture, "augmentation-preview", grid);
         }
     }
+}
+
+/// An RGBA grid of small images, magnified to about 360 points wide with sharp pixels; its
+/// texture is made once, on the first frame that shows it.
+fn grid_ui(
+    ui: &mut egui::Ui,
+    texture: &mut Option<egui::TextureHandle>,
+    name: &str,
+    (pixels, width, height): &(Vec<u8>, usize, usize),
+) {
+    let texture = texture.get_or_insert_with(|| {
+        let image = egui::ColorImage::from_rgba_unmultiplied([*width, *height], pixels);
+        ui.ctx()
+            .load_texture(name, image, egui::TextureOptions::NEAREST)
+    });
+    let scale = (360.0 / *width as f32).clamp(1.0, 4.0);
+    ui.image((texture.id(), texture.size_vec2() * scale));
 }
 
 /// One row per class with its images in each split, then the same as a bar chart: a group of

@@ -9,7 +9,7 @@
 //! setup.rs           the Setup form (its fields and checks) and its drawing
 //! runs.rs            the runs list, a panel that owns its state and returns actions
 //! compare_panel.rs, results_panel.rs, status.rs, plots.rs, profile.rs, try_model.rs  one view each
-//! data_view.rs       the Data window, which owns its loading thread
+//! data_view.rs       the Data window, which owns its loading and preview threads
 //! cell_images.rs     the test images of a clicked confusion-matrix cell, read back on a thread
 //! session.rs, fetch.rs  the workers: a training run, a download
 //! answer.rs          one answer computed on a named thread, for the Data and cell windows
