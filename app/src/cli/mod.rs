@@ -13,9 +13,16 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// What `kiln --version` prints: Kiln's version and those of the engines it was built with, which
+/// decide its speed and its bugs. A test keeps them equal to Cargo.lock's.
+pub const LONG_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (Burn 0.22.1, wgpu 30.0.2, egui 0.37.0)"
+);
+
 /// Train image classifiers on your own GPU and see where the time goes.
 #[derive(Debug, Parser)]
-#[command(name = "kiln", version, about, long_about = None)]
+#[command(name = "kiln", version, long_version = LONG_VERSION, about, long_about = None)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -124,4 +131,58 @@ fn preset_line(draft: &kiln_core::config::ExperimentDraft) -> String {
         draft.input_scaling,
         draft.loss,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_long_version_names_the_engines_cargo_lock_builds() {
+        let lock = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../Cargo.lock"))
+            .expect("the workspace's Cargo.lock");
+        let version_of = |name: &str| {
+            let entry = format!("name = \"{name}\"\nversion = \"");
+            let start = lock.find(&entry).expect(name) + entry.len();
+            lock[start..]
+                .split('"')
+                .next()
+                .expect("a version")
+                .to_owned()
+        };
+        for (shown, crate_name) in [("Burn", "burn"), ("wgpu", "wgpu"), ("egui", "egui")] {
+            let expected = format!("{shown} {}", version_of(crate_name));
+            assert!(
+                LONG_VERSION.contains(&expected),
+                "{LONG_VERSION} lacks {expected}"
+            );
+        }
+    }
+
+    /// The package installs its desktop entry and AppStream component under the window's app
+    /// id; a desktop shell matches them to the window by it.
+    #[test]
+    fn the_linux_package_files_carry_the_window_app_id() {
+        let linux = concat!(env!("CARGO_MANIFEST_DIR"), "/../packaging/linux/");
+        let id = crate::gui::APP_ID;
+        let desktop = std::fs::read_to_string(format!("{linux}{id}.desktop")).expect("entry");
+        assert!(desktop.contains(&format!("\nIcon={id}\n")), "{desktop}");
+        assert!(
+            desktop.contains(&format!("\nStartupWMClass={id}\n")),
+            "{desktop}"
+        );
+        let metainfo =
+            std::fs::read_to_string(format!("{linux}{id}.metainfo.xml")).expect("metainfo");
+        assert!(metainfo.contains(&format!("<id>{id}</id>")), "{metainfo}");
+        assert!(
+            metainfo.contains(&format!(">{id}.desktop</launchable>")),
+            "{metainfo}"
+        );
+        let manifest = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
+            .expect("manifest");
+        for size in [48, 64, 128, 256, 512] {
+            let icon = format!("hicolor/{size}x{size}/apps/{id}.png");
+            assert!(manifest.contains(&icon), "the package installs {icon}");
+        }
+    }
 }

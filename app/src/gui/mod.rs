@@ -345,6 +345,11 @@ fn closable_window<T>(
     }
 }
 
+/// The window's application id: the name of the desktop entry and the AppStream component the
+/// Linux package installs (`packaging/linux/`), so a desktop shell puts the window under its
+/// menu entry and icon. Reverse-DNS, as AppStream asks.
+pub const APP_ID: &str = "dev.kiln.Kiln";
+
 /// The window icon, shipped in assets/.
 const ICON_PNG: &[u8] = include_bytes!("../../../assets/icon.png");
 
@@ -352,7 +357,7 @@ const ICON_PNG: &[u8] = include_bytes!("../../../assets/icon.png");
 pub fn run(runs_dir: PathBuf) -> anyhow::Result<()> {
     let mut viewport = egui::ViewportBuilder::default()
         .with_title("Kiln")
-        .with_app_id("kiln")
+        .with_app_id(APP_ID)
         .with_inner_size([1280.0, 800.0])
         .with_min_inner_size([960.0, 600.0]);
     match eframe::icon_data::from_png_bytes(ICON_PNG) {
