@@ -178,7 +178,7 @@ fn runs_panel_snapshot() {
     panel.selected.insert(panel.runs[0].path.clone());
     let mut harness = Harness::builder().with_size([320.0, 420.0]).build_ui_state(
         |ui, panel: &mut RunsPanel| {
-            runs_ui(ui, panel, None);
+            runs_ui(ui, panel, None, std::path::Path::new("runs"));
         },
         panel,
     );

@@ -26,9 +26,11 @@ pub const LONG_VERSION: &str = concat!(
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
-    /// Where the window keeps and reads run folders (subcommands take their own --runs-dir).
-    #[arg(long, value_name = "DIR", default_value = "runs")]
-    runs_dir: PathBuf,
+    /// Where the window keeps and reads run folders (subcommands take their own --runs-dir);
+    /// by default `runs` here when started from a shell or when it exists, else the per-user
+    /// data folder (as when started from a menu).
+    #[arg(long, value_name = "DIR")]
+    runs_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -64,7 +66,7 @@ pub fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let result = match cli.command {
-        None => crate::gui::run(cli.runs_dir),
+        None => crate::gui::run(window_runs_dir(cli.runs_dir)),
         Some(Command::Train(args)) => train::run(*args),
         Some(Command::Devices(args)) => devices::run(&args),
         Some(Command::Data(args)) => data::run(args),
@@ -82,6 +84,34 @@ pub fn main() -> ExitCode {
             eprintln!("error: {}", sentence(&error));
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The window's runs folder: `given`, else `./runs` when started from a shell or when it
+/// exists, else the per-user data folder (`~/.local/share/kiln/runs`, `~/Library/Application
+/// Support/kiln/runs`, `%APPDATA%\kiln\runs`): a launch from a menu starts in the home
+/// folder, where a `runs` folder would be a surprise.
+pub fn window_runs_dir(given: Option<PathBuf>) -> PathBuf {
+    use std::io::IsTerminal;
+    choose_runs_dir(
+        given,
+        std::path::Path::new("runs").is_dir(),
+        std::io::stdin().is_terminal(),
+        dirs::data_dir(),
+    )
+}
+
+/// [`window_runs_dir`]'s rule, given what it looks at.
+fn choose_runs_dir(
+    given: Option<PathBuf>,
+    runs_here: bool,
+    from_shell: bool,
+    data_dir: Option<PathBuf>,
+) -> PathBuf {
+    match (given, data_dir) {
+        (Some(dir), _) => dir,
+        (None, Some(data)) if !runs_here && !from_shell => data.join("kiln").join("runs"),
+        (None, _) => PathBuf::from("runs"),
     }
 }
 
@@ -136,6 +166,31 @@ fn preset_line(draft: &kiln_core::config::ExperimentDraft) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_window_keeps_runs_here_from_a_shell_and_in_the_data_folder_from_a_menu() {
+        let data = || Some(PathBuf::from("/home/ada/.local/share"));
+        let menu = choose_runs_dir(None, false, false, data());
+        assert_eq!(menu, PathBuf::from("/home/ada/.local/share/kiln/runs"));
+        assert_eq!(
+            choose_runs_dir(None, false, true, data()),
+            PathBuf::from("runs")
+        );
+        assert_eq!(
+            choose_runs_dir(None, true, false, data()),
+            PathBuf::from("runs")
+        );
+        let given = Some(PathBuf::from("elsewhere"));
+        assert_eq!(
+            choose_runs_dir(given, false, false, data()),
+            PathBuf::from("elsewhere")
+        );
+        // A system without a data folder falls back to ./runs rather than failing.
+        assert_eq!(
+            choose_runs_dir(None, false, false, None),
+            PathBuf::from("runs")
+        );
+    }
 
     #[test]
     fn the_long_version_names_the_engines_cargo_lock_builds() {

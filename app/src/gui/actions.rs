@@ -143,6 +143,17 @@ impl KilnApp {
     pub(super) fn handle_runs_action(&mut self, action: RunsAction) {
         match action {
             RunsAction::Refresh => self.refresh_runs(),
+            RunsAction::ChooseFolder => {
+                if let Some(folder) = rfd::FileDialog::new()
+                    .set_title("Folder to keep runs in")
+                    .set_directory(&self.runs_dir)
+                    .pick_folder()
+                {
+                    self.runs_dir = folder;
+                    self.runs.selected.clear();
+                    self.refresh_runs();
+                }
+            }
             RunsAction::Rename { path, name } => {
                 match run_folder::rename_run(&path, &name) {
                     Ok(new_path) => {

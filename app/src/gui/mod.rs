@@ -281,7 +281,7 @@ impl eframe::App for KilnApp {
             .resizable(true)
             .default_size(300.0)
             .show(ui, |ui| {
-                runs_actions = runs_ui(ui, &mut self.runs, active.as_deref());
+                runs_actions = runs_ui(ui, &mut self.runs, active.as_deref(), &self.runs_dir);
             });
         egui::CentralPanel::default().show(ui, |ui| self.central_ui(ui, &check));
         let ctx = ui.ctx().clone();

@@ -14,6 +14,8 @@ use kiln_core::train::RunOutcome;
 pub enum RunsAction {
     /// Read the runs folder again.
     Refresh,
+    /// Choose another runs folder with a folder dialog.
+    ChooseFolder,
     /// Rename a run's folder and config.
     Rename {
         /// The run folder.
@@ -159,7 +161,12 @@ fn outcome_text(run: &RunHistory) -> String {
 
 /// The runs list; `active` is the folder of the run in progress, which cannot be renamed or
 /// deleted while it is written.
-pub fn runs_ui(ui: &mut egui::Ui, panel: &mut RunsPanel, active: Option<&Path>) -> Vec<RunsAction> {
+pub fn runs_ui(
+    ui: &mut egui::Ui,
+    panel: &mut RunsPanel,
+    active: Option<&Path>,
+    runs_dir: &Path,
+) -> Vec<RunsAction> {
     let mut actions = Vec::new();
     ui.horizontal(|ui| {
         ui.heading("Runs");
@@ -169,6 +176,17 @@ pub fn runs_ui(ui: &mut egui::Ui, panel: &mut RunsPanel, active: Option<&Path>) 
             .clicked()
         {
             actions.push(RunsAction::Refresh);
+        }
+    });
+    ui.horizontal(|ui| {
+        ui.label(format!("in {}", runs_dir.display()))
+            .on_hover_text("Where new runs are kept and past runs are read from.");
+        if ui
+            .add_enabled(active.is_none(), egui::Button::new("Change…"))
+            .on_hover_text("Keep and read runs in another folder (not while a run trains).")
+            .clicked()
+        {
+            actions.push(RunsAction::ChooseFolder);
         }
     });
     ui.label("Tick runs to overlay them on the plots.");
