@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use kiln::gui::{
-    AppOptions, KilnApp, RunsPanel, SetupContext, SetupForm, plot_runs, plots_ui, runs_ui, setup_ui,
+    AppOptions, KilnApp, RunsDir, RunsPanel, SetupContext, SetupForm, plot_runs, plots_ui, runs_ui,
+    setup_ui,
 };
 use kiln_core::config::Precision;
 use kiln_core::device::{DeviceClass, DeviceInfo};
@@ -211,7 +212,7 @@ fn app_harness(runs_dir: &Path) -> Harness<'static, KilnApp> {
             KilnApp::new(
                 cc,
                 AppOptions {
-                    runs_dir,
+                    runs_dir: RunsDir::Fixed(runs_dir),
                     devices: Some(fixed_devices()),
                     restore: false,
                 },

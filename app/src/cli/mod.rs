@@ -91,7 +91,7 @@ pub fn main() -> ExitCode {
 /// exists, else the per-user data folder (`~/.local/share/kiln/runs`, `~/Library/Application
 /// Support/kiln/runs`, `%APPDATA%\kiln\runs`): a launch from a menu starts in the home
 /// folder, where a `runs` folder would be a surprise.
-pub fn window_runs_dir(given: Option<PathBuf>) -> PathBuf {
+pub fn window_runs_dir(given: Option<PathBuf>) -> crate::gui::RunsDir {
     use std::io::IsTerminal;
     choose_runs_dir(
         given,
@@ -107,11 +107,14 @@ fn choose_runs_dir(
     runs_here: bool,
     from_shell: bool,
     data_dir: Option<PathBuf>,
-) -> PathBuf {
+) -> crate::gui::RunsDir {
+    use crate::gui::RunsDir;
     match (given, data_dir) {
-        (Some(dir), _) => dir,
-        (None, Some(data)) if !runs_here && !from_shell => data.join("kiln").join("runs"),
-        (None, _) => PathBuf::from("runs"),
+        (Some(dir), _) => RunsDir::Fixed(dir),
+        (None, Some(data)) if !runs_here && !from_shell => {
+            RunsDir::PerUser(data.join("kiln").join("runs"))
+        }
+        (None, _) => RunsDir::Fixed(PathBuf::from("runs")),
     }
 }
 
@@ -169,27 +172,22 @@ mod tests {
 
     #[test]
     fn the_window_keeps_runs_here_from_a_shell_and_in_the_data_folder_from_a_menu() {
+        use crate::gui::RunsDir;
         let data = || Some(PathBuf::from("/home/ada/.local/share"));
-        let menu = choose_runs_dir(None, false, false, data());
-        assert_eq!(menu, PathBuf::from("/home/ada/.local/share/kiln/runs"));
+        let here = || RunsDir::Fixed(PathBuf::from("runs"));
         assert_eq!(
-            choose_runs_dir(None, false, true, data()),
-            PathBuf::from("runs")
+            choose_runs_dir(None, false, false, data()),
+            RunsDir::PerUser(PathBuf::from("/home/ada/.local/share/kiln/runs"))
         );
-        assert_eq!(
-            choose_runs_dir(None, true, false, data()),
-            PathBuf::from("runs")
-        );
+        assert_eq!(choose_runs_dir(None, false, true, data()), here());
+        assert_eq!(choose_runs_dir(None, true, false, data()), here());
         let given = Some(PathBuf::from("elsewhere"));
         assert_eq!(
             choose_runs_dir(given, false, false, data()),
-            PathBuf::from("elsewhere")
+            RunsDir::Fixed(PathBuf::from("elsewhere"))
         );
         // A system without a data folder falls back to ./runs rather than failing.
-        assert_eq!(
-            choose_runs_dir(None, false, false, None),
-            PathBuf::from("runs")
-        );
+        assert_eq!(choose_runs_dir(None, false, false, None), here());
     }
 
     #[test]

@@ -149,6 +149,7 @@ impl KilnApp {
                     .set_directory(&self.runs_dir)
                     .pick_folder()
                 {
+                    self.chosen_runs_dir = Some(folder.clone());
                     self.runs_dir = folder;
                     self.runs.selected.clear();
                     self.refresh_runs();

@@ -88,13 +88,42 @@ const DRAIN_BUDGET: Duration = Duration::from_millis(4);
 struct Remembered {
     form: SetupForm,
     wall_time_axis: bool,
+    /// The folder last picked with the Runs panel's Change…, for launches from a menu.
+    chosen_runs_dir: Option<PathBuf>,
+}
+
+/// Where the window keeps runs, as decided at launch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunsDir {
+    /// Named by `--runs-dir` or by the folder a shell started in: used as it is.
+    Fixed(PathBuf),
+    /// The per-user data folder: a folder picked with Change… at an earlier launch replaces it.
+    PerUser(PathBuf),
+}
+
+impl RunsDir {
+    /// The folder to open with, and a sentence when a remembered folder had to be passed over.
+    fn at_launch(self, chosen_before: Option<&Path>) -> (PathBuf, Option<String>) {
+        match (self, chosen_before) {
+            (Self::Fixed(dir), _) | (Self::PerUser(dir), None) => (dir, None),
+            (Self::PerUser(_), Some(chosen)) if chosen.is_dir() => (chosen.to_owned(), None),
+            (Self::PerUser(dir), Some(chosen)) => {
+                let notice = format!(
+                    "The runs folder chosen last time, {}, is not there (a removed drive?); runs go to {} until Change… picks another.",
+                    chosen.display(),
+                    dir.display()
+                );
+                (dir, Some(notice))
+            }
+        }
+    }
 }
 
 /// Settings fixed when the window opens.
 #[derive(Debug, Clone)]
 pub struct AppOptions {
     /// Where run folders go and are read from.
-    pub runs_dir: PathBuf,
+    pub runs_dir: RunsDir,
     /// Devices to offer; none lists them on a background thread.
     pub devices: Option<Vec<DeviceInfo>>,
     /// Restore the last settings from the window's storage.
@@ -113,6 +142,8 @@ pub struct KilnApp {
     /// The setup form.
     pub form: SetupForm,
     runs_dir: PathBuf,
+    /// What Change… picked, in this launch or an earlier one; kept for the next launch.
+    chosen_runs_dir: Option<PathBuf>,
     /// The run started from this window, if any.
     pub session: Option<Session>,
     /// Past runs.
@@ -152,10 +183,14 @@ impl KilnApp {
             Some(list) => Devices::Ready(list),
             None => list_devices_in_background(ctx.clone()),
         };
+        let (runs_dir, runs_notice) = options
+            .runs_dir
+            .at_launch(remembered.chosen_runs_dir.as_deref());
         let mut app = Self {
             ctx,
             form: remembered.form,
-            runs_dir: options.runs_dir,
+            runs_dir,
+            chosen_runs_dir: remembered.chosen_runs_dir,
             session: None,
             runs: RunsPanel::default(),
             x_axis: if remembered.wall_time_axis {
@@ -174,6 +209,9 @@ impl KilnApp {
             past_predictions: None,
         };
         app.refresh_runs();
+        if app.notice.is_none() {
+            app.notice = runs_notice;
+        }
         app
     }
 
@@ -314,6 +352,7 @@ impl eframe::App for KilnApp {
         let remembered = Remembered {
             form: self.form.clone(),
             wall_time_axis: self.x_axis == XAxis::WallSecs,
+            chosen_runs_dir: self.chosen_runs_dir.clone(),
         };
         eframe::set_value(storage, eframe::APP_KEY, &remembered);
     }
@@ -354,7 +393,7 @@ pub const APP_ID: &str = "dev.kiln.Kiln";
 const ICON_PNG: &[u8] = include_bytes!("../../../assets/icon.png");
 
 /// Opens the window and returns when it is closed.
-pub fn run(runs_dir: PathBuf) -> anyhow::Result<()> {
+pub fn run(runs_dir: RunsDir) -> anyhow::Result<()> {
     let mut viewport = egui::ViewportBuilder::default()
         .with_title("Kiln")
         .with_app_id(APP_ID)
@@ -388,4 +427,37 @@ pub fn run(runs_dir: PathBuf) -> anyhow::Result<()> {
             "the window could not open ({e}); without a display, `kiln train` trains headless and `kiln --help` lists the rest"
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_menu_launch_opens_the_folder_picked_last_time_and_a_shell_launch_keeps_its_own() {
+        let picked = std::env::temp_dir().join(format!("kiln-picked-{}", std::process::id()));
+        std::fs::create_dir_all(&picked).unwrap();
+        let default = PathBuf::from("/home/ada/.local/share/kiln/runs");
+
+        let menu = RunsDir::PerUser(default.clone()).at_launch(Some(&picked));
+        assert_eq!(menu, (picked.clone(), None));
+        let shell = RunsDir::Fixed(PathBuf::from("runs")).at_launch(Some(&picked));
+        assert_eq!(shell, (PathBuf::from("runs"), None));
+        let first = RunsDir::PerUser(default.clone()).at_launch(None);
+        assert_eq!(first, (default.clone(), None));
+
+        std::fs::remove_dir(&picked).unwrap();
+        let (dir, notice) = RunsDir::PerUser(default.clone()).at_launch(Some(&picked));
+        assert_eq!(dir, default, "a folder that has gone is not written to");
+        let notice = notice.expect("the person is told why the folder changed");
+        assert!(notice.contains(&picked.display().to_string()), "{notice}");
+    }
+
+    #[test]
+    fn remembered_settings_from_before_the_runs_folder_was_remembered_still_load() {
+        let old = r#"{"wall_time_axis":true}"#;
+        let remembered: Remembered = serde_json::from_str(old).unwrap();
+        assert!(remembered.wall_time_axis);
+        assert_eq!(remembered.chosen_runs_dir, None);
+    }
 }
