@@ -1,7 +1,9 @@
 //! Live and past runs on the same four plots: loss, accuracy, throughput and step time.
 
 use egui::Color32;
-use egui_plot::{FilledArea, Legend, Line, LineStyle, MarkerShape, Plot, PlotPoints, Points};
+use egui_plot::{
+    FilledArea, Legend, Line, LineStyle, MarkerShape, Plot, PlotPoints, Points, uniform_grid_spacer,
+};
 use kiln_core::compare::seed_band;
 use kiln_core::plot::{Chart, XAxis, eval_line_name, run_rgb};
 use kiln_core::run_folder::RunHistory;
@@ -67,6 +69,38 @@ pub fn plots_ui(ui: &mut egui::Ui, runs: &[PlotRun<'_>], bands: &[SeedBand<'_>],
         });
 }
 
+/// Grid steps for an axis whose thinnest lines may be no closer than `base_step` (what
+/// egui_plot passes: 8 points in data units). The labelled step is the smallest of 1, 2 or 5
+/// times a power of ten at least ten times that (80 points, where x labels are fully drawn),
+/// and the thinner steps divide it, so no label falls between two others. egui_plot's default
+/// steps by powers of ten alone: an axis of 845 steps had lines every 100, too close for labels,
+/// and the next step (1000) off the axis, so it was labelled "0" and nothing else.
+fn nice_steps(base_step: f64) -> [f64; 3] {
+    if !(base_step.is_finite() && base_step > 0.0) {
+        return [0.1, 0.5, 1.0];
+    }
+    let wanted = 10.0 * base_step;
+    let power = 10f64.powf(wanted.log10().floor());
+    let (mantissa, labelled) = [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| (m, m * power))
+        .find(|&(_, step)| step >= wanted * (1.0 - 1e-9))
+        .unwrap_or((10.0, 10.0 * power));
+    let middle = if mantissa == 5.0 {
+        labelled / 5.0
+    } else {
+        labelled / 2.0
+    };
+    [labelled / 10.0, middle, labelled]
+}
+
+/// A tick's text with as many decimals as its step needs: egui_plot's default rounds the
+/// decimals of a step of 0.5 to none and labels 1.5 as "2".
+fn tick_label(value: f64, step: f64) -> String {
+    let decimals = (-step.log10()).ceil().max(0.0) as usize;
+    egui::emath::format_with_decimals_in_range(value, decimals..=decimals)
+}
+
 fn chart_ui(
     ui: &mut egui::Ui,
     chart: Chart,
@@ -78,12 +112,29 @@ fn chart_ui(
     ui.vertical(|ui| {
         ui.strong(chart.title());
         let link = egui::Id::unique("kiln-plots-x");
-        Plot::new(chart.title())
+        let mut plot = Plot::new(chart.title())
             .width(width)
             .height(height)
             .legend(Legend::default().follow_insertion_order(true))
-            .x_axis_label(x_axis.caption())
-            .link_axis(link, [true, false])
+            .x_grid_spacer(uniform_grid_spacer(|input| {
+                nice_steps(input.base_step_size)
+            }))
+            .y_grid_spacer(uniform_grid_spacer(|input| {
+                nice_steps(input.base_step_size)
+            }))
+            .x_axis_formatter(|mark, _| tick_label(mark.value, mark.step_size))
+            .y_axis_formatter(|mark, _| tick_label(mark.value, mark.step_size))
+            .x_axis_label(x_axis.caption());
+        if runs.is_empty() && bands.is_empty() {
+            // Without data egui_plot shows −0.5…0.5; a chart's own range reads as one waiting.
+            let top = if chart == Chart::Accuracy { 100.0 } else { 1.0 };
+            plot = plot
+                .include_x(0.0)
+                .include_x(1.0)
+                .include_y(0.0)
+                .include_y(top);
+        }
+        plot.link_axis(link, [true, false])
             .link_cursor(link, [true, false])
             .show(ui, |plot_ui| {
                 for band in bands.iter().filter(|_| chart.has_eval_line()) {
@@ -138,4 +189,33 @@ fn chart_ui(
                 }
             });
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grid_steps_label_every_nice_step_that_is_far_enough_apart_and_nest() {
+        // 845 steps on a 260-point chart: 8 points are 26 steps.
+        assert_eq!(nice_steps(26.0), [50.0, 100.0, 500.0]);
+        assert_eq!(nice_steps(1.0), [1.0, 5.0, 10.0]);
+        assert_eq!(nice_steps(12.0), [20.0, 100.0, 200.0]);
+        assert_eq!(nice_steps(0.031), [0.05, 0.1, 0.5]);
+        for base in [0.0, f64::NAN, -1.0] {
+            assert_eq!(
+                nice_steps(base),
+                [0.1, 0.5, 1.0],
+                "a degenerate axis still gets steps"
+            );
+        }
+    }
+
+    #[test]
+    fn tick_labels_keep_the_decimals_their_step_needs() {
+        assert_eq!(tick_label(1.5, 0.5), "1.5");
+        assert_eq!(tick_label(0.2, 0.1), "0.2");
+        assert_eq!(tick_label(500.0, 500.0), "500");
+        assert_eq!(tick_label(0.05, 0.05), "0.05");
+    }
 }
