@@ -159,6 +159,16 @@ fn outcome_text(run: &RunHistory) -> String {
     }
 }
 
+/// `folder` as a person reads it: under the home folder as `~/…` on Unix, which keeps the
+/// panel narrow and a screenshot free of the user's name; elsewhere the path as it is.
+fn folder_for_display(folder: &Path, home: Option<&Path>) -> String {
+    match home.and_then(|home| folder.strip_prefix(home).ok()) {
+        Some(rest) if cfg!(unix) && rest.as_os_str().is_empty() => "~".to_owned(),
+        Some(rest) if cfg!(unix) => format!("~/{}", rest.display()),
+        _ => folder.display().to_string(),
+    }
+}
+
 /// The runs list; `active` is the folder of the run in progress, which cannot be renamed or
 /// deleted while it is written.
 pub fn runs_ui(
@@ -179,8 +189,11 @@ pub fn runs_ui(
         }
     });
     ui.horizontal(|ui| {
-        ui.label(format!("in {}", runs_dir.display()))
-            .on_hover_text("Where new runs are kept and past runs are read from.");
+        let shown = folder_for_display(runs_dir, dirs::home_dir().as_deref());
+        ui.label(format!("in {shown}")).on_hover_text(format!(
+            "Where new runs are kept and past runs are read from: {}",
+            runs_dir.display()
+        ));
         if ui
             .add_enabled(active.is_none(), egui::Button::new("Change…"))
             .on_hover_text("Keep and read runs in another folder (not while a run trains).")
@@ -393,4 +406,28 @@ fn run_row_ui(
             *confirm_delete = Some(run.path.clone());
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_runs_folder_is_shown_from_the_home_folder_as_a_tilde_on_unix() {
+        let home = Path::new("/home/ada");
+        let data = Path::new("/home/ada/.local/share/kiln/runs");
+        let elsewhere = Path::new("/mnt/usb/runs");
+        let expected = if cfg!(unix) {
+            "~/.local/share/kiln/runs"
+        } else {
+            "/home/ada/.local/share/kiln/runs"
+        };
+        assert_eq!(folder_for_display(data, Some(home)), expected);
+        assert_eq!(folder_for_display(elsewhere, Some(home)), "/mnt/usb/runs");
+        assert_eq!(folder_for_display(Path::new("runs"), Some(home)), "runs");
+        assert_eq!(folder_for_display(data, None), data.display().to_string());
+        // /home/adam is not inside /home/ada: paths compare by component, not by text.
+        let neighbour = Path::new("/home/adam/runs");
+        assert_eq!(folder_for_display(neighbour, Some(home)), "/home/adam/runs");
+    }
 }
