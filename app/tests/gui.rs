@@ -15,7 +15,7 @@ use kiln::gui::{
     AppOptions, KilnApp, RunsDir, RunsPanel, SetupContext, SetupForm, plot_runs, plots_ui, runs_ui,
     setup_ui,
 };
-use kiln_core::config::Precision;
+use kiln_core::config::{Precision, Setting};
 use kiln_core::device::{DeviceClass, DeviceInfo};
 use kiln_core::plot::XAxis;
 use kiln_core::run_folder::{EpochRow, MetricsRow, RunHistory};
@@ -130,11 +130,9 @@ fn setup_panel_snapshot() {
 
 #[test]
 fn setup_panel_marks_bad_values_where_typed() {
-    let form = SetupForm {
-        lr: "-1".to_owned(),
-        batch_size: "lots".to_owned(),
-        ..SetupForm::default()
-    };
+    let form = SetupForm::default()
+        .with_number(Setting::Lr, "-1")
+        .with_number(Setting::BatchSize, "lots");
     let mut harness = setup_harness(form);
     harness.run();
     harness.get_by_label_contains("'lots' is not a whole number");
@@ -225,11 +223,11 @@ fn small_run_form(name: &str, epochs: u32, batch: u32) -> SetupForm {
     SetupForm {
         name: name.to_owned(),
         mlp_widths: "32".to_owned(),
-        epochs: epochs.to_string(),
-        batch_size: batch.to_string(),
         device: "cpu".to_owned(),
         ..SetupForm::default()
     }
+    .with_number(Setting::Epochs, &epochs.to_string())
+    .with_number(Setting::BatchSize, &batch.to_string())
 }
 
 /// Fills the form with a small run and clicks Start.
@@ -309,10 +307,7 @@ fn a_start_click_trains_plots_and_lists_the_run() {
 fn a_profiled_run_shows_where_the_step_time_goes() {
     let runs_dir = scratch("profiled");
     let mut harness = app_harness(&runs_dir);
-    let form = SetupForm {
-        profile_steps: "5".to_owned(),
-        ..small_run_form("profiled", 1, 256)
-    };
+    let form = small_run_form("profiled", 1, 256).with_number(Setting::ProfileSteps, "5");
     start_run(&mut harness, form);
     step_until(&mut harness, 300, |app| !app.is_training());
     harness.run();
@@ -332,7 +327,7 @@ fn a_profiled_run_shows_where_the_step_time_goes() {
 fn start_is_disabled_with_the_reason_shown() {
     let runs_dir = scratch("disabled");
     let mut harness = app_harness(&runs_dir);
-    harness.state_mut().form.epochs = "0".to_owned();
+    *harness.state_mut().form.number_mut(Setting::Epochs) = "0".to_owned();
     harness.run();
     harness.get_by_label_contains("Start is disabled: Epochs");
     harness.get_by_label_contains("▶ Start").click();

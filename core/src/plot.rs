@@ -236,12 +236,14 @@ pub(crate) fn describe(draft: &ExperimentDraft) -> Settings {
         DeviceChoice::Auto => None,
         other => Some(other.to_string()),
     };
-    vec![
-        ("lr", Some(draft.lr.to_string())),
+    let numbers = crate::settings::NUMBERS
+        .iter()
+        .filter_map(|number| number.legend_entry(draft))
+        .map(|(word, value)| (word, Some(value)));
+    let others = [
         ("optimizer", Some(draft.optimizer.name().to_owned())),
         ("momentum", momentum),
         ("nesterov", nesterov),
-        ("batch", Some(draft.batch_size.to_string())),
         ("schedule", Some(draft.schedule.to_string())),
         ("weight decay", Some(weight_decay.to_string())),
         ("model", Some(draft.model.to_string())),
@@ -250,20 +252,18 @@ pub(crate) fn describe(draft: &ExperimentDraft) -> Settings {
         ("init", Some(draft.init.to_string())),
         ("loss", Some(draft.loss.to_string())),
         ("epsilon", epsilon),
-        ("seed", Some(draft.seed.to_string())),
-        ("epochs", Some(draft.epochs.to_string())),
         ("device", device),
         ("precision", Some(draft.precision.to_string())),
-        ("crop padding", Some(draft.crop_padding.to_string())),
         (
             "flip",
             Some(if draft.flip { "on" } else { "off" }.to_owned()),
         ),
-        ("crop scale", Some(draft.crop_scale.to_string())),
-        ("rotation", Some(format!("{}°", draft.rotation_degrees))),
-        ("brightness", Some(draft.brightness.to_string())),
-        ("contrast", Some(draft.contrast.to_string())),
-    ]
+        ("class weights", Some(draft.class_weights.to_string())),
+        ("validation", Some(draft.validation.to_string())),
+        ("monitor", Some(draft.monitor.to_string())),
+        ("keep", Some(draft.keep.to_string())),
+    ];
+    numbers.chain(others).collect()
 }
 
 /// One legend label per run naming what differs between them ("lr 0.01" vs "lr 0.1"); falls

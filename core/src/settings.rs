@@ -2,14 +2,24 @@
 //! `config.toml` and in error messages, the label the window gives it, and the one-line
 //! explanation its tooltip shows. A refused value names its [`Setting`], so the window marks the
 //! field it was typed in without matching strings.
+//!
+//! The settings that are one number of the draft have a row in [`NUMBERS`] too: their field,
+//! the value their flag shows and the word a legend names them by. The window's text fields,
+//! `kiln train`'s flags and the legends are made from those rows, so a new number is a field
+//! of [`ExperimentDraft`], its range in `validate`, a declaration here and a row there.
 
 use std::fmt;
+
+use crate::config::ExperimentDraft;
 
 /// Declares every setting once: its variant with its doc, then key, label and help.
 macro_rules! settings {
     ($($(#[doc = $doc:literal])* $name:ident => $key:literal, $label:literal, $help:literal;)*) => {
         /// One setting a person can choose.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        #[derive(
+            Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash,
+            serde::Serialize, serde::Deserialize,
+        )]
         pub enum Setting {
             $($(#[doc = $doc])* $name,)*
         }
@@ -189,6 +199,148 @@ impl fmt::Display for Setting {
     }
 }
 
+/// A number as a person types it in a field or after a flag, and as it is shown back.
+pub trait TypedNumber: Sized {
+    /// Reads `text` (trimmed); the error is a sentence for the field or the flag.
+    fn read(text: &str) -> Result<Self, String>;
+    /// The number as a person would type it.
+    fn show(&self) -> String;
+}
+
+impl TypedNumber for f64 {
+    fn read(text: &str) -> Result<Self, String> {
+        match text.trim().parse::<f64>() {
+            Ok(v) if v.is_finite() => Ok(v),
+            Ok(_) => Err("must be a finite number".to_owned()),
+            Err(_) => Err(format!("'{}' is not a number", text.trim())),
+        }
+    }
+
+    fn show(&self) -> String {
+        show_number(*self)
+    }
+}
+
+/// Whole numbers of any size their type holds: the range is `validate`'s to check.
+macro_rules! whole_number {
+    ($($ty:ty),*) => {$(
+        impl TypedNumber for $ty {
+            fn read(text: &str) -> Result<Self, String> {
+                text.trim()
+                    .parse()
+                    .map_err(|_| format!("'{}' is not a whole number", text.trim()))
+            }
+
+            fn show(&self) -> String {
+                self.to_string()
+            }
+        }
+    )*};
+}
+
+whole_number!(usize, u64);
+
+/// Shows a value the way people type it: `0.001`, but `1e-8` rather than `0.00000001`.
+pub fn show_number(value: f64) -> String {
+    if value != 0.0 && value.abs() < 1e-4 {
+        format!("{value:e}")
+    } else {
+        format!("{value}")
+    }
+}
+
+/// A setting that is one number of [`ExperimentDraft`], with what the window, the command line
+/// and the legends need to handle it without a line of their own.
+#[derive(Debug, Clone, Copy)]
+pub struct NumberSetting {
+    /// Which setting: its key, label and help.
+    pub setting: Setting,
+    /// What the flag's help shows for its value (`--lr <RATE>`).
+    pub value_name: &'static str,
+    /// The word a legend names it by when runs differ in it (`lr 0.01`); none leaves it out.
+    pub legend: Option<&'static str>,
+    /// Written after the value in a legend (`rotation 15°`).
+    pub legend_unit: &'static str,
+    /// Part of the training augmentation, whose flags `kiln data inspect` shares.
+    pub augmentation: bool,
+    show: fn(&ExperimentDraft) -> String,
+    read: fn(&mut ExperimentDraft, &str) -> Result<(), String>,
+}
+
+impl NumberSetting {
+    /// The row of `setting`, when it is one number of the draft.
+    pub fn of(setting: Setting) -> Option<&'static NumberSetting> {
+        NUMBERS.iter().find(|n| n.setting == setting)
+    }
+
+    /// Its flag on the command line: the key with dashes (`--batch-size`).
+    pub fn flag(&self) -> String {
+        self.setting.key().replace('_', "-")
+    }
+
+    /// Its value in `draft`, as a person would type it.
+    pub fn show(&self, draft: &ExperimentDraft) -> String {
+        (self.show)(draft)
+    }
+
+    /// Sets it in `draft` from typed text; on an error `draft` keeps its value.
+    pub fn read_into(&self, draft: &mut ExperimentDraft, text: &str) -> Result<(), String> {
+        (self.read)(draft, text)
+    }
+
+    /// How a legend names its value in `draft`, when it names it at all.
+    pub fn legend_entry(&self, draft: &ExperimentDraft) -> Option<(&'static str, String)> {
+        self.legend
+            .map(|word| (word, format!("{}{}", self.show(draft), self.legend_unit)))
+    }
+}
+
+/// Declares the rows of [`NUMBERS`]: `[augmentation]` marks the augmentation's, `legend` the
+/// word legends use (and `unit` what follows the value there).
+macro_rules! numbers {
+    ($(
+        $([$augmentation:ident])? $name:ident => $field:ident: $ty:ty, $value_name:literal
+            $(, legend $legend:literal $(unit $unit:literal)?)?;
+    )*) => {
+        /// Every setting that is one number of the draft, in the order legends name them.
+        pub static NUMBERS: &[NumberSetting] = &[$(NumberSetting {
+            setting: Setting::$name,
+            value_name: $value_name,
+            legend: numbers!(@some $($legend)?),
+            legend_unit: numbers!(@or_empty $($($unit)?)?),
+            augmentation: numbers!(@flag $($augmentation)?),
+            show: |draft| TypedNumber::show(&draft.$field),
+            read: |draft, text| {
+                draft.$field = <$ty as TypedNumber>::read(text)?;
+                Ok(())
+            },
+        }),*];
+    };
+    (@some) => { None };
+    (@some $word:literal) => { Some($word) };
+    (@or_empty) => { "" };
+    (@or_empty $unit:literal) => { $unit };
+    (@flag) => { false };
+    (@flag augmentation) => { true };
+}
+
+numbers! {
+    Lr => lr: f64, "RATE", legend "lr";
+    BatchSize => batch_size: usize, "IMAGES", legend "batch";
+    Epochs => epochs: usize, "N", legend "epochs";
+    Seed => seed: u64, "N", legend "seed";
+    [augmentation] CropPadding => crop_padding: usize, "N", legend "crop padding";
+    [augmentation] CropScale => crop_scale: f64, "SHARE", legend "crop scale";
+    [augmentation] RotationDegrees => rotation_degrees: f64, "DEGREES", legend "rotation" unit "°";
+    [augmentation] Brightness => brightness: f64, "FRACTION", legend "brightness";
+    [augmentation] Contrast => contrast: f64, "FRACTION", legend "contrast";
+    ValSplit => val_split: f64, "FRACTION", legend "val split";
+    TestSplit => test_split: f64, "FRACTION", legend "test split";
+    EarlyStop => early_stop: usize, "PATIENCE", legend "early stop";
+    MinDelta => min_delta: f64, "DELTA", legend "min delta";
+    ProfileSteps => profile_steps: usize, "N";
+}
+
 /// Declares a choice written as one word in config.toml and on the command line.
 macro_rules! choice {
     (
@@ -260,5 +412,56 @@ mod tests {
             );
         }
         assert_eq!(Setting::BatchSize.to_string(), "batch_size");
+    }
+
+    #[test]
+    fn every_number_reads_back_what_it_shows_and_names_a_bad_value() {
+        let draft = ExperimentDraft {
+            lr: 1e-8,
+            seed: u64::MAX,
+            ..ExperimentDraft::default()
+        };
+        for number in NUMBERS {
+            let mut read = ExperimentDraft {
+                lr: 0.5,
+                seed: 7,
+                ..ExperimentDraft::default()
+            };
+            let shown = number.show(&draft);
+            number.read_into(&mut read, &format!(" {shown} ")).unwrap();
+            assert_eq!(number.show(&read), shown, "{:?}", number.setting);
+            let before = read.clone();
+            let error = number.read_into(&mut read, "many").unwrap_err();
+            assert!(error.contains("'many' is not a"), "{error}");
+            assert_eq!(read, before, "a refused value leaves the draft as it was");
+        }
+        assert_eq!(NumberSetting::of(Setting::Lr).unwrap().show(&draft), "1e-8");
+        assert_eq!(
+            NumberSetting::of(Setting::BatchSize).unwrap().flag(),
+            "batch-size"
+        );
+        assert!(NumberSetting::of(Setting::Model).is_none());
+    }
+
+    #[test]
+    fn tiny_values_read_as_typed() {
+        assert_eq!(show_number(1e-8), "1e-8");
+        assert_eq!(show_number(0.001), "0.001");
+        assert_eq!(show_number(0.0), "0");
+    }
+
+    #[test]
+    fn a_number_that_is_not_finite_is_refused() {
+        let mut draft = ExperimentDraft::default();
+        let lr = NumberSetting::of(Setting::Lr).unwrap();
+        assert_eq!(
+            lr.read_into(&mut draft, "inf").unwrap_err(),
+            "must be a finite number"
+        );
+        let epochs = NumberSetting::of(Setting::Epochs).unwrap();
+        assert_eq!(
+            epochs.read_into(&mut draft, "2.5").unwrap_err(),
+            "'2.5' is not a whole number"
+        );
     }
 }

@@ -1,6 +1,8 @@
 //! `kilnw` run for real beside a stand-in `kiln` (a shell script that records what it got).
 
 #![cfg(unix)]
+// Helpers outside #[test] functions unwrap too: a failed unwrap there is a failed test.
+#![allow(clippy::unwrap_used)]
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

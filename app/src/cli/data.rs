@@ -93,7 +93,7 @@ fn inspect(args: InspectArgs) -> anyhow::Result<()> {
         ..defaults
     };
     let mut draft = draft;
-    args.augment.apply(&mut draft);
+    args.augment.apply(&mut draft)?;
     let experiment = draft.validate()?;
     let loaded = data::load(&experiment.dataset, experiment.data_dir.as_deref())?;
     let data = data::make_splits(loaded, &experiment)?;

@@ -5,6 +5,7 @@ mod compare;
 mod data;
 mod devices;
 mod export;
+mod numbers;
 mod progress;
 mod train;
 

@@ -16,6 +16,7 @@ use kiln_core::model::{InitScheme, ModelSpec};
 use kiln_core::run::{self, Stage};
 use kiln_core::train::{Control, RunOutcome, TrainEvent};
 
+use super::numbers::{Augmentation, NumberFlags, Training};
 use super::progress::Reporter;
 
 /// Options of `kiln train`; each flag overrides the preset or config file.
@@ -27,7 +28,7 @@ pub struct TrainArgs {
         value_name = "RUN_DIR",
         conflicts_with_all = [
             "preset", "config", "dataset", "data_dir", "model", "optimizer", "lr", "momentum",
-            "nesterov", "weight_decay", "schedule", "batch", "epochs", "seed", "device",
+            "nesterov", "weight_decay", "schedule", "batch_size", "epochs", "seed", "device",
             "input_scaling", "init", "loss", "name", "keep_going_on_nan", "profile_steps", "crop_padding", "flip",
             "crop_scale", "rotation_degrees", "brightness", "contrast", "precision", "validation", "val_split", "test_split", "early_stop", "monitor",
             "min_delta", "keep", "class_weights",
@@ -51,8 +52,6 @@ pub struct TrainArgs {
     model: Option<ModelSpec>,
     #[arg(long, value_name = "sgd|adam|adamw", help = Setting::Optimizer.help())]
     optimizer: Option<String>,
-    #[arg(long, value_name = "RATE", help = Setting::Lr.help())]
-    lr: Option<f64>,
     #[arg(long, value_name = "FACTOR", help = Setting::Momentum.help())]
     momentum: Option<f64>,
     #[arg(long, help = Setting::Nesterov.help())]
@@ -61,12 +60,6 @@ pub struct TrainArgs {
     weight_decay: Option<f64>,
     #[arg(long, value_name = "constant|step:EVERY:GAMMA|cosine[:MIN_LR]", help = Setting::Schedule.help())]
     schedule: Option<Schedule>,
-    #[arg(long, value_name = "IMAGES", help = Setting::BatchSize.help())]
-    batch: Option<usize>,
-    #[arg(long, value_name = "N", help = Setting::Epochs.help())]
-    epochs: Option<usize>,
-    #[arg(long, value_name = "N", help = Setting::Seed.help())]
-    seed: Option<u64>,
     #[arg(long, value_name = "auto|cpu|gpu:N", help = Setting::Device.help())]
     device: Option<DeviceChoice>,
     #[arg(long, value_name = "unit-range|raw|standardize", help = Setting::InputScaling.help())]
@@ -76,23 +69,15 @@ pub struct TrainArgs {
     #[arg(long, value_name = "logits|probabilities", help = Setting::Loss.help())]
     loss: Option<LossInput>,
     #[command(flatten)]
+    numbers: NumberFlags<Training>,
+    #[command(flatten)]
     augmentation: AugmentationArgs,
     #[arg(long, value_name = "f32|f16", help = Setting::Precision.help())]
     precision: Option<Precision>,
-    #[arg(long, value_name = "N", help = Setting::ProfileSteps.help())]
-    profile_steps: Option<usize>,
     #[arg(long, value_name = "split|test", help = Setting::Validation.help())]
     validation: Option<Validation>,
-    #[arg(long, value_name = "FRACTION", help = Setting::ValSplit.help())]
-    val_split: Option<f64>,
-    #[arg(long, value_name = "FRACTION", help = Setting::TestSplit.help())]
-    test_split: Option<f64>,
-    #[arg(long, value_name = "PATIENCE", help = Setting::EarlyStop.help())]
-    early_stop: Option<usize>,
     #[arg(long, value_name = "val-loss|val-accuracy", help = Setting::Monitor.help())]
     monitor: Option<Monitor>,
-    #[arg(long, value_name = "DELTA", help = Setting::MinDelta.help())]
-    min_delta: Option<f64>,
     #[arg(long, value_name = "best|last", help = Setting::Keep.help())]
     keep: Option<Keep>,
     #[arg(long, value_name = "none|balanced", help = Setting::ClassWeights.help())]
@@ -110,41 +95,20 @@ pub struct TrainArgs {
 /// The training augmentation's flags, shared by `kiln train` and `kiln data inspect`'s preview.
 #[derive(Debug, Args)]
 pub(super) struct AugmentationArgs {
-    #[arg(long, value_name = "N", help = Setting::CropPadding.help())]
-    crop_padding: Option<usize>,
+    #[command(flatten)]
+    numbers: NumberFlags<Augmentation>,
     #[arg(long, help = Setting::Flip.help())]
     flip: bool,
-    #[arg(long, value_name = "SHARE", help = Setting::CropScale.help())]
-    crop_scale: Option<f64>,
-    #[arg(long, value_name = "DEGREES", help = Setting::RotationDegrees.help())]
-    rotation_degrees: Option<f64>,
-    #[arg(long, value_name = "FRACTION", help = Setting::Brightness.help())]
-    brightness: Option<f64>,
-    #[arg(long, value_name = "FRACTION", help = Setting::Contrast.help())]
-    contrast: Option<f64>,
 }
 
 impl AugmentationArgs {
     /// Overrides `draft`'s augmentation with every flag given.
-    pub(super) fn apply(&self, draft: &mut ExperimentDraft) {
-        if let Some(v) = self.crop_padding {
-            draft.crop_padding = v;
-        }
+    pub(super) fn apply(&self, draft: &mut ExperimentDraft) -> anyhow::Result<()> {
+        self.numbers.apply(draft)?;
         if self.flip {
             draft.flip = true;
         }
-        if let Some(v) = self.crop_scale {
-            draft.crop_scale = v;
-        }
-        if let Some(v) = self.rotation_degrees {
-            draft.rotation_degrees = v;
-        }
-        if let Some(v) = self.brightness {
-            draft.brightness = v;
-        }
-        if let Some(v) = self.contrast {
-            draft.contrast = v;
-        }
+        Ok(())
     }
 }
 
@@ -196,20 +160,8 @@ impl TrainArgs {
         if let Some(v) = self.weight_decay {
             draft.optimizer.set_weight_decay(v);
         }
-        if let Some(v) = self.lr {
-            draft.lr = v;
-        }
         if let Some(v) = self.schedule {
             draft.schedule = v;
-        }
-        if let Some(v) = self.batch {
-            draft.batch_size = v;
-        }
-        if let Some(v) = self.epochs {
-            draft.epochs = v;
-        }
-        if let Some(v) = self.seed {
-            draft.seed = v;
         }
         if let Some(v) = self.device {
             draft.device = v;
@@ -223,32 +175,20 @@ impl TrainArgs {
         if let Some(v) = self.loss {
             draft.loss = v;
         }
-        self.augmentation.apply(&mut draft);
+        self.augmentation.apply(&mut draft)?;
         if let Some(v) = self.precision {
             draft.precision = v;
-        }
-        if let Some(v) = self.profile_steps {
-            draft.profile_steps = v;
         }
         if let Some(v) = self.validation {
             draft.validation = v;
         }
-        if let Some(v) = self.val_split {
+        self.numbers.apply(&mut draft)?;
+        if self.numbers.gave(Setting::ValSplit) {
             // A fraction asks for a validation split, also over a preset validated on test.
             draft.validation = Validation::Split;
-            draft.val_split = v;
-        }
-        if let Some(v) = self.test_split {
-            draft.test_split = v;
-        }
-        if let Some(v) = self.early_stop {
-            draft.early_stop = v;
         }
         if let Some(v) = self.monitor {
             draft.monitor = v;
-        }
-        if let Some(v) = self.min_delta {
-            draft.min_delta = v;
         }
         if let Some(v) = self.keep {
             draft.keep = v;

@@ -10,6 +10,7 @@ use kiln_core::config::{
 use kiln_core::data::{DEFAULT_FOLDER_IMAGE_SIZE_PX, DatasetSpec};
 use kiln_core::device::{DeviceChoice, DeviceClass, DeviceInfo};
 use kiln_core::model::{Activation, InitScheme, ModelSpec};
+use kiln_core::settings::{NUMBERS, TypedNumber, show_number};
 use serde::{Deserialize, Serialize};
 
 use kiln_core::config::{
@@ -114,6 +115,9 @@ pub enum ScheduleKind {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SetupForm {
+    /// The text of every setting that is one number of the draft (`settings::NUMBERS`), as
+    /// typed; the window never checks their ranges, the engine's `validate` does.
+    pub numbers: BTreeMap<Setting, String>,
     /// Run name.
     pub name: String,
     /// Data set choice.
@@ -144,8 +148,6 @@ pub struct SetupForm {
     pub loss: LossInput,
     /// Optimizer choice.
     pub optimizer: OptimizerKind,
-    /// Learning rate.
-    pub lr: String,
     /// SGD momentum.
     pub momentum: String,
     /// SGD Nesterov.
@@ -166,46 +168,20 @@ pub struct SetupForm {
     pub step_gamma: String,
     /// Cosine floor.
     pub cosine_min_lr: String,
-    /// Images per step.
-    pub batch_size: String,
-    /// Passes over the data.
-    pub epochs: String,
-    /// Seed.
-    pub seed: String,
     /// `auto`, `cpu` or `gpu:N`.
     pub device: String,
     /// Kept from a loaded preset or run so nothing the form does not show is lost.
     pub readback_interval_ms: u64,
     /// Whether a NaN or infinite loss ends the run.
     pub stop_on_non_finite_loss: bool,
-    /// Zero pixels per side before a random crop (training batches only).
-    pub crop_padding: String,
     /// Random horizontal flips of training images.
     pub flip: bool,
-    /// Smallest area share of a random resized crop; 1 is off.
-    pub crop_scale: String,
-    /// Largest random rotation in degrees; 0 is off.
-    pub rotation_degrees: String,
-    /// Brightness jitter as a fraction; 0 is off.
-    pub brightness: String,
-    /// Contrast jitter as a fraction; 0 is off.
-    pub contrast: String,
     /// f32, or f16 mixed precision.
     pub precision: Precision,
-    /// Steps timed phase by phase after warm-up; 0 is off.
-    pub profile_steps: String,
     /// A validation split, or the test split (parity presets).
     pub validation: Validation,
-    /// Fraction of the training images held out for validation.
-    pub val_split: String,
-    /// Fraction of a flat image folder held out for testing.
-    pub test_split: String,
-    /// Early-stopping patience in epochs; 0 is off.
-    pub early_stop: String,
     /// The figure that picks the best epoch.
     pub monitor: Monitor,
-    /// The least improvement that counts.
-    pub min_delta: String,
     /// Which epoch's weights the run keeps.
     pub keep: Keep,
     /// How each class weighs in the training loss.
@@ -218,16 +194,18 @@ impl Default for SetupForm {
     }
 }
 
-/// Shows a value the way people type it: `0.001`, but `1e-8` rather than `0.00000001`.
-fn number(value: f64) -> String {
-    if value != 0.0 && value.abs() < 1e-4 {
-        format!("{value:e}")
-    } else {
-        format!("{value}")
-    }
-}
-
 impl SetupForm {
+    /// The form with `text` typed into the field of the number `setting`.
+    pub fn with_number(mut self, setting: Setting, text: &str) -> Self {
+        *self.number_mut(setting) = text.to_owned();
+        self
+    }
+
+    /// The text of the number `setting`'s field, to type into.
+    pub fn number_mut(&mut self, setting: Setting) -> &mut String {
+        self.numbers.entry(setting).or_default()
+    }
+
     /// The form showing `draft`, e.g. a preset or a past run's config.
     pub fn from_draft(draft: &ExperimentDraft) -> Self {
         let (dataset, folder, folder_image_size) = match &draft.dataset {
@@ -244,6 +222,7 @@ impl SetupForm {
             }
         };
         let mut form = Self {
+            numbers: NUMBERS.iter().map(|n| (n.setting, n.show(draft))).collect(),
             name: draft.name.clone(),
             dataset,
             data_dir: draft.data_dir.clone(),
@@ -259,7 +238,6 @@ impl SetupForm {
             input_scaling: draft.input_scaling,
             loss: draft.loss,
             optimizer: OptimizerKind::Adam,
-            lr: number(draft.lr),
             momentum: "0".to_owned(),
             nesterov: false,
             weight_decay: "0".to_owned(),
@@ -270,26 +248,13 @@ impl SetupForm {
             step_every_epochs: "5".to_owned(),
             step_gamma: "0.1".to_owned(),
             cosine_min_lr: "0".to_owned(),
-            batch_size: draft.batch_size.to_string(),
-            epochs: draft.epochs.to_string(),
-            seed: draft.seed.to_string(),
             device: draft.device.to_string(),
             readback_interval_ms: draft.readback_interval_ms,
             stop_on_non_finite_loss: draft.stop_on_non_finite_loss,
-            crop_padding: draft.crop_padding.to_string(),
             flip: draft.flip,
-            crop_scale: number(draft.crop_scale),
-            rotation_degrees: number(draft.rotation_degrees),
-            brightness: number(draft.brightness),
-            contrast: number(draft.contrast),
             precision: draft.precision,
-            profile_steps: draft.profile_steps.to_string(),
             validation: draft.validation,
-            val_split: number(draft.val_split),
-            test_split: number(draft.test_split),
-            early_stop: draft.early_stop.to_string(),
             monitor: draft.monitor,
-            min_delta: number(draft.min_delta),
             keep: draft.keep,
             class_weights: draft.class_weights,
         };
@@ -306,7 +271,7 @@ impl SetupForm {
                     .collect::<Vec<_>>()
                     .join(",");
                 form.activation = *activation;
-                form.dropout = number(*dropout);
+                form.dropout = show_number(*dropout);
             }
             ModelSpec::Cnn => form.model = ModelKind::Cnn,
             ModelSpec::Vgg16 {
@@ -326,9 +291,9 @@ impl SetupForm {
                 weight_decay,
             } => {
                 form.optimizer = OptimizerKind::Sgd;
-                form.momentum = number(*momentum);
+                form.momentum = show_number(*momentum);
                 form.nesterov = *nesterov;
-                form.weight_decay = number(*weight_decay);
+                form.weight_decay = show_number(*weight_decay);
             }
             OptimizerSpec::Adam {
                 beta_1,
@@ -347,10 +312,10 @@ impl SetupForm {
                 } else {
                     OptimizerKind::AdamW
                 };
-                form.beta_1 = number(*beta_1);
-                form.beta_2 = number(*beta_2);
-                form.epsilon = number(*epsilon);
-                form.weight_decay = number(*weight_decay);
+                form.beta_1 = show_number(*beta_1);
+                form.beta_2 = show_number(*beta_2);
+                form.epsilon = show_number(*epsilon);
+                form.weight_decay = show_number(*weight_decay);
             }
         }
         match &draft.schedule {
@@ -361,11 +326,11 @@ impl SetupForm {
             } => {
                 form.schedule = ScheduleKind::Step;
                 form.step_every_epochs = every_epochs.to_string();
-                form.step_gamma = number(*gamma);
+                form.step_gamma = show_number(*gamma);
             }
             Schedule::Cosine { min_lr } => {
                 form.schedule = ScheduleKind::Cosine;
-                form.cosine_min_lr = number(*min_lr);
+                form.cosine_min_lr = show_number(*min_lr);
             }
         }
         form
@@ -390,30 +355,17 @@ impl SetupForm {
             ..ExperimentDraft::default()
         };
         // Ranges are the engine's to check: the form only reads the numbers.
-        draft.val_split = parse_float(&self.val_split, Setting::ValSplit, errors).unwrap_or(0.1);
-        draft.test_split = parse_float(&self.test_split, Setting::TestSplit, errors).unwrap_or(0.2);
-        draft.min_delta = parse_float(&self.min_delta, Setting::MinDelta, errors).unwrap_or(0.0);
-        draft.crop_scale = parse_float(&self.crop_scale, Setting::CropScale, errors).unwrap_or(1.0);
-        draft.rotation_degrees =
-            parse_float(&self.rotation_degrees, Setting::RotationDegrees, errors).unwrap_or(0.0);
-        draft.brightness =
-            parse_float(&self.brightness, Setting::Brightness, errors).unwrap_or(0.0);
-        draft.contrast = parse_float(&self.contrast, Setting::Contrast, errors).unwrap_or(0.0);
-        draft.early_stop = parse_whole(&self.early_stop, Setting::EarlyStop, errors).unwrap_or(0);
+        for number in NUMBERS {
+            let text = self.numbers.get(&number.setting);
+            if let Some(Err(reason)) = text.map(|text| number.read_into(&mut draft, text)) {
+                errors.insert(number.setting, reason);
+            }
+        }
         draft.dataset = self.dataset_spec(errors);
         draft.model = self.model_spec(errors);
         let weight_decay = parse_float(&self.weight_decay, Setting::WeightDecay, errors);
         draft.optimizer = self.optimizer_spec(errors, weight_decay);
-        draft.lr = parse_float(&self.lr, Setting::Lr, errors).unwrap_or(1e-3);
         draft.schedule = self.schedule_spec(errors);
-        // The engine owns every range; the form only reads whole numbers.
-        draft.batch_size = parse_whole(&self.batch_size, Setting::BatchSize, errors).unwrap_or(64);
-        draft.crop_padding =
-            parse_whole(&self.crop_padding, Setting::CropPadding, errors).unwrap_or(0);
-        draft.epochs = parse_whole(&self.epochs, Setting::Epochs, errors).unwrap_or(1);
-        draft.seed = parse_whole(&self.seed, Setting::Seed, errors).unwrap_or(0);
-        draft.profile_steps =
-            parse_whole(&self.profile_steps, Setting::ProfileSteps, errors).unwrap_or(0);
         draft.device = match self.device.parse::<DeviceChoice>() {
             Ok(device) => device,
             Err(e) => {
@@ -597,30 +549,9 @@ impl SetupForm {
 }
 
 fn parse_float(text: &str, field: Setting, errors: &mut BTreeMap<Setting, String>) -> Option<f64> {
-    match text.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() => Some(v),
-        Ok(_) => {
-            errors.insert(field, "must be a finite number".to_owned());
-            None
-        }
-        Err(_) => {
-            errors.insert(field, format!("'{}' is not a number", text.trim()));
-            None
-        }
-    }
-}
-
-/// A whole number as typed, of any size the type holds; the range is the engine's to check.
-fn parse_whole<T: std::str::FromStr>(
-    text: &str,
-    field: Setting,
-    errors: &mut BTreeMap<Setting, String>,
-) -> Option<T> {
-    let parsed = text.trim().parse::<T>().ok();
-    if parsed.is_none() {
-        errors.insert(field, format!("'{}' is not a whole number", text.trim()));
-    }
-    parsed
+    f64::read(text)
+        .map_err(|reason| errors.insert(field, reason))
+        .ok()
 }
 
 fn parse_int(
@@ -725,6 +656,16 @@ fn text_row(
         ui.end_row();
     }
     response.changed()
+}
+
+/// The text field of a setting that is one number of the draft.
+fn number_row(
+    ui: &mut egui::Ui,
+    field: Setting,
+    numbers: &mut BTreeMap<Setting, String>,
+    errors: &BTreeMap<Setting, String>,
+) -> bool {
+    text_row(ui, field, numbers.entry(field).or_default(), errors)
 }
 
 /// A reason in the error colour, wrapped to the field column so it never runs off the panel.
@@ -909,20 +850,15 @@ fn data_rows_ui(
     }
     ui.end_row();
     combo_row(ui, Setting::InputScaling, &mut form.input_scaling, &options);
-    text_row(ui, Setting::CropPadding, &mut form.crop_padding, errors);
+    number_row(ui, Setting::CropPadding, &mut form.numbers, errors);
     ui.label("");
     ui.checkbox(&mut form.flip, Setting::Flip.label())
         .on_hover_text(Setting::Flip.help());
     ui.end_row();
-    text_row(ui, Setting::CropScale, &mut form.crop_scale, errors);
-    text_row(
-        ui,
-        Setting::RotationDegrees,
-        &mut form.rotation_degrees,
-        errors,
-    );
-    text_row(ui, Setting::Brightness, &mut form.brightness, errors);
-    text_row(ui, Setting::Contrast, &mut form.contrast, errors);
+    number_row(ui, Setting::CropScale, &mut form.numbers, errors);
+    number_row(ui, Setting::RotationDegrees, &mut form.numbers, errors);
+    number_row(ui, Setting::Brightness, &mut form.numbers, errors);
+    number_row(ui, Setting::Contrast, &mut form.numbers, errors);
 }
 
 /// The Model rows: the architecture and its parts, init and loss.
@@ -983,7 +919,7 @@ fn optimizer_rows_ui(ui: &mut egui::Ui, form: &mut SetupForm, errors: &BTreeMap<
         }
         .to_owned();
     }
-    text_row(ui, Setting::Lr, &mut form.lr, errors);
+    number_row(ui, Setting::Lr, &mut form.numbers, errors);
     match form.optimizer {
         OptimizerKind::Sgd => {
             text_row(ui, Setting::Momentum, &mut form.momentum, errors);
@@ -1027,18 +963,18 @@ fn validation_rows_ui(ui: &mut egui::Ui, form: &mut SetupForm, errors: &BTreeMap
     ];
     combo_row(ui, Setting::Validation, &mut form.validation, &options);
     if form.validation == Validation::Split {
-        text_row(ui, Setting::ValSplit, &mut form.val_split, errors);
+        number_row(ui, Setting::ValSplit, &mut form.numbers, errors);
     }
     if form.dataset == DatasetKind::Folder {
-        text_row(ui, Setting::TestSplit, &mut form.test_split, errors);
+        number_row(ui, Setting::TestSplit, &mut form.numbers, errors);
     }
     let options = [
         (Monitor::ValLoss, "validation loss"),
         (Monitor::ValAccuracy, "validation accuracy"),
     ];
     combo_row(ui, Setting::Monitor, &mut form.monitor, &options);
-    text_row(ui, Setting::EarlyStop, &mut form.early_stop, errors);
-    text_row(ui, Setting::MinDelta, &mut form.min_delta, errors);
+    number_row(ui, Setting::EarlyStop, &mut form.numbers, errors);
+    number_row(ui, Setting::MinDelta, &mut form.numbers, errors);
     let options = [
         (Keep::Best, "the best epoch"),
         (Keep::Last, "the last epoch"),
@@ -1053,13 +989,13 @@ fn run_rows_ui(
     errors: &BTreeMap<Setting, String>,
     context: &SetupContext<'_>,
 ) {
-    text_row(ui, Setting::BatchSize, &mut form.batch_size, errors);
-    text_row(ui, Setting::Epochs, &mut form.epochs, errors);
-    text_row(ui, Setting::Seed, &mut form.seed, errors);
+    number_row(ui, Setting::BatchSize, &mut form.numbers, errors);
+    number_row(ui, Setting::Epochs, &mut form.numbers, errors);
+    number_row(ui, Setting::Seed, &mut form.numbers, errors);
     device_row(ui, form, context.devices);
     error_row(ui, Setting::Device, errors);
     precision_row(ui, form, context.devices);
-    text_row(ui, Setting::ProfileSteps, &mut form.profile_steps, errors);
+    number_row(ui, Setting::ProfileSteps, &mut form.numbers, errors);
     text_row(ui, Setting::Name, &mut form.name, errors);
     ui.label("");
     ui.checkbox(
@@ -1188,11 +1124,9 @@ mod tests {
 
     #[test]
     fn bad_text_is_marked_on_its_field() {
-        let form = SetupForm {
-            lr: "fast".to_owned(),
-            batch_size: "0".to_owned(),
-            ..SetupForm::default()
-        };
+        let form = SetupForm::default()
+            .with_number(Setting::Lr, "fast")
+            .with_number(Setting::BatchSize, "0");
         let check = form.check();
         assert!(check.experiment.is_none());
         assert!(check.errors[&Setting::Lr].contains("not a number"));
@@ -1202,11 +1136,9 @@ mod tests {
 
     #[test]
     fn a_typo_does_not_hide_an_engine_rule_elsewhere() {
-        let form = SetupForm {
-            lr: "-1".to_owned(),
-            batch_size: "lots".to_owned(),
-            ..SetupForm::default()
-        };
+        let form = SetupForm::default()
+            .with_number(Setting::Lr, "-1")
+            .with_number(Setting::BatchSize, "lots");
         let check = form.check();
         assert!(
             check.errors.contains_key(&Setting::BatchSize),
@@ -1222,16 +1154,10 @@ mod tests {
 
     #[test]
     fn profile_steps_reach_the_run_or_are_marked() {
-        let form = SetupForm {
-            profile_steps: "5".to_owned(),
-            ..SetupForm::default()
-        };
+        let form = SetupForm::default().with_number(Setting::ProfileSteps, "5");
         let check = form.check();
         assert_eq!(check.experiment.map(|e| e.profile_steps), Some(5));
-        let form = SetupForm {
-            profile_steps: "20000".to_owned(),
-            ..SetupForm::default()
-        };
+        let form = SetupForm::default().with_number(Setting::ProfileSteps, "20000");
         let check = form.check();
         assert!(check.experiment.is_none());
         assert!(
@@ -1242,18 +1168,8 @@ mod tests {
     }
 
     #[test]
-    fn tiny_values_read_as_typed() {
-        assert_eq!(number(1e-8), "1e-8");
-        assert_eq!(number(0.001), "0.001");
-        assert_eq!(number(0.0), "0");
-    }
-
-    #[test]
     fn engine_rules_are_marked_on_their_field() {
-        let form = SetupForm {
-            lr: "50".to_owned(),
-            ..SetupForm::default()
-        };
+        let form = SetupForm::default().with_number(Setting::Lr, "50");
         let check = form.check();
         assert!(
             check.errors[&Setting::Lr].contains("above 10"),
