@@ -3,6 +3,7 @@
 // A failed unwrap in a test or an example is a failure that names its line.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use kiln_test_support::scratch_dir;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -12,13 +13,6 @@ fn kiln(args: &[&str]) -> Output {
         .env_remove("KILN_DATA_DIR")
         .output()
         .expect("the kiln binary runs")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("kiln-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 fn stderr(output: &Output) -> String {
@@ -36,7 +30,7 @@ fn only_run_folder(runs: &Path) -> PathBuf {
 
 #[test]
 fn train_on_the_builtin_data_writes_a_complete_run_folder() {
-    let runs = scratch("train");
+    let runs = scratch_dir("train");
     let output = kiln(&[
         "train",
         "--device",
@@ -132,7 +126,7 @@ fn epoch_figures(run: &Path) -> Vec<String> {
 #[test]
 fn the_same_seed_gives_the_same_run() {
     // Separate processes: Burn's CPU generator is global, so only a whole process is isolated.
-    let runs = scratch("seed");
+    let runs = scratch_dir("seed");
     let train = |dir: &str, seed: &str| {
         let out = kiln(&[
             "train",
@@ -157,7 +151,7 @@ fn the_same_seed_gives_the_same_run() {
 
 #[test]
 fn bad_flags_end_in_one_sentence_and_no_run_folder() {
-    let runs = scratch("bad");
+    let runs = scratch_dir("bad");
     let runs_arg = runs.join("runs");
     let runs_arg = runs_arg.to_str().unwrap();
     let cases: &[(&[&str], &str)] = &[
@@ -230,7 +224,7 @@ fn bad_flags_end_in_one_sentence_and_no_run_folder() {
 
 #[test]
 fn resume_refuses_what_it_cannot_continue() {
-    let dir = scratch("resume-refused");
+    let dir = scratch_dir("resume-refused");
     let missing = dir.join("no-such-run");
     let output = kiln(&["train", "--resume", missing.to_str().unwrap()]);
     let message = stderr(&output);
@@ -251,7 +245,7 @@ fn resume_refuses_what_it_cannot_continue() {
 
 #[test]
 fn corrupt_idx_files_are_named_in_the_error() {
-    let dir = scratch("corrupt");
+    let dir = scratch_dir("corrupt");
     let data = dir.join("mnist");
     std::fs::create_dir_all(&data).unwrap();
     // A header that claims 2^32 - 1 images of 28x28, and nothing after it.
@@ -339,7 +333,7 @@ fn presets_show_what_their_flavours_differ_in_within_one_column() {
 
 #[test]
 fn export_writes_csv_png_and_svg_of_a_run() {
-    let dir = scratch("export");
+    let dir = scratch_dir("export");
     let runs = dir.join("runs");
     let output = kiln(&[
         "train",
@@ -461,7 +455,7 @@ fn train_tiny(runs: &Path, extra: &[&str]) -> Output {
 
 #[test]
 fn compare_prints_what_differs_and_the_figures_side_by_side() {
-    let runs = scratch("compare");
+    let runs = scratch_dir("compare");
     for lr in ["0.01", "0.001"] {
         let output = train_tiny(&runs, &["--lr", lr, "--name", &format!("lr{lr}")]);
         assert!(output.status.success(), "{}", stderr(&output));
@@ -495,7 +489,7 @@ fn compare_prints_what_differs_and_the_figures_side_by_side() {
 
 #[test]
 fn the_confusion_matrix_matches_the_exported_predictions() {
-    let runs = scratch("confusion");
+    let runs = scratch_dir("confusion");
     let output = train_tiny(&runs, &[]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(
@@ -631,7 +625,7 @@ fn run_folder_named(runs: &Path, name: &str) -> PathBuf {
 #[test]
 fn augmented_runs_are_recorded_and_repeat_exactly() {
     // Separate processes: Burn's CPU generator is global, so only a whole process is isolated.
-    let runs = scratch("augment");
+    let runs = scratch_dir("augment");
     let mut results = Vec::new();
     for name in ["first", "second"] {
         let output = train_tiny(&runs, &["--crop-padding", "2", "--flip", "--name", name]);
@@ -661,7 +655,7 @@ fn augmented_runs_are_recorded_and_repeat_exactly() {
 #[test]
 fn a_closed_stdout_stops_the_printing_not_the_run() {
     use std::process::Stdio;
-    let runs = scratch("closed-stdout");
+    let runs = scratch_dir("closed-stdout");
     let mut child = Command::new(env!("CARGO_BIN_EXE_kiln"))
         .args([
             "train",
@@ -722,7 +716,7 @@ fn write_photo_folder(root: &Path) {
 
 #[test]
 fn data_inspect_shows_classes_per_split_what_was_left_out_and_leaks() {
-    let dir = scratch("inspect");
+    let dir = scratch_dir("inspect");
     let root = dir.join("photos");
     write_photo_folder(&root);
     let grid = dir.join("grid.png");

@@ -19,13 +19,7 @@ use kiln_core::config::{Precision, Setting};
 use kiln_core::device::{DeviceClass, DeviceInfo};
 use kiln_core::plot::XAxis;
 use kiln_core::run_folder::{EpochRow, MetricsRow, RunHistory};
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("kiln-gui-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use kiln_test_support::scratch_dir;
 
 /// A device list that reads the same on every machine, so snapshots do not depend on core count.
 fn fixed_devices() -> Vec<DeviceInfo> {
@@ -261,7 +255,7 @@ fn window_snapshot_before_a_run() {
 
 #[test]
 fn a_start_click_trains_plots_and_lists_the_run() {
-    let runs_dir = scratch("interaction");
+    let runs_dir = scratch_dir("interaction");
     let mut harness = app_harness(&runs_dir);
     start_small_run(&mut harness, "from-the-window", 2, 128);
     assert!(harness.state().session.is_some(), "Start made no session");
@@ -305,7 +299,7 @@ fn a_start_click_trains_plots_and_lists_the_run() {
 
 #[test]
 fn a_profiled_run_shows_where_the_step_time_goes() {
-    let runs_dir = scratch("profiled");
+    let runs_dir = scratch_dir("profiled");
     let mut harness = app_harness(&runs_dir);
     let form = small_run_form("profiled", 1, 256).with_number(Setting::ProfileSteps, "5");
     start_run(&mut harness, form);
@@ -325,7 +319,7 @@ fn a_profiled_run_shows_where_the_step_time_goes() {
 
 #[test]
 fn start_is_disabled_with_the_reason_shown() {
-    let runs_dir = scratch("disabled");
+    let runs_dir = scratch_dir("disabled");
     let mut harness = app_harness(&runs_dir);
     *harness.state_mut().form.number_mut(Setting::Epochs) = "0".to_owned();
     harness.run();
@@ -348,7 +342,7 @@ fn step_until(harness: &mut Harness<'static, KilnApp>, secs: u64, done: impl Fn(
 
 #[test]
 fn pause_holds_the_run_resume_continues_and_cancel_keeps_the_folder() {
-    let runs_dir = scratch("pause");
+    let runs_dir = scratch_dir("pause");
     let mut harness = app_harness(&runs_dir);
     start_small_run(&mut harness, "paused", 1000, 16);
     let steps = |app: &KilnApp| {
@@ -407,8 +401,8 @@ fn pause_holds_the_run_resume_continues_and_cancel_keeps_the_folder() {
 
 #[test]
 fn start_waits_for_a_named_data_set_that_is_not_here() {
-    let runs_dir = scratch("no-data");
-    let empty = scratch("no-data-dir");
+    let runs_dir = scratch_dir("no-data");
+    let empty = scratch_dir("no-data-dir");
     let mnist = kiln_core::data::fetch::RemoteDataset::Mnist;
     if kiln_core::data::locate(mnist, Some(&empty)).is_ok() {
         eprintln!("MNIST is installed on this machine; the missing-data case cannot be shown");
@@ -587,7 +581,7 @@ impl egui::DroppedFile for DroppedPath {
 
 #[test]
 fn a_finished_run_can_classify_an_opened_image() {
-    let runs_dir = scratch("try");
+    let runs_dir = scratch_dir("try");
     let mut harness = app_harness(&runs_dir);
     start_small_run(&mut harness, "try", 1, 128);
     step_until(&mut harness, 300, |app| !app.is_training());
@@ -611,7 +605,7 @@ fn a_finished_run_can_classify_an_opened_image() {
     assert!(harness.state().try_model.is_some());
 
     // An image of another size and colour: it is resized and made grayscale as training saw.
-    let image_path = scratch("try-image").join("cross.png");
+    let image_path = scratch_dir("try-image").join("cross.png");
     let image = image::RgbImage::from_fn(64, 48, |x, y| {
         if x.abs_diff(y) < 4 || (63 - x).abs_diff(y) < 4 {
             image::Rgb([250, 240, 230])
@@ -647,7 +641,7 @@ fn a_finished_run_can_classify_an_opened_image() {
     harness.get_by_label_contains(&best);
 
     // A file that is not an image gets a sentence, not a panic.
-    let bad = scratch("try-bad").join("not-an-image.png");
+    let bad = scratch_dir("try-bad").join("not-an-image.png");
     std::fs::write(&bad, b"not a png").unwrap();
     let try_model = harness.state_mut().try_model.as_mut().unwrap();
     try_model.try_file(&bad);
@@ -678,7 +672,7 @@ fn a_finished_run_can_classify_an_opened_image() {
 fn a_stopped_run_resumes_from_the_runs_list() {
     use kiln_core::train::{Control, RunOutcome, TrainEvent};
     use std::sync::Arc;
-    let runs_dir = scratch("resume");
+    let runs_dir = scratch_dir("resume");
     // A run stopped after its first epoch, as Ctrl-C or a closed window leaves it.
     let experiment = kiln_core::config::ExperimentDraft {
         name: "stopped".into(),

@@ -300,12 +300,7 @@ mod tests {
     use crate::config::ExperimentDraft;
     use crate::device::DeviceChoice;
     use crate::model::{Activation, ModelSpec};
-
-    fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("kiln-run-test-{}-{name}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        dir
-    }
+    use kiln_test_support::scratch_dir;
 
     /// A small MLP run on the built-in data, quick enough for a unit test.
     fn resumable_experiment() -> Experiment {
@@ -328,7 +323,7 @@ mod tests {
 
     #[test]
     fn a_device_failure_mid_run_ends_in_a_sentence_and_keeps_the_folder() {
-        let dir = scratch("device-failure");
+        let dir = scratch_dir("device-failure");
         let experiment = resumable_experiment();
         let control = Arc::new(Control::new());
         let mut rows = 0;
@@ -373,7 +368,7 @@ mod tests {
         }
         .validate()
         .unwrap();
-        let runs = scratch("short-batch");
+        let runs = scratch_dir("short-batch");
         let record = execute(
             &experiment,
             &runs,
@@ -413,7 +408,7 @@ mod tests {
 
     #[test]
     fn resuming_a_folder_without_a_checkpoint_says_why() {
-        let dir = scratch("no-checkpoint");
+        let dir = scratch_dir("no-checkpoint");
         fs::create_dir_all(&dir).unwrap();
         let control = Arc::new(Control::new());
         let err = resume(&dir, &control, &mut |_| {}, &mut |_| {}).unwrap_err();

@@ -6,19 +6,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
-use std::path::PathBuf;
+
 use std::sync::Arc;
 
 use kiln_core::config::{Experiment, ExperimentDraft, Precision};
 use kiln_core::device::{self, DeviceChoice, DeviceError};
 use kiln_core::run::{RunError, execute};
 use kiln_core::train::{Control, RunOutcome};
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("kiln-f16-test-{}-{name}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    dir
-}
+use kiln_test_support::scratch_dir;
 
 fn experiment(device: DeviceChoice) -> Experiment {
     ExperimentDraft {
@@ -44,7 +39,7 @@ fn f16_trains_on_an_adapter_with_16_bit_shaders() {
         return;
     };
     let choice: DeviceChoice = gpu.id.parse().expect("gpu id");
-    let runs = scratch("gpu");
+    let runs = scratch_dir("gpu");
     let record = execute(
         &experiment(choice),
         &runs,
@@ -75,7 +70,8 @@ fn f16_trains_on_an_adapter_with_16_bit_shaders() {
 
 #[test]
 fn f16_on_the_cpu_is_refused_before_a_run_folder_exists() {
-    let runs = scratch("cpu");
+    // A runs folder that is not there yet: a refused run must not even create it.
+    let runs = scratch_dir("cpu").join("runs");
     let error = execute(
         &experiment(DeviceChoice::Cpu),
         &runs,

@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use kiln_core::config::{Experiment, ExperimentDraft, OptimizerSpec, Schedule};
@@ -15,15 +15,10 @@ use kiln_core::model::{Activation, ModelSpec};
 use kiln_core::run::{execute, resume};
 use kiln_core::run_folder::{self, Slot};
 use kiln_core::train::{Control, RunOutcome, TrainEvent};
+use kiln_test_support::scratch_dir;
 
 /// Held by each test for its whole length, so no two draw from the generator at once.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("kiln-resume-test-{}-{name}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    dir
-}
 
 /// Dropout, Adam and a step schedule: every piece of state a resume has to bring back.
 fn resumable_experiment() -> Experiment {
@@ -73,7 +68,7 @@ fn a_run_stopped_mid_epoch_and_resumed_ends_as_the_uninterrupted_run() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let experiment = resumable_experiment();
     let control = Arc::new(Control::new());
-    let straight_dir = scratch("straight");
+    let straight_dir = scratch_dir("straight");
     let straight = execute(
         &experiment,
         &straight_dir,
@@ -85,7 +80,7 @@ fn a_run_stopped_mid_epoch_and_resumed_ends_as_the_uninterrupted_run() {
     assert_eq!(straight.summary.outcome, RunOutcome::Completed);
 
     // Stop in the middle of the third epoch, after a metrics row of it was written.
-    let stopped_dir = scratch("stopped");
+    let stopped_dir = scratch_dir("stopped");
     let control = Arc::new(Control::new());
     let stopper = Arc::clone(&control);
     let stopped = execute(
@@ -151,7 +146,7 @@ fn a_run_keeping_its_best_epoch_keeps_it_across_a_resume() {
     }
     .validate()
     .unwrap();
-    let dir = scratch("keep-best");
+    let dir = scratch_dir("keep-best");
     let control = Arc::new(Control::new());
     let stopped = execute(&experiment, &dir, &control, &mut |_| {}, &mut |event| {
         if matches!(event, TrainEvent::EpochEnd(row) if row.epoch == 2) {

@@ -499,45 +499,10 @@ pub fn load_idx_set(
 pub(crate) mod tests {
     use super::*;
     use crate::test_dir;
-    use flate2::Compression;
-    use flate2::write::GzEncoder;
-    use std::io::Write;
-
-    pub(crate) use super::{
-        encode_idx_images as idx_images_bytes, encode_idx_labels as idx_labels_bytes,
+    pub(crate) use kiln_test_support::{
+        encode_idx_images as idx_images_bytes, encode_idx_labels as idx_labels_bytes, gzip,
+        write_idx_set,
     };
-
-    pub(crate) fn gzip(bytes: &[u8]) -> Vec<u8> {
-        let mut enc = GzEncoder::new(Vec::new(), Compression::default());
-        enc.write_all(bytes).unwrap();
-        enc.finish().unwrap()
-    }
-
-    /// Writes a small, valid MNIST-like set (4×3 images) into `dir`.
-    pub(crate) fn write_idx_set(dir: &Path, gz: bool) {
-        let (h, w) = (4u32, 3u32);
-        let make = |n: u32, seed: u8| -> (Vec<u8>, Vec<u8>) {
-            let px: Vec<u8> = (0..n * h * w)
-                .map(|i| (i as u8).wrapping_mul(7).wrapping_add(seed))
-                .collect();
-            let labels: Vec<u8> = (0..n).map(|i| (i % 10) as u8).collect();
-            (idx_images_bytes(n, h, w, &px), idx_labels_bytes(&labels))
-        };
-        let (tri, trl) = make(12, 1);
-        let (tei, tel) = make(5, 2);
-        for (name, bytes) in [
-            ("train-images-idx3-ubyte", tri),
-            ("train-labels-idx1-ubyte", trl),
-            ("t10k-images-idx3-ubyte", tei),
-            ("t10k-labels-idx1-ubyte", tel),
-        ] {
-            if gz {
-                std::fs::write(dir.join(format!("{name}.gz")), gzip(&bytes)).unwrap();
-            } else {
-                std::fs::write(dir.join(name), bytes).unwrap();
-            }
-        }
-    }
 
     #[test]
     fn idx_raw_and_gzip_round_trip() {

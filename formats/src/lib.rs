@@ -196,17 +196,4 @@ pub const MAX_IMAGE_SIZE_PX: u32 = 4096;
 
 /// A unique, empty scratch folder for one test; removed by the test when it is done.
 #[cfg(test)]
-pub(crate) fn test_dir(name: &str) -> std::path::PathBuf {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    static COUNTER: AtomicUsize = AtomicUsize::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!(
-        "kiln-formats-test-{}-{}-{}",
-        std::process::id(),
-        n,
-        name
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+pub(crate) use kiln_test_support::scratch_dir as test_dir;
