@@ -717,7 +717,19 @@ impl ExperimentDraft {
         self.schedule.validate(self.lr)?;
         self.model
             .check_spec()
-            .map_err(|e| invalid(Setting::Model, &self.model, e.to_string()))?;
+            .map_err(|e| invalid(e.setting(), &self.model, e.to_string()))?;
+        if let DatasetSpec::Folder { image_size, .. } = self.dataset
+            && !(1..=crate::data::MAX_IMAGE_SIZE_PX).contains(&image_size)
+        {
+            return Err(invalid(
+                Setting::FolderImageSize,
+                image_size,
+                format!(
+                    "images are resized to 1 to {} pixels a side; 64 to 224 is usual",
+                    crate::data::MAX_IMAGE_SIZE_PX
+                ),
+            ));
+        }
         Ok(Experiment { draft: self })
     }
 }
@@ -861,7 +873,7 @@ impl Experiment {
         }
         self.model
             .validate(data.shape, data.num_classes())
-            .map_err(|e| invalid(Setting::Model, &self.model, e.to_string()))
+            .map_err(|e| invalid(e.setting(), &self.model, e.to_string()))
     }
 
     /// Optimizer steps in one epoch; the last batch of an epoch may be short, never dropped.
@@ -1008,6 +1020,47 @@ mod tests {
             "{err}"
         );
         assert!(err.to_string().starts_with("batch_size = 0"), "{err}");
+    }
+
+    #[test]
+    fn an_absurd_image_size_or_vgg_side_is_refused_on_its_own_field() {
+        let field_of = |draft: ExperimentDraft| match draft.validate() {
+            Err(ConfigError::Invalid { field, reason, .. }) => (field, reason),
+            other => panic!("expected a refused value, got {other:?}"),
+        };
+        // A config file can say anything; `folder:PATH@SIZE` on the command line was the only
+        // place this was checked, so a config asked for 100000² images.
+        for image_size in [0, crate::data::MAX_IMAGE_SIZE_PX + 1] {
+            let draft = ExperimentDraft {
+                dataset: DatasetSpec::Folder {
+                    path: PathBuf::from("photos"),
+                    image_size,
+                },
+                ..ExperimentDraft::default()
+            };
+            let (field, reason) = field_of(draft);
+            assert_eq!(field, Setting::FolderImageSize, "{reason}");
+        }
+        for side in [8, 100_000] {
+            let draft = ExperimentDraft {
+                model: ModelSpec::Vgg16 {
+                    batch_norm: false,
+                    resize_to: Some(side),
+                },
+                ..ExperimentDraft::default()
+            };
+            let (field, reason) = field_of(draft);
+            assert_eq!(field, Setting::VggInputSize, "{side}: {reason}");
+        }
+        let widthless = ExperimentDraft {
+            model: ModelSpec::Mlp {
+                widths: vec![0],
+                activation: crate::model::Activation::Relu,
+                dropout: 0.0,
+            },
+            ..ExperimentDraft::default()
+        };
+        assert_eq!(field_of(widthless).0, Setting::MlpWidths);
     }
 
     #[test]

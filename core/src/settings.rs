@@ -238,7 +238,7 @@ macro_rules! whole_number {
     )*};
 }
 
-whole_number!(usize, u64);
+whole_number!(usize, u64, u32);
 
 /// Shows a value the way people type it: `0.001`, but `1e-8` rather than `0.00000001`.
 pub fn show_number(value: f64) -> String {

@@ -384,14 +384,9 @@ impl SetupForm {
             DatasetKind::FashionMnist => DatasetSpec::FashionMnist,
             DatasetKind::Cifar10 => DatasetSpec::Cifar10,
             DatasetKind::Folder => {
-                let image_size = parse_int(
-                    &self.folder_image_size,
-                    Setting::FolderImageSize,
-                    errors,
-                    1,
-                    kiln_core::data::MAX_IMAGE_SIZE_PX as u64,
-                )
-                .map_or(DEFAULT_FOLDER_IMAGE_SIZE_PX, |v| v as u32);
+                let image_size =
+                    parse_number(&self.folder_image_size, Setting::FolderImageSize, errors)
+                        .unwrap_or(DEFAULT_FOLDER_IMAGE_SIZE_PX);
                 match &self.folder {
                     Some(path) => DatasetSpec::Folder {
                         path: path.clone(),
@@ -441,8 +436,7 @@ impl SetupForm {
                 let resize_to = if self.vgg_input_size.trim().is_empty() {
                     None
                 } else {
-                    parse_int(&self.vgg_input_size, Setting::VggInputSize, errors, 32, 512)
-                        .map(|v| v as usize)
+                    parse_number(&self.vgg_input_size, Setting::VggInputSize, errors)
                 };
                 ModelSpec::Vgg16 {
                     batch_norm: self.vgg_batch_norm,
@@ -493,14 +487,8 @@ impl SetupForm {
         match self.schedule {
             ScheduleKind::Constant => Schedule::Constant,
             ScheduleKind::Step => Schedule::Step {
-                every_epochs: parse_int(
-                    &self.step_every_epochs,
-                    Setting::StepEvery,
-                    errors,
-                    1,
-                    config::MAX_EPOCHS as u64,
-                )
-                .map_or(1, |v| v as usize),
+                every_epochs: parse_number(&self.step_every_epochs, Setting::StepEvery, errors)
+                    .unwrap_or(1),
                 gamma: parse_float(&self.step_gamma, Setting::StepGamma, errors).unwrap_or(0.1),
             },
             ScheduleKind::Cosine => Schedule::Cosine {
@@ -554,27 +542,15 @@ fn parse_float(text: &str, field: Setting, errors: &mut BTreeMap<Setting, String
         .ok()
 }
 
-fn parse_int(
+/// A number as typed, of any size its type holds: the range is the engine's to check.
+fn parse_number<T: TypedNumber>(
     text: &str,
     field: Setting,
     errors: &mut BTreeMap<Setting, String>,
-    min: u64,
-    max: u64,
-) -> Option<u64> {
-    match text.trim().parse::<u64>() {
-        Ok(v) if (min..=max).contains(&v) => Some(v),
-        Ok(_) => {
-            errors.insert(field, format!("must be between {min} and {max}"));
-            None
-        }
-        Err(_) => {
-            errors.insert(
-                field,
-                format!("'{}' is not a whole number of at least {min}", text.trim()),
-            );
-            None
-        }
-    }
+) -> Option<T> {
+    T::read(text)
+        .map_err(|reason| errors.insert(field, reason))
+        .ok()
 }
 
 /// The result of checking the form.
@@ -1184,6 +1160,36 @@ mod tests {
             ..SetupForm::default()
         };
         assert!(form.check().errors.contains_key(&Setting::Nesterov));
+    }
+
+    #[test]
+    fn ranges_the_engine_owns_are_marked_on_the_field_they_were_typed_in() {
+        let form = SetupForm {
+            dataset: DatasetKind::Folder,
+            folder: Some(PathBuf::from("photos")),
+            folder_image_size: "100000".to_owned(),
+            model: ModelKind::Vgg16,
+            vgg_input_size: "4096".to_owned(),
+            ..SetupForm::default()
+        };
+        let check = form.check();
+        assert!(check.experiment.is_none());
+        // validate stops at its first refusal; the VGG side is checked before the folder's.
+        assert!(
+            check.errors[&Setting::VggInputSize].contains("at most"),
+            "{:?}",
+            check.errors
+        );
+        let form = SetupForm {
+            vgg_input_size: "224".to_owned(),
+            ..form
+        };
+        let check = form.check();
+        assert!(
+            check.errors[&Setting::FolderImageSize].contains("1 to 4096"),
+            "{:?}",
+            check.errors
+        );
     }
 
     #[test]

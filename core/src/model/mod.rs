@@ -183,6 +183,16 @@ pub enum ModelError {
         /// The smallest side VGG16 accepts.
         min: usize,
     },
+    /// A VGG resize target is beyond what Kiln trains VGG16 at.
+    #[error(
+        "vgg16@{size} resizes images to {size}×{size}, but Kiln trains VGG16 at {max}×{max} at most (224 is the paper's size); use @{max} or less."
+    )]
+    ResizeTooLarge {
+        /// The requested side.
+        size: usize,
+        /// The largest side Kiln accepts.
+        max: usize,
+    },
     /// The data set's images have a zero dimension.
     #[error(
         "The images have shape {channels}×{height}×{width} (channels×height×width); every dimension must be at least 1."
@@ -224,6 +234,25 @@ pub enum ModelError {
         /// The limit, [`MAX_PARAMS`].
         max: usize,
     },
+}
+
+impl ModelError {
+    /// The setting whose value is wrong, so the window marks the field it was typed in.
+    pub fn setting(&self) -> crate::settings::Setting {
+        use crate::settings::Setting;
+        match self {
+            Self::InvalidWidth { .. } | Self::NoHiddenLayers | Self::ZeroWidth { .. } => {
+                Setting::MlpWidths
+            }
+            Self::UnknownActivation { .. } => Setting::Activation,
+            Self::InvalidDropout { .. } => Setting::Dropout,
+            Self::InvalidResize { .. }
+            | Self::ResizeTooSmall { .. }
+            | Self::ResizeTooLarge { .. } => Setting::VggInputSize,
+            Self::UnknownInitScheme { .. } => Setting::Init,
+            _ => Setting::Model,
+        }
+    }
 }
 
 impl ModelSpec {

@@ -342,6 +342,13 @@ impl ModelSpec {
                 size: *size,
                 min: super::vgg::MIN_SIDE,
             }),
+            ModelSpec::Vgg16 {
+                resize_to: Some(size),
+                ..
+            } if *size > super::vgg::MAX_SIDE => Err(ModelError::ResizeTooLarge {
+                size: *size,
+                max: super::vgg::MAX_SIDE,
+            }),
             ModelSpec::Cnn | ModelSpec::Vgg16 { .. } | ModelSpec::ResNet18 => Ok(()),
         }
     }

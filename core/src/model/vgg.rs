@@ -15,6 +15,9 @@ use super::layers::{batch_norm, conv, linear, normalize};
 /// Smallest image side VGG16 accepts: five 2×2 max-pools must leave at least one pixel.
 pub const MIN_SIDE: usize = 32;
 
+/// Largest side a VGG16 run resizes to: 512² activations already need gigabytes per batch.
+pub const MAX_SIDE: usize = 512;
+
 /// From this input side up, the classifier is torchvision's (7×7 pool, 4096-4096 head).
 pub const IMAGENET_SIDE: usize = 224;
 
