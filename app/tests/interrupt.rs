@@ -149,13 +149,18 @@ fn a_run_killed_mid_epoch_resumes_to_the_uninterrupted_result() {
         "killed too late: the run had already finished"
     );
 
+    // --device may go with --resume (the way on when a GPU is lost); the same device here, so
+    // the result can be compared with the uninterrupted run's.
     let resumed = Command::new(env!("CARGO_BIN_EXE_kiln"))
         .args(["train", "--resume"])
         .arg(&folder)
+        .args(["--device", "cpu"])
         .output()
         .expect("kiln runs");
     let stderr = String::from_utf8_lossy(&resumed.stderr);
     assert!(resumed.status.success(), "{stderr}");
+    let stdout = String::from_utf8_lossy(&resumed.stdout);
+    assert!(stdout.contains("resuming on cpu"), "{stdout}");
 
     let straight = short_run(&straight_runs).output().expect("kiln runs");
     assert!(straight.status.success());

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use crate::config::{ConfigError, Experiment};
 use crate::data::{self, DataError, ImageDataset};
-use crate::device::{self, DeviceError};
+use crate::device::{self, DeviceChoice, DeviceError};
 use crate::run_folder::{
     self, CONFIG_FILE, CheckpointError, FolderError, FolderStore, ResumePoint, RunFolder, Slot,
 };
@@ -145,8 +145,12 @@ pub enum ResumeError {
     Checkpoint(#[from] CheckpointError),
 }
 
-/// The experiment of a past run and the checkpoint it would resume from.
-pub fn resume_plan(run_folder: &Path) -> Result<(Experiment, ResumePoint), ResumeError> {
+/// The experiment of a past run and the checkpoint it would resume from; `device`, when given,
+/// replaces the device the run started on (the way on when a GPU or a box is lost).
+pub fn resume_plan(
+    run_folder: &Path,
+    device: Option<DeviceChoice>,
+) -> Result<(Experiment, ResumePoint), ResumeError> {
     let not_a_run = |reason: String| ResumeError::NotARun {
         path: run_folder.to_owned(),
         reason,
@@ -155,7 +159,13 @@ pub fn resume_plan(run_folder: &Path) -> Result<(Experiment, ResumePoint), Resum
     let text = fs::read_to_string(&config_path)
         .map_err(|e| not_a_run(format!("could not read config.toml ({e})")))?;
     let experiment = crate::config::ExperimentDraft::from_run_config(&text, "config.toml")
-        .and_then(crate::config::ExperimentDraft::validate)
+        .and_then(|mut draft| {
+            // config.toml keeps the device the run started on; only this resume moves.
+            if let Some(device) = device {
+                draft.device = device;
+            }
+            draft.validate()
+        })
         .map_err(|e| not_a_run(e.to_string()))?;
     let (folder, state) = run_folder::find(run_folder, Slot::Last)?;
     let counters = &state.counters;
@@ -177,13 +187,15 @@ pub fn resume_plan(run_folder: &Path) -> Result<(Experiment, ResumePoint), Resum
 
 /// Continues the run in `run_folder` from its last checkpoint, in the same folder: rows written
 /// after that checkpoint are dropped, and the run ends as the uninterrupted run would have.
+/// `device` moves it to another device than it started on.
 pub fn resume(
     run_folder: &Path,
+    device: Option<DeviceChoice>,
     control: &Arc<Control>,
     on_stage: &mut dyn FnMut(Stage),
     on_event: &mut dyn FnMut(&TrainEvent),
 ) -> Result<RunRecord, RunError> {
-    let (experiment, point) = resume_plan(run_folder)?;
+    let (experiment, point) = resume_plan(run_folder, device)?;
     let prepared = prepare(&experiment, on_stage)?;
     let folder = RunFolder::reopen(run_folder, point.state.counters.epochs_completed)?;
     on_stage(Stage::FolderCreated(folder.path().to_owned()));
@@ -411,14 +423,14 @@ mod tests {
         let dir = scratch_dir("no-checkpoint");
         fs::create_dir_all(&dir).unwrap();
         let control = Arc::new(Control::new());
-        let err = resume(&dir, &control, &mut |_| {}, &mut |_| {}).unwrap_err();
+        let err = resume(&dir, None, &control, &mut |_| {}, &mut |_| {}).unwrap_err();
         assert!(err.to_string().contains("config.toml"), "{err}");
         fs::write(
             dir.join("config.toml"),
             resumable_experiment().draft().to_toml(),
         )
         .unwrap();
-        let err = resume(&dir, &control, &mut |_| {}, &mut |_| {}).unwrap_err();
+        let err = resume(&dir, None, &control, &mut |_| {}, &mut |_| {}).unwrap_err();
         assert!(err.to_string().contains("no checkpoint"), "{err}");
         // A damaged optimizer file ends in a sentence, not a panic.
         let slot = run_folder::slot_folder(&dir, Slot::Last);
@@ -429,7 +441,7 @@ mod tests {
         )
         .unwrap();
         fs::write(slot.join("model.bpk"), b"not a model").unwrap();
-        let err = resume(&dir, &control, &mut |_| {}, &mut |_| {}).unwrap_err();
+        let err = resume(&dir, None, &control, &mut |_| {}, &mut |_| {}).unwrap_err();
         assert!(err.to_string().contains("cannot be used"), "{err}");
         let _ = fs::remove_dir_all(dir);
     }

@@ -105,7 +105,7 @@ fn a_run_stopped_mid_epoch_and_resumed_ends_as_the_uninterrupted_run() {
 
     let control = Arc::new(Control::new());
     let mut first_epoch = None;
-    let resumed = resume(&stopped.path, &control, &mut |_| {}, &mut |event| {
+    let resumed = resume(&stopped.path, None, &control, &mut |_| {}, &mut |event| {
         if let TrainEvent::Started(info) = event {
             first_epoch = Some(info.first_epoch);
         }
@@ -129,7 +129,7 @@ fn a_run_stopped_mid_epoch_and_resumed_ends_as_the_uninterrupted_run() {
     assert!(epochs.windows(2).all(|w| w[0] <= w[1]), "{epochs:?}");
 
     // A finished run has nothing left to resume.
-    let again = resume(&resumed.path, &control, &mut |_| {}, &mut |_| {}).unwrap_err();
+    let again = resume(&resumed.path, None, &control, &mut |_| {}, &mut |_| {}).unwrap_err();
     assert!(again.to_string().contains("nothing to resume"), "{again}");
     let _ = fs::remove_dir_all(straight_dir);
     let _ = fs::remove_dir_all(stopped_dir);
@@ -159,6 +159,7 @@ fn a_run_keeping_its_best_epoch_keeps_it_across_a_resume() {
     assert!(run_folder::can_resume(&stopped.path, experiment.draft()));
     let resumed = resume(
         &stopped.path,
+        None,
         &Arc::new(Control::new()),
         &mut |_| {},
         &mut |_| {},
@@ -177,6 +178,7 @@ fn a_run_keeping_its_best_epoch_keeps_it_across_a_resume() {
     assert!(!run_folder::can_resume(&resumed.path, experiment.draft()));
     let err = resume(
         &resumed.path,
+        None,
         &Arc::new(Control::new()),
         &mut |_| {},
         &mut |_| {},
@@ -187,4 +189,52 @@ fn a_run_keeping_its_best_epoch_keeps_it_across_a_resume() {
         "{err}"
     );
     let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_run_moves_to_another_device_when_it_resumes() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // A GPU adapter where there is one (lavapipe in CI), else the CPU again: the move itself,
+    // the checkpoint read onto a device it was not written from, is what is tested.
+    let (target, target_name) = match kiln_core::device::list_devices()
+        .into_iter()
+        .find(|d| d.id.starts_with("gpu:"))
+    {
+        Some(gpu) => (gpu.id.parse::<DeviceChoice>().unwrap(), gpu.name),
+        None => {
+            eprintln!("no GPU adapter: the run resumes on the CPU it started on");
+            (DeviceChoice::Cpu, String::new())
+        }
+    };
+    let experiment = resumable_experiment();
+    let runs = scratch_dir("move");
+    let control = Arc::new(Control::new());
+    let stopper = Arc::clone(&control);
+    let stopped = execute(&experiment, &runs, &control, &mut |_| {}, &mut |event| {
+        if let TrainEvent::EpochEnd(end) = event
+            && end.epoch == 2
+        {
+            stopper.cancel();
+        }
+    })
+    .unwrap();
+    assert_eq!(stopped.summary.outcome, RunOutcome::Cancelled);
+
+    let resumed = resume(
+        &stopped.path,
+        Some(target),
+        &Arc::new(Control::new()),
+        &mut |_| {},
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(resumed.summary.outcome, RunOutcome::Completed);
+    assert_eq!(resumed.summary.epochs_completed, 4);
+    if !target_name.is_empty() {
+        assert_eq!(resumed.summary.device_name, target_name);
+    }
+    // config.toml still says where the run started, so --config reruns it as it was.
+    let config = fs::read_to_string(resumed.path.join("config.toml")).unwrap();
+    assert!(config.contains("device = \"cpu\""), "{config}");
+    let _ = fs::remove_dir_all(runs);
 }

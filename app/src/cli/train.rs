@@ -22,13 +22,14 @@ use super::progress::Reporter;
 /// Options of `kiln train`; each flag overrides the preset or config file.
 #[derive(Debug, Args)]
 pub struct TrainArgs {
-    /// Continue a stopped run from its last checkpoint, in its own folder, with its own config.
+    /// Continue a stopped run from its last checkpoint, in its own folder, with its own config
+    /// (and on another device with --device).
     #[arg(
         long,
         value_name = "RUN_DIR",
         conflicts_with_all = [
             "preset", "config", "dataset", "data_dir", "model", "optimizer", "lr", "momentum",
-            "nesterov", "weight_decay", "schedule", "batch_size", "epochs", "seed", "device",
+            "nesterov", "weight_decay", "schedule", "batch_size", "epochs", "seed",
             "input_scaling", "init", "loss", "name", "keep_going_on_nan", "profile_steps", "crop_padding", "flip",
             "crop_scale", "rotation_degrees", "brightness", "contrast", "precision", "validation", "val_split", "test_split", "early_stop", "monitor",
             "min_delta", "keep", "class_weights",
@@ -210,8 +211,9 @@ impl TrainArgs {
 /// complete folder and summary.json, a second one ends the process at once.
 pub fn run(args: TrainArgs) -> anyhow::Result<()> {
     let resume_folder = args.resume.clone();
+    let resume_device = args.device;
     let (experiment, runs_dir) = match &resume_folder {
-        Some(folder) => (run::resume_plan(folder)?.0, PathBuf::new()),
+        Some(folder) => (run::resume_plan(folder, args.device)?.0, PathBuf::new()),
         None => {
             let (draft, runs_dir) = args.into_draft()?;
             (draft.validate()?, runs_dir)
@@ -220,6 +222,11 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
     let control = Arc::new(Control::new());
     cancel_on_interrupt(&control);
     let mut reporter = Reporter::new(&experiment);
+    if let (Some(_), Some(device)) = (&resume_folder, resume_device) {
+        reporter.line(&format!(
+            "resuming on {device} (config.toml keeps the device the run started on)"
+        ));
+    }
     let reporter_ref = &reporter;
     let mut on_stage = |stage| match stage {
         Stage::LoadingData => reporter_ref.line(&format!("loading {}…", experiment.dataset)),
@@ -228,7 +235,13 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
     };
     let mut on_event = |event: &TrainEvent| reporter_ref.event(event);
     let record = match &resume_folder {
-        Some(folder) => run::resume(folder, &control, &mut on_stage, &mut on_event),
+        Some(folder) => run::resume(
+            folder,
+            resume_device,
+            &control,
+            &mut on_stage,
+            &mut on_event,
+        ),
         None => run::execute(
             &experiment,
             &runs_dir,
