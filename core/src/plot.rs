@@ -248,22 +248,17 @@ pub(crate) fn describe(draft: &ExperimentDraft) -> Settings {
         ("weight decay", Some(weight_decay.to_string())),
         ("model", Some(draft.model.to_string())),
         ("dataset", Some(draft.dataset.to_string())),
-        ("scaling", Some(draft.input_scaling.to_string())),
-        ("init", Some(draft.init.to_string())),
-        ("loss", Some(draft.loss.to_string())),
         ("epsilon", epsilon),
         ("device", device),
-        ("precision", Some(draft.precision.to_string())),
         (
             "flip",
             Some(if draft.flip { "on" } else { "off" }.to_owned()),
         ),
-        ("class weights", Some(draft.class_weights.to_string())),
-        ("validation", Some(draft.validation.to_string())),
-        ("monitor", Some(draft.monitor.to_string())),
-        ("keep", Some(draft.keep.to_string())),
     ];
-    numbers.chain(others).collect()
+    let choices = crate::settings::CHOICES
+        .iter()
+        .map(|choice| (choice.legend, Some(choice.show(draft))));
+    numbers.chain(others).chain(choices).collect()
 }
 
 /// One legend label per run naming what differs between them ("lr 0.01" vs "lr 0.1"); falls

@@ -341,6 +341,104 @@ numbers! {
     ProfileSteps => profile_steps: usize, "N";
 }
 
+/// A setting that is one choice of the draft among a few words, with what the window, the
+/// command line and the legends need to handle it without a line of their own.
+#[derive(Debug, Clone, Copy)]
+pub struct ChoiceSetting {
+    /// Which setting: its key, label and help.
+    pub setting: Setting,
+    /// Each choice as `(word, label)`: the word config.toml and the flag use, and the label the
+    /// window's list shows.
+    pub options: &'static [(&'static str, &'static str)],
+    /// The word a legend names it by when runs differ in it (`loss probabilities`).
+    pub legend: &'static str,
+    show: fn(&ExperimentDraft) -> String,
+    read: fn(&mut ExperimentDraft, &str) -> Result<(), String>,
+}
+
+impl ChoiceSetting {
+    /// The row of `setting`, when it is one choice of the draft.
+    pub fn of(setting: Setting) -> Option<&'static ChoiceSetting> {
+        CHOICES.iter().find(|c| c.setting == setting)
+    }
+
+    /// Its flag on the command line: the key with dashes (`--input-scaling`).
+    pub fn flag(&self) -> String {
+        self.setting.key().replace('_', "-")
+    }
+
+    /// The words it takes, in the order the window lists them.
+    pub fn words(&self) -> impl Iterator<Item = &'static str> {
+        self.options.iter().map(|(word, _)| *word)
+    }
+
+    /// Its word in `draft`.
+    pub fn show(&self, draft: &ExperimentDraft) -> String {
+        (self.show)(draft)
+    }
+
+    /// Sets it in `draft` from its word; on an error `draft` keeps its value.
+    pub fn read_into(&self, draft: &mut ExperimentDraft, word: &str) -> Result<(), String> {
+        (self.read)(draft, word)
+    }
+}
+
+/// Declares the rows of [`CHOICES`].
+macro_rules! choices {
+    ($(
+        $name:ident => $field:ident: $ty:ty, legend $legend:literal,
+            [$(($word:literal, $label:literal)),+ $(,)?];
+    )*) => {
+        /// Every setting that is one choice of the draft, in the order legends name them.
+        pub static CHOICES: &[ChoiceSetting] = &[$(ChoiceSetting {
+            setting: Setting::$name,
+            options: &[$(($word, $label)),+],
+            legend: $legend,
+            show: |draft| draft.$field.to_string(),
+            read: |draft, word| {
+                draft.$field = word.parse::<$ty>().map_err(|e| e.to_string())?;
+                Ok(())
+            },
+        }),*];
+    };
+}
+
+choices! {
+    InputScaling => input_scaling: crate::config::InputScaling, legend "scaling", [
+        ("unit-range", "÷255 (0–1)"),
+        ("raw", "raw 0–255"),
+        ("standardize", "standardize"),
+    ];
+    Init => init: crate::model::InitScheme, legend "init", [
+        ("pytorch-default", "PyTorch default"),
+        ("glorot-uniform", "Glorot uniform (Keras)"),
+    ];
+    Loss => loss: crate::config::LossInput, legend "loss", [
+        ("logits", "on logits"),
+        ("probabilities", "on clipped probabilities"),
+    ];
+    ClassWeights => class_weights: crate::config::ClassWeights, legend "class weights", [
+        ("none", "none"),
+        ("balanced", "balanced (rare classes weigh more)"),
+    ];
+    Precision => precision: crate::config::Precision, legend "precision", [
+        ("f32", "f32"),
+        ("f16", "f16 (mixed)"),
+    ];
+    Validation => validation: crate::selection::Validation, legend "validation", [
+        ("split", "a validation split"),
+        ("test", "the test split (parity)"),
+    ];
+    Monitor => monitor: crate::selection::Monitor, legend "monitor", [
+        ("val-loss", "validation loss"),
+        ("val-accuracy", "validation accuracy"),
+    ];
+    Keep => keep: crate::selection::Keep, legend "keep", [
+        ("best", "the best epoch"),
+        ("last", "the last epoch"),
+    ];
+}
+
 /// Declares a choice written as one word in config.toml and on the command line.
 macro_rules! choice {
     (
@@ -441,6 +539,31 @@ mod tests {
             "batch-size"
         );
         assert!(NumberSetting::of(Setting::Model).is_none());
+    }
+
+    #[test]
+    fn every_choice_word_reads_back_as_itself_and_a_wrong_one_is_refused() {
+        for choice in CHOICES {
+            let mut draft = ExperimentDraft::default();
+            let default = choice.show(&draft);
+            assert!(
+                choice.words().any(|w| w == default),
+                "{:?}: the default {default} is not listed",
+                choice.setting
+            );
+            for word in choice.words() {
+                choice.read_into(&mut draft, word).unwrap();
+                assert_eq!(choice.show(&draft), word, "{:?}", choice.setting);
+            }
+            let before = draft.clone();
+            assert!(choice.read_into(&mut draft, "sideways").is_err());
+            assert_eq!(draft, before);
+        }
+        assert_eq!(
+            ChoiceSetting::of(Setting::InputScaling).unwrap().flag(),
+            "input-scaling"
+        );
+        assert!(ChoiceSetting::of(Setting::Lr).is_none());
     }
 
     #[test]

@@ -5,8 +5,8 @@ mod compare;
 mod data;
 mod devices;
 mod export;
-mod numbers;
 mod progress;
+mod setting_flags;
 mod train;
 
 use std::path::PathBuf;

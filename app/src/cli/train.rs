@@ -6,18 +6,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::Context;
 use clap::Args;
-use kiln_core::config::{
-    self, ClassWeights, ExperimentDraft, InputScaling, Keep, LossInput, Monitor, OptimizerSpec,
-    Precision, Schedule, Setting, Validation,
-};
+use kiln_core::config::{self, ExperimentDraft, OptimizerSpec, Schedule, Setting, Validation};
 use kiln_core::data::DatasetSpec;
 use kiln_core::device::DeviceChoice;
-use kiln_core::model::{InitScheme, ModelSpec};
+use kiln_core::model::ModelSpec;
 use kiln_core::run::{self, Stage};
 use kiln_core::train::{Control, RunOutcome, TrainEvent};
 
-use super::numbers::{Augmentation, NumberFlags, Training};
 use super::progress::Reporter;
+use super::setting_flags::{Augmentation, ChoiceFlags, NumberFlags, Training};
 
 /// Options of `kiln train`; each flag overrides the preset or config file.
 #[derive(Debug, Args)]
@@ -63,26 +60,12 @@ pub struct TrainArgs {
     schedule: Option<Schedule>,
     #[arg(long, value_name = "auto|cpu|gpu:N", help = Setting::Device.help())]
     device: Option<DeviceChoice>,
-    #[arg(long, value_name = "unit-range|raw|standardize", help = Setting::InputScaling.help())]
-    input_scaling: Option<InputScaling>,
-    #[arg(long, value_name = "pytorch-default|glorot-uniform", help = Setting::Init.help())]
-    init: Option<InitScheme>,
-    #[arg(long, value_name = "logits|probabilities", help = Setting::Loss.help())]
-    loss: Option<LossInput>,
+    #[command(flatten)]
+    choices: ChoiceFlags,
     #[command(flatten)]
     numbers: NumberFlags<Training>,
     #[command(flatten)]
     augmentation: AugmentationArgs,
-    #[arg(long, value_name = "f32|f16", help = Setting::Precision.help())]
-    precision: Option<Precision>,
-    #[arg(long, value_name = "split|test", help = Setting::Validation.help())]
-    validation: Option<Validation>,
-    #[arg(long, value_name = "val-loss|val-accuracy", help = Setting::Monitor.help())]
-    monitor: Option<Monitor>,
-    #[arg(long, value_name = "best|last", help = Setting::Keep.help())]
-    keep: Option<Keep>,
-    #[arg(long, value_name = "none|balanced", help = Setting::ClassWeights.help())]
-    class_weights: Option<ClassWeights>,
     /// Go on training after the loss becomes NaN or infinite (by default the run stops).
     #[arg(long)]
     keep_going_on_nan: bool,
@@ -167,35 +150,12 @@ impl TrainArgs {
         if let Some(v) = self.device {
             draft.device = v;
         }
-        if let Some(v) = self.input_scaling {
-            draft.input_scaling = v;
-        }
-        if let Some(v) = self.init {
-            draft.init = v;
-        }
-        if let Some(v) = self.loss {
-            draft.loss = v;
-        }
         self.augmentation.apply(&mut draft)?;
-        if let Some(v) = self.precision {
-            draft.precision = v;
-        }
-        if let Some(v) = self.validation {
-            draft.validation = v;
-        }
+        self.choices.apply(&mut draft)?;
         self.numbers.apply(&mut draft)?;
         if self.numbers.gave(Setting::ValSplit) {
             // A fraction asks for a validation split, also over a preset validated on test.
             draft.validation = Validation::Split;
-        }
-        if let Some(v) = self.monitor {
-            draft.monitor = v;
-        }
-        if let Some(v) = self.keep {
-            draft.keep = v;
-        }
-        if let Some(v) = self.class_weights {
-            draft.class_weights = v;
         }
         if self.keep_going_on_nan {
             draft.stop_on_non_finite_loss = false;

@@ -10,7 +10,7 @@ use kiln_core::config::{
 use kiln_core::data::{DEFAULT_FOLDER_IMAGE_SIZE_PX, DatasetSpec};
 use kiln_core::device::{DeviceChoice, DeviceClass, DeviceInfo};
 use kiln_core::model::{Activation, InitScheme, ModelSpec};
-use kiln_core::settings::{NUMBERS, TypedNumber, show_number};
+use kiln_core::settings::{ChoiceSetting, NUMBERS, TypedNumber, show_number};
 use serde::{Deserialize, Serialize};
 
 use kiln_core::config::{
@@ -661,6 +661,20 @@ fn error_row(ui: &mut egui::Ui, field: Setting, errors: &BTreeMap<Setting, Strin
     }
 }
 
+/// The list of a setting that is one choice of the draft, labelled from `settings::CHOICES`.
+fn choice_row<T: Copy + PartialEq + std::str::FromStr>(
+    ui: &mut egui::Ui,
+    setting: Setting,
+    value: &mut T,
+) {
+    let options: Vec<(T, &str)> = ChoiceSetting::of(setting)
+        .into_iter()
+        .flat_map(|choice| choice.options)
+        .filter_map(|(word, label)| Some((word.parse::<T>().ok()?, *label)))
+        .collect();
+    combo_row(ui, setting, value, &options);
+}
+
 fn combo_row<T: Copy + PartialEq>(
     ui: &mut egui::Ui,
     setting: Setting,
@@ -811,11 +825,6 @@ fn data_rows_ui(
             });
         ui.end_row();
     }
-    let options = [
-        (InputScaling::UnitRange, "÷255 (0–1)"),
-        (InputScaling::Raw, "raw 0–255"),
-        (InputScaling::Standardize, "standardize"),
-    ];
     ui.label("");
     if ui
         .button("Look at the data…")
@@ -825,7 +834,7 @@ fn data_rows_ui(
         actions.push(SetupAction::InspectData);
     }
     ui.end_row();
-    combo_row(ui, Setting::InputScaling, &mut form.input_scaling, &options);
+    choice_row(ui, Setting::InputScaling, &mut form.input_scaling);
     number_row(ui, Setting::CropPadding, &mut form.numbers, errors);
     ui.label("");
     ui.checkbox(&mut form.flip, Setting::Flip.label())
@@ -860,21 +869,9 @@ fn model_rows_ui(ui: &mut egui::Ui, form: &mut SetupForm, errors: &BTreeMap<Sett
         }
         ModelKind::Cnn | ModelKind::ResNet18 => error_row(ui, Setting::Model, errors),
     }
-    let options = [
-        (InitScheme::PytorchDefault, "PyTorch default"),
-        (InitScheme::GlorotUniform, "Glorot uniform (Keras)"),
-    ];
-    combo_row(ui, Setting::Init, &mut form.init, &options);
-    let options = [
-        (LossInput::Logits, "on logits"),
-        (LossInput::Probabilities, "on clipped probabilities"),
-    ];
-    combo_row(ui, Setting::Loss, &mut form.loss, &options);
-    let options = [
-        (ClassWeights::None, "none"),
-        (ClassWeights::Balanced, "balanced (rare classes weigh more)"),
-    ];
-    combo_row(ui, Setting::ClassWeights, &mut form.class_weights, &options);
+    choice_row(ui, Setting::Init, &mut form.init);
+    choice_row(ui, Setting::Loss, &mut form.loss);
+    choice_row(ui, Setting::ClassWeights, &mut form.class_weights);
 }
 
 /// The Optimizer rows: the update rule, its parameters and the learning-rate schedule.
@@ -933,29 +930,17 @@ fn optimizer_rows_ui(ui: &mut egui::Ui, form: &mut SetupForm, errors: &BTreeMap<
 
 /// The Validation rows: where epochs are evaluated, how the best one is chosen, early stopping.
 fn validation_rows_ui(ui: &mut egui::Ui, form: &mut SetupForm, errors: &BTreeMap<Setting, String>) {
-    let options = [
-        (Validation::Split, "a validation split"),
-        (Validation::Test, "the test split (parity)"),
-    ];
-    combo_row(ui, Setting::Validation, &mut form.validation, &options);
+    choice_row(ui, Setting::Validation, &mut form.validation);
     if form.validation == Validation::Split {
         number_row(ui, Setting::ValSplit, &mut form.numbers, errors);
     }
     if form.dataset == DatasetKind::Folder {
         number_row(ui, Setting::TestSplit, &mut form.numbers, errors);
     }
-    let options = [
-        (Monitor::ValLoss, "validation loss"),
-        (Monitor::ValAccuracy, "validation accuracy"),
-    ];
-    combo_row(ui, Setting::Monitor, &mut form.monitor, &options);
+    choice_row(ui, Setting::Monitor, &mut form.monitor);
     number_row(ui, Setting::EarlyStop, &mut form.numbers, errors);
     number_row(ui, Setting::MinDelta, &mut form.numbers, errors);
-    let options = [
-        (Keep::Best, "the best epoch"),
-        (Keep::Last, "the last epoch"),
-    ];
-    combo_row(ui, Setting::Keep, &mut form.keep, &options);
+    choice_row(ui, Setting::Keep, &mut form.keep);
 }
 
 /// The Run rows: batch, epochs, seed, device, precision, profiling, name, NaN handling.
@@ -985,8 +970,7 @@ fn run_rows_ui(
 /// The precision choice, with a red line when the chosen device cannot compute in f16; the engine
 /// refuses such a run with the same reason.
 fn precision_row(ui: &mut egui::Ui, form: &mut SetupForm, devices: Option<&[DeviceInfo]>) {
-    let options = [(Precision::F32, "f32"), (Precision::F16, "f16 (mixed)")];
-    combo_row(ui, Setting::Precision, &mut form.precision, &options);
+    choice_row(ui, Setting::Precision, &mut form.precision);
     if form.precision != Precision::F16 {
         return;
     }

@@ -1,12 +1,13 @@
-//! The flags of the settings that are one number of the draft, made from the rows of
-//! `kiln_core::settings::NUMBERS` as ripgrep makes its flags from one list: each flag's name,
-//! help, value name and parsing come from its row, so a new number needs no line here.
+//! The flags of the settings that are one number or one choice of the draft, made from the rows
+//! of `kiln_core::settings::NUMBERS` and `CHOICES` as ripgrep makes its flags from one list:
+//! each flag's name, help, values and parsing come from its row, so such a setting needs no
+//! line here.
 
 use std::marker::PhantomData;
 
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 use kiln_core::config::{ExperimentDraft, Setting};
-use kiln_core::settings::{NUMBERS, NumberSetting};
+use kiln_core::settings::{CHOICES, ChoiceSetting, NUMBERS, NumberSetting};
 
 /// Spellings a flag had before it was named after its key; they keep working.
 const OLD_SPELLINGS: &[(Setting, &str)] = &[(Setting::BatchSize, "batch")];
@@ -115,6 +116,68 @@ impl<G: NumberGroup> FromArgMatches for NumberFlags<G> {
     }
 }
 
+/// The choices given on the command line (all of them belong to `kiln train`).
+#[derive(Debug, Default)]
+pub(super) struct ChoiceFlags {
+    given: Vec<(&'static ChoiceSetting, String)>,
+}
+
+impl ChoiceFlags {
+    /// Sets every choice given in `draft`.
+    pub(super) fn apply(&self, draft: &mut ExperimentDraft) -> anyhow::Result<()> {
+        for (choice, word) in &self.given {
+            choice
+                .read_into(draft, word)
+                .map_err(|reason| anyhow::anyhow!("--{} {word}: {reason}", choice.flag()))?;
+        }
+        Ok(())
+    }
+}
+
+impl Args for ChoiceFlags {
+    fn augment_args(command: Command) -> Command {
+        CHOICES.iter().fold(command, |command, choice| {
+            let words: Vec<&'static str> = choice.words().collect();
+            command.arg(
+                Arg::new(choice.setting.key())
+                    .long(choice.flag())
+                    .value_name(words.join("|"))
+                    .help(choice.setting.help())
+                    .action(ArgAction::Set)
+                    // The engine's own sentence for a wrong word, as the config file gets it.
+                    .value_parser(move |word: &str| {
+                        let mut scratch = ExperimentDraft::default();
+                        choice
+                            .read_into(&mut scratch, word)
+                            .map(|()| word.to_owned())
+                    }),
+            )
+        })
+    }
+
+    fn augment_args_for_update(command: Command) -> Command {
+        Self::augment_args(command)
+    }
+}
+
+impl FromArgMatches for ChoiceFlags {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        let mut flags = Self::default();
+        flags.update_from_arg_matches(matches)?;
+        Ok(flags)
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        for choice in CHOICES {
+            if let Some(word) = matches.get_one::<String>(choice.setting.key()) {
+                self.given.retain(|(c, _)| c.setting != choice.setting);
+                self.given.push((choice, word.clone()));
+            }
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,6 +189,8 @@ mod tests {
         training: NumberFlags<Training>,
         #[command(flatten)]
         augmentation: NumberFlags<Augmentation>,
+        #[command(flatten)]
+        choices: ChoiceFlags,
     }
 
     #[test]
@@ -157,6 +222,20 @@ mod tests {
         );
         assert!(parsed.training.gave(Setting::BatchSize));
         assert!(!parsed.training.gave(Setting::Epochs));
+    }
+
+    #[test]
+    fn every_choice_has_its_flag_with_its_words_and_a_wrong_word_is_refused() {
+        let parsed =
+            Both::try_parse_from(["kiln", "--monitor", "val-accuracy", "--keep", "last"]).unwrap();
+        let mut draft = ExperimentDraft::default();
+        parsed.choices.apply(&mut draft).unwrap();
+        assert_eq!(draft.monitor.to_string(), "val-accuracy");
+        assert_eq!(draft.keep.to_string(), "last");
+        let error = Both::try_parse_from(["kiln", "--loss", "cosine"]).unwrap_err();
+        let text = error.to_string();
+        assert!(text.contains("--loss <logits|probabilities>"), "{text}");
+        assert!(text.contains("expected logits or probabilities"), "{text}");
     }
 
     #[test]
