@@ -1,7 +1,7 @@
 //! From the data set's bytes to batches on the device: the per-channel scaling, the seeded
 //! epoch order, and every split uploaded once.
 
-use burn::tensor::Device;
+use burn::tensor::{Device, Transaction};
 use kiln_shaders::{BatchOptions, ByteSplit, PixelTransform};
 
 use super::TrainError;
@@ -131,8 +131,10 @@ pub fn augmentation_preview(
         };
         options.seed = BatchOptions::step_seed(experiment.seed, row as u64);
         let (batch, _) = split.range(0, count, &options)?;
-        let values: Vec<f32> = batch
-            .into_data()
+        let values: Vec<f32> = super::reads::read_back(Transaction::default().register(batch))?
+            .into_iter()
+            .next()
+            .ok_or_else(|| TrainError::Readback("the preview batch came back empty".to_owned()))?
             .convert::<f32>()
             .try_to_vec()
             .map_err(|e| TrainError::Readback(format!("{e:?}")))?;
