@@ -413,14 +413,15 @@ impl SetupForm {
                     .split(',')
                     .map(|w| w.trim().parse::<usize>())
                     .collect();
+                // A width of 0 parses: the engine refuses it, naming the layer.
                 let widths = match widths {
-                    Ok(w) if !w.is_empty() && w.iter().all(|&v| v > 0) => w,
-                    _ => {
+                    Ok(w) => w,
+                    Err(_) => {
                         errors.insert(
-                        Setting::MlpWidths,
-                        "hidden widths are positive whole numbers separated by commas, e.g. 512,512"
-                            .to_owned(),
-                    );
+                            Setting::MlpWidths,
+                            "hidden widths are whole numbers separated by commas, e.g. 512,512"
+                                .to_owned(),
+                        );
                         vec![512, 512]
                     }
                 };
@@ -1173,6 +1174,28 @@ mod tests {
             check.errors[&Setting::FolderImageSize].contains("1 to 4096"),
             "{:?}",
             check.errors
+        );
+    }
+
+    #[test]
+    fn a_zero_width_is_refused_by_the_engine_on_the_widths_field() {
+        let form = SetupForm {
+            mlp_widths: "512,0".to_owned(),
+            ..SetupForm::default()
+        };
+        let errors = form.check().errors;
+        assert!(
+            errors[&Setting::MlpWidths].contains("Hidden layer 2"),
+            "{errors:?}"
+        );
+        let form = SetupForm {
+            mlp_widths: "wide".to_owned(),
+            ..SetupForm::default()
+        };
+        let errors = form.check().errors;
+        assert!(
+            errors[&Setting::MlpWidths].contains("whole numbers"),
+            "{errors:?}"
         );
     }
 
