@@ -12,19 +12,71 @@ use kiln_core::settings::{CHOICES, ChoiceSetting, NUMBERS, NumberSetting};
 /// Spellings a flag had before it was named after its key; they keep working.
 const OLD_SPELLINGS: &[(Setting, &str)] = &[(Setting::BatchSize, "batch")];
 
-/// Which of the numbers a subcommand takes.
-pub(super) trait NumberGroup {
-    /// Whether `number` is one of them.
-    fn includes(number: &NumberSetting) -> bool;
+/// A row of `NUMBERS` or `CHOICES`, as its flag sees it.
+pub(super) trait FlagRow: Sync {
+    /// Which setting it sets.
+    fn setting(&self) -> Setting;
+    /// The flag's name, without the dashes.
+    fn flag(&self) -> String;
+    /// What the help shows for the value.
+    fn value_name(&self) -> String;
+    /// Sets it in `draft` from the text after the flag.
+    fn read_into(&self, draft: &mut ExperimentDraft, text: &str) -> Result<(), String>;
+}
+
+impl FlagRow for NumberSetting {
+    fn setting(&self) -> Setting {
+        self.setting
+    }
+
+    fn flag(&self) -> String {
+        NumberSetting::flag(self)
+    }
+
+    fn value_name(&self) -> String {
+        self.value_name.to_owned()
+    }
+
+    fn read_into(&self, draft: &mut ExperimentDraft, text: &str) -> Result<(), String> {
+        NumberSetting::read_into(self, draft, text)
+    }
+}
+
+impl FlagRow for ChoiceSetting {
+    fn setting(&self) -> Setting {
+        self.setting
+    }
+
+    fn flag(&self) -> String {
+        ChoiceSetting::flag(self)
+    }
+
+    fn value_name(&self) -> String {
+        self.words().collect::<Vec<_>>().join("|")
+    }
+
+    fn read_into(&self, draft: &mut ExperimentDraft, text: &str) -> Result<(), String> {
+        ChoiceSetting::read_into(self, draft, text)
+    }
+}
+
+/// Which rows a flattened set of flags holds.
+pub(super) trait FlagGroup {
+    /// Its rows, in the order the help lists them.
+    fn rows() -> Vec<&'static dyn FlagRow>;
 }
 
 /// The numbers of the training augmentation, which `kiln data inspect` shares.
 #[derive(Debug, Default)]
 pub(super) struct Augmentation;
 
-impl NumberGroup for Augmentation {
-    fn includes(number: &NumberSetting) -> bool {
-        number.augmentation
+impl FlagGroup for Augmentation {
+    fn rows() -> Vec<&'static dyn FlagRow> {
+        NUMBERS
+            .iter()
+            .filter(|n| n.augmentation)
+            .map(|n| n as &dyn FlagRow)
+            .collect()
     }
 }
 
@@ -32,58 +84,76 @@ impl NumberGroup for Augmentation {
 #[derive(Debug, Default)]
 pub(super) struct Training;
 
-impl NumberGroup for Training {
-    fn includes(number: &NumberSetting) -> bool {
-        !number.augmentation
+impl FlagGroup for Training {
+    fn rows() -> Vec<&'static dyn FlagRow> {
+        NUMBERS
+            .iter()
+            .filter(|n| !n.augmentation)
+            .map(|n| n as &dyn FlagRow)
+            .collect()
     }
 }
 
-/// The numbers of group `G` given on the command line, each already known to read.
+/// Every choice of `kiln train`.
 #[derive(Debug, Default)]
-pub(super) struct NumberFlags<G> {
-    given: Vec<(&'static NumberSetting, String)>,
+pub(super) struct Choices;
+
+impl FlagGroup for Choices {
+    fn rows() -> Vec<&'static dyn FlagRow> {
+        CHOICES.iter().map(|c| c as &dyn FlagRow).collect()
+    }
+}
+
+/// The flags of group `G` given on the command line, each already known to read.
+pub(super) struct SettingFlags<G> {
+    given: Vec<(&'static dyn FlagRow, String)>,
     group: PhantomData<G>,
 }
 
-impl<G: NumberGroup> NumberFlags<G> {
-    fn members() -> impl Iterator<Item = &'static NumberSetting> {
-        NUMBERS.iter().filter(|number| G::includes(number))
+impl<G> std::fmt::Debug for SettingFlags<G> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let given: Vec<(Setting, &str)> = self
+            .given
+            .iter()
+            .map(|(row, text)| (row.setting(), text.as_str()))
+            .collect();
+        f.debug_struct("SettingFlags")
+            .field("given", &given)
+            .finish()
     }
+}
 
-    /// Sets every number given in `draft`.
+impl<G: FlagGroup> SettingFlags<G> {
+    /// Sets every setting given in `draft`.
     pub(super) fn apply(&self, draft: &mut ExperimentDraft) -> anyhow::Result<()> {
-        for (number, text) in &self.given {
-            number
-                .read_into(draft, text)
-                .map_err(|reason| anyhow::anyhow!("--{} {text}: {reason}", number.flag()))?;
+        for (row, text) in &self.given {
+            row.read_into(draft, text)
+                .map_err(|reason| anyhow::anyhow!("--{} {text}: {reason}", row.flag()))?;
         }
         Ok(())
     }
 
     /// Whether `setting`'s flag was given.
     pub(super) fn gave(&self, setting: Setting) -> bool {
-        self.given
-            .iter()
-            .any(|(number, _)| number.setting == setting)
+        self.given.iter().any(|(row, _)| row.setting() == setting)
     }
 }
 
-impl<G: NumberGroup> Args for NumberFlags<G> {
+impl<G: FlagGroup> Args for SettingFlags<G> {
     fn augment_args(command: Command) -> Command {
-        Self::members().fold(command, |command, number| {
-            let mut arg = Arg::new(number.setting.key())
-                .long(number.flag())
-                .value_name(number.value_name)
-                .help(number.setting.help())
+        G::rows().into_iter().fold(command, |command, row| {
+            let mut arg = Arg::new(row.setting().key())
+                .long(row.flag())
+                .value_name(row.value_name())
+                .help(row.setting().help())
                 .action(ArgAction::Set)
-                // Read at parse time, so a bad value is refused as clap refuses any other.
+                // Read at parse time with the engine's own sentence for a bad value, as
+                // config.toml gets it.
                 .value_parser(move |text: &str| {
                     let mut scratch = ExperimentDraft::default();
-                    number
-                        .read_into(&mut scratch, text)
-                        .map(|()| text.to_owned())
+                    row.read_into(&mut scratch, text).map(|()| text.to_owned())
                 });
-            for (_, old) in OLD_SPELLINGS.iter().filter(|(s, _)| *s == number.setting) {
+            for (_, old) in OLD_SPELLINGS.iter().filter(|(s, _)| *s == row.setting()) {
                 arg = arg.alias(*old);
             }
             command.arg(arg)
@@ -95,7 +165,7 @@ impl<G: NumberGroup> Args for NumberFlags<G> {
     }
 }
 
-impl<G: NumberGroup> FromArgMatches for NumberFlags<G> {
+impl<G: FlagGroup> FromArgMatches for SettingFlags<G> {
     fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
         let mut flags = Self {
             given: Vec::new(),
@@ -106,72 +176,10 @@ impl<G: NumberGroup> FromArgMatches for NumberFlags<G> {
     }
 
     fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
-        for number in Self::members() {
-            if let Some(text) = matches.get_one::<String>(number.setting.key()) {
-                self.given.retain(|(n, _)| n.setting != number.setting);
-                self.given.push((number, text.clone()));
-            }
-        }
-        Ok(())
-    }
-}
-
-/// The choices given on the command line (all of them belong to `kiln train`).
-#[derive(Debug, Default)]
-pub(super) struct ChoiceFlags {
-    given: Vec<(&'static ChoiceSetting, String)>,
-}
-
-impl ChoiceFlags {
-    /// Sets every choice given in `draft`.
-    pub(super) fn apply(&self, draft: &mut ExperimentDraft) -> anyhow::Result<()> {
-        for (choice, word) in &self.given {
-            choice
-                .read_into(draft, word)
-                .map_err(|reason| anyhow::anyhow!("--{} {word}: {reason}", choice.flag()))?;
-        }
-        Ok(())
-    }
-}
-
-impl Args for ChoiceFlags {
-    fn augment_args(command: Command) -> Command {
-        CHOICES.iter().fold(command, |command, choice| {
-            let words: Vec<&'static str> = choice.words().collect();
-            command.arg(
-                Arg::new(choice.setting.key())
-                    .long(choice.flag())
-                    .value_name(words.join("|"))
-                    .help(choice.setting.help())
-                    .action(ArgAction::Set)
-                    // The engine's own sentence for a wrong word, as the config file gets it.
-                    .value_parser(move |word: &str| {
-                        let mut scratch = ExperimentDraft::default();
-                        choice
-                            .read_into(&mut scratch, word)
-                            .map(|()| word.to_owned())
-                    }),
-            )
-        })
-    }
-
-    fn augment_args_for_update(command: Command) -> Command {
-        Self::augment_args(command)
-    }
-}
-
-impl FromArgMatches for ChoiceFlags {
-    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
-        let mut flags = Self::default();
-        flags.update_from_arg_matches(matches)?;
-        Ok(flags)
-    }
-
-    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
-        for choice in CHOICES {
-            if let Some(word) = matches.get_one::<String>(choice.setting.key()) {
-                self.given.retain(|(c, _)| c.setting != choice.setting);
-                self.given.push((choice, word.clone()));
+        for row in G::rows() {
+            if let Some(text) = matches.get_one::<String>(row.setting().key()) {
+                self.given.retain(|(r, _)| r.setting() != row.setting());
+                self.given.push((row, text.clone()));
             }
         }
         Ok(())
@@ -181,29 +189,33 @@ impl FromArgMatches for ChoiceFlags {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
+    use clap::{CommandFactory, Parser};
 
     #[derive(Debug, Parser)]
-    struct Both {
+    struct All {
         #[command(flatten)]
-        training: NumberFlags<Training>,
+        training: SettingFlags<Training>,
         #[command(flatten)]
-        augmentation: NumberFlags<Augmentation>,
+        augmentation: SettingFlags<Augmentation>,
         #[command(flatten)]
-        choices: ChoiceFlags,
+        choices: SettingFlags<Choices>,
     }
 
     #[test]
-    fn every_number_has_its_flag_and_the_flags_set_the_draft() {
-        let command = Both::command_for_test();
-        for number in NUMBERS {
-            let flag = number.flag();
+    fn every_number_and_choice_has_its_flag_and_the_flags_set_the_draft() {
+        let command = All::command();
+        let rows = NUMBERS
+            .iter()
+            .map(|n| n as &dyn FlagRow)
+            .chain(CHOICES.iter().map(|c| c as &dyn FlagRow));
+        for row in rows {
+            let flag = row.flag();
             let arg = command
                 .get_arguments()
                 .find(|a| a.get_long() == Some(flag.as_str()));
             assert!(arg.is_some(), "no --{flag}");
         }
-        let parsed = Both::try_parse_from([
+        let parsed = All::try_parse_from([
             "kiln",
             "--lr",
             "0.05",
@@ -211,44 +223,37 @@ mod tests {
             "32",
             "--brightness",
             "0.2",
+            "--monitor",
+            "val-accuracy",
+            "--keep",
+            "last",
         ])
         .unwrap();
         let mut draft = ExperimentDraft::default();
         parsed.training.apply(&mut draft).unwrap();
         parsed.augmentation.apply(&mut draft).unwrap();
+        parsed.choices.apply(&mut draft).unwrap();
         assert_eq!(
             (draft.lr, draft.batch_size, draft.brightness),
             (0.05, 32, 0.2)
         );
+        assert_eq!(draft.monitor.to_string(), "val-accuracy");
+        assert_eq!(draft.keep.to_string(), "last");
         assert!(parsed.training.gave(Setting::BatchSize));
         assert!(!parsed.training.gave(Setting::Epochs));
     }
 
     #[test]
-    fn every_choice_has_its_flag_with_its_words_and_a_wrong_word_is_refused() {
-        let parsed =
-            Both::try_parse_from(["kiln", "--monitor", "val-accuracy", "--keep", "last"]).unwrap();
-        let mut draft = ExperimentDraft::default();
-        parsed.choices.apply(&mut draft).unwrap();
-        assert_eq!(draft.monitor.to_string(), "val-accuracy");
-        assert_eq!(draft.keep.to_string(), "last");
-        let error = Both::try_parse_from(["kiln", "--loss", "cosine"]).unwrap_err();
-        let text = error.to_string();
-        assert!(text.contains("--loss <logits|probabilities>"), "{text}");
-        assert!(text.contains("expected logits or probabilities"), "{text}");
-    }
-
-    #[test]
-    fn a_number_that_does_not_read_is_refused_with_its_flag_named() {
-        let error = Both::try_parse_from(["kiln", "--epochs", "many"]).unwrap_err();
-        let text = error.to_string();
+    fn a_value_that_does_not_read_is_refused_with_its_flag_named() {
+        let text = All::try_parse_from(["kiln", "--epochs", "many"])
+            .unwrap_err()
+            .to_string();
         assert!(text.contains("--epochs <N>"), "{text}");
         assert!(text.contains("'many' is not a whole number"), "{text}");
-    }
-
-    impl Both {
-        fn command_for_test() -> Command {
-            <Self as clap::CommandFactory>::command()
-        }
+        let text = All::try_parse_from(["kiln", "--loss", "cosine"])
+            .unwrap_err()
+            .to_string();
+        assert!(text.contains("--loss <logits|probabilities>"), "{text}");
+        assert!(text.contains("expected logits or probabilities"), "{text}");
     }
 }

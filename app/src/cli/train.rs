@@ -14,7 +14,7 @@ use kiln_core::run::{self, Stage};
 use kiln_core::train::{Control, RunOutcome, TrainEvent};
 
 use super::progress::Reporter;
-use super::setting_flags::{Augmentation, ChoiceFlags, NumberFlags, Training};
+use super::setting_flags::{Augmentation, Choices, SettingFlags, Training};
 
 /// Options of `kiln train`; each flag overrides the preset or config file.
 #[derive(Debug, Args)]
@@ -61,9 +61,9 @@ pub struct TrainArgs {
     #[arg(long, value_name = "auto|cpu|gpu:N", help = Setting::Device.help())]
     device: Option<DeviceChoice>,
     #[command(flatten)]
-    choices: ChoiceFlags,
+    choices: SettingFlags<Choices>,
     #[command(flatten)]
-    numbers: NumberFlags<Training>,
+    numbers: SettingFlags<Training>,
     #[command(flatten)]
     augmentation: AugmentationArgs,
     /// Go on training after the loss becomes NaN or infinite (by default the run stops).
@@ -80,7 +80,7 @@ pub struct TrainArgs {
 #[derive(Debug, Args)]
 pub(super) struct AugmentationArgs {
     #[command(flatten)]
-    numbers: NumberFlags<Augmentation>,
+    numbers: SettingFlags<Augmentation>,
     #[arg(long, help = Setting::Flip.help())]
     flip: bool,
 }
