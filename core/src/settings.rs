@@ -191,6 +191,12 @@ impl Setting {
     pub fn help(self) -> &'static str {
         self.declaration().2
     }
+
+    /// Its flag on the command line, where it has one made from its key: the key with dashes
+    /// (`--batch-size` for `batch_size`).
+    pub fn flag(self) -> String {
+        self.key().replace('_', "-")
+    }
 }
 
 impl fmt::Display for Setting {
@@ -271,11 +277,6 @@ impl NumberSetting {
     /// The row of `setting`, when it is one number of the draft.
     pub fn of(setting: Setting) -> Option<&'static NumberSetting> {
         NUMBERS.iter().find(|n| n.setting == setting)
-    }
-
-    /// Its flag on the command line: the key with dashes (`--batch-size`).
-    pub fn flag(&self) -> String {
-        self.setting.key().replace('_', "-")
     }
 
     /// Its value in `draft`, as a person would type it.
@@ -360,11 +361,6 @@ impl ChoiceSetting {
     /// The row of `setting`, when it is one choice of the draft.
     pub fn of(setting: Setting) -> Option<&'static ChoiceSetting> {
         CHOICES.iter().find(|c| c.setting == setting)
-    }
-
-    /// Its flag on the command line: the key with dashes (`--input-scaling`).
-    pub fn flag(&self) -> String {
-        self.setting.key().replace('_', "-")
     }
 
     /// The words it takes, in the order the window lists them.
@@ -535,7 +531,10 @@ mod tests {
         }
         assert_eq!(NumberSetting::of(Setting::Lr).unwrap().show(&draft), "1e-8");
         assert_eq!(
-            NumberSetting::of(Setting::BatchSize).unwrap().flag(),
+            NumberSetting::of(Setting::BatchSize)
+                .unwrap()
+                .setting
+                .flag(),
             "batch-size"
         );
         assert!(NumberSetting::of(Setting::Model).is_none());
@@ -560,7 +559,10 @@ mod tests {
             assert_eq!(draft, before);
         }
         assert_eq!(
-            ChoiceSetting::of(Setting::InputScaling).unwrap().flag(),
+            ChoiceSetting::of(Setting::InputScaling)
+                .unwrap()
+                .setting
+                .flag(),
             "input-scaling"
         );
         assert!(ChoiceSetting::of(Setting::Lr).is_none());

@@ -17,7 +17,9 @@ pub(super) trait FlagRow: Sync {
     /// Which setting it sets.
     fn setting(&self) -> Setting;
     /// The flag's name, without the dashes.
-    fn flag(&self) -> String;
+    fn flag(&self) -> String {
+        self.setting().flag()
+    }
     /// What the help shows for the value.
     fn value_name(&self) -> String;
     /// Sets it in `draft` from the text after the flag.
@@ -27,10 +29,6 @@ pub(super) trait FlagRow: Sync {
 impl FlagRow for NumberSetting {
     fn setting(&self) -> Setting {
         self.setting
-    }
-
-    fn flag(&self) -> String {
-        NumberSetting::flag(self)
     }
 
     fn value_name(&self) -> String {
@@ -45,10 +43,6 @@ impl FlagRow for NumberSetting {
 impl FlagRow for ChoiceSetting {
     fn setting(&self) -> Setting {
         self.setting
-    }
-
-    fn flag(&self) -> String {
-        ChoiceSetting::flag(self)
     }
 
     fn value_name(&self) -> String {

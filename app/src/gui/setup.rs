@@ -10,7 +10,7 @@ use kiln_core::config::{
 use kiln_core::data::{DEFAULT_FOLDER_IMAGE_SIZE_PX, DatasetSpec};
 use kiln_core::device::{DeviceChoice, DeviceClass, DeviceInfo};
 use kiln_core::model::{Activation, InitScheme, ModelSpec};
-use kiln_core::settings::{ChoiceSetting, NUMBERS, TypedNumber, show_number};
+use kiln_core::settings::{ChoiceSetting, NUMBERS, NumberSetting, TypedNumber, show_number};
 use serde::{Deserialize, Serialize};
 
 use kiln_core::config::{
@@ -203,7 +203,7 @@ impl SetupForm {
 
     /// The text of the number `setting`'s field, to type into.
     pub fn number_mut(&mut self, setting: Setting) -> &mut String {
-        self.numbers.entry(setting).or_default()
+        number_text(&mut self.numbers, setting)
     }
 
     /// The form showing `draft`, e.g. a preset or a past run's config.
@@ -642,7 +642,17 @@ fn number_row(
     numbers: &mut BTreeMap<Setting, String>,
     errors: &BTreeMap<Setting, String>,
 ) -> bool {
-    text_row(ui, field, numbers.entry(field).or_default(), errors)
+    text_row(ui, field, number_text(numbers, field), errors)
+}
+
+/// The text of `setting`'s field; a form remembered before that number existed shows its
+/// default rather than an empty field the engine would refuse.
+fn number_text(numbers: &mut BTreeMap<Setting, String>, setting: Setting) -> &mut String {
+    numbers.entry(setting).or_insert_with(|| {
+        NumberSetting::of(setting)
+            .map(|n| n.show(&ExperimentDraft::default()))
+            .unwrap_or_default()
+    })
 }
 
 /// A reason in the error colour, wrapped to the field column so it never runs off the panel.
@@ -1197,6 +1207,14 @@ mod tests {
             errors[&Setting::MlpWidths].contains("whole numbers"),
             "{errors:?}"
         );
+    }
+
+    #[test]
+    fn a_number_missing_from_a_remembered_form_shows_its_default() {
+        let mut form = SetupForm::default();
+        form.numbers.remove(&Setting::Epochs);
+        assert_eq!(form.number_mut(Setting::Epochs), "5");
+        assert!(form.check().errors.is_empty());
     }
 
     #[test]
