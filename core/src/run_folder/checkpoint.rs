@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::{CHECKPOINTS_DIR, MODEL_FILE, OPTIMIZER_FILE, STATE_FILE, write_atomically};
 use crate::config::ExperimentDraft;
 use crate::model::{Classifier, ModelCard};
+use crate::train::reads::{optimizer_bytes, weights_bytes};
 use crate::train::{Restored, RunCounters, RunStore};
 
 /// Bumped when `state.json` changes meaning, so an old checkpoint is refused, not misread.
@@ -117,14 +118,12 @@ pub fn save(
     remove_dir_if_present(&partial).map_err(|e| write_error(&partial)(e.to_string()))?;
     fs::create_dir_all(&partial).map_err(|e| write_error(&partial)(e.to_string()))?;
     let model_path = partial.join(MODEL_FILE);
-    model
-        .valid()
-        .save_file(&model_path)
-        .map_err(|e| write_error(&model_path)(format!("{e:?}")))?;
+    let weights = weights_bytes(&model.valid()).map_err(write_error(&model_path))?;
+    fs::write(&model_path, &weights[..]).map_err(|e| write_error(&model_path)(e.to_string()))?;
     let optimizer_path = partial.join(OPTIMIZER_FILE);
-    optimizer
-        .save(&optimizer_path)
-        .map_err(|e| write_error(&optimizer_path)(format!("{e:?}")))?;
+    let state_bytes = optimizer_bytes(optimizer).map_err(write_error(&optimizer_path))?;
+    fs::write(&optimizer_path, &state_bytes[..])
+        .map_err(|e| write_error(&optimizer_path)(e.to_string()))?;
     let state_path = partial.join(STATE_FILE);
     let text =
         serde_json::to_string_pretty(state).map_err(|e| write_error(&state_path)(e.to_string()))?;

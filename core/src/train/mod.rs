@@ -284,7 +284,10 @@ mod tests {
         )
         .unwrap();
         let predictions = predictions.unwrap();
-        assert!(!folder.join("partial-model.bpk").exists());
+        assert!(
+            !folder.join("model.tmp").exists(),
+            "no half-written file is left"
+        );
         let predictor = crate::predict::Predictor::load(&folder).expect("the model loads back");
         let test = tiny_dataset().test;
         for index in [0, 1, 7] {

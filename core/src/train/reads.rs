@@ -1,10 +1,12 @@
-//! Every read from the device goes through [`read_back`]: the metric sums of a readback, the
-//! evaluation sums of an epoch, the predictions at the end. Each is one transaction, so one
-//! host sync. On the web a synchronous read panics; this module is the one place to make
+//! Every read from the device goes through this module: the metric sums of a readback, the
+//! evaluation sums of an epoch and the predictions at the end through [`read_back`] (one
+//! transaction, so one host sync), and the weights and optimizer state a run keeps through
+//! [`weights_bytes`] and [`optimizer_bytes`]. On the web a synchronous read panics; this module is the one place to make
 //! reads asynchronous there, and the loop around it stays the same.
 
 use burn::module::Module;
-use burn::tensor::{Device, Int, Tensor, TensorData, Transaction};
+use burn::optim::ModuleOptimizer;
+use burn::tensor::{Bytes, Device, Int, Tensor, TensorData, Transaction};
 use kiln_shaders::{BatchOptions, ByteSplit};
 
 use super::TrainError;
@@ -17,6 +19,22 @@ pub(crate) fn read_back(transaction: Transaction) -> Result<Vec<TensorData>, Tra
     transaction
         .try_execute()
         .map_err(|e| TrainError::Readback(format!("{e:?}")))
+}
+
+/// `model`'s weights read back from the device, packed as a burnpack file's bytes.
+pub(crate) fn weights_bytes(model: &Classifier) -> Result<Bytes, String> {
+    model
+        .clone()
+        .into_record()
+        .into_bytes()
+        .map_err(|e| format!("could not read the weights back from the device: {e:?}"))
+}
+
+/// The optimizer's state (moments, step counts) read back, packed as a burnpack file's bytes.
+pub(crate) fn optimizer_bytes(optimizer: &ModuleOptimizer) -> Result<Bytes, String> {
+    optimizer
+        .into_bytes()
+        .map_err(|e| format!("could not read the optimizer state back from the device: {e:?}"))
 }
 
 /// The first value of each tensor, read back together; an error when any came back empty.
