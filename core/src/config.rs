@@ -56,6 +56,18 @@ pub(crate) fn invalid(
 }
 
 crate::settings::choice! {
+    /// What of a pretrained network trains.
+    FineTune for FineTune {
+        /// Every layer, the pretrained ones at `backbone_lr_scale` times the learning rate.
+        #[default]
+        Full => "full",
+        /// Only the classifier head, on features the frozen backbone computes once per image
+        /// (batch norm statistics frozen too); after `unfreeze_after` epochs, if set, everything.
+        LinearProbe => "linear-probe",
+    }
+}
+
+crate::settings::choice! {
     /// How each class weighs in the training loss.
     ClassWeights for ClassWeights {
         /// Every image alike.
@@ -77,6 +89,17 @@ pub enum InputScaling {
     Raw,
     /// Subtract the training split's mean and divide by its standard deviation (per channel).
     Standardize,
+    /// Divide by 255, then subtract ImageNet's mean and divide by its standard deviation per
+    /// channel, as torchvision's pretrained weights expect.
+    #[serde(rename = "imagenet")]
+    ImageNet,
+}
+
+impl InputScaling {
+    /// ImageNet's per-channel mean of 0–1 pixels (red, green, blue), as torchvision uses it.
+    pub const IMAGENET_MEAN: [f32; 3] = [0.485, 0.456, 0.406];
+    /// ImageNet's per-channel standard deviation of 0–1 pixels.
+    pub const IMAGENET_STD: [f32; 3] = [0.229, 0.224, 0.225];
 }
 
 impl fmt::Display for InputScaling {
@@ -85,6 +108,7 @@ impl fmt::Display for InputScaling {
             Self::UnitRange => "unit-range",
             Self::Raw => "raw",
             Self::Standardize => "standardize",
+            Self::ImageNet => "imagenet",
         })
     }
 }
@@ -97,10 +121,11 @@ impl FromStr for InputScaling {
             "unit-range" => Ok(Self::UnitRange),
             "raw" => Ok(Self::Raw),
             "standardize" => Ok(Self::Standardize),
+            "imagenet" => Ok(Self::ImageNet),
             other => Err(invalid(
                 Setting::InputScaling,
                 other,
-                "expected unit-range, raw or standardize",
+                "expected unit-range, raw, standardize or imagenet",
             )),
         }
     }
@@ -496,6 +521,16 @@ pub struct ExperimentDraft {
     pub model: ModelSpec,
     /// How weights and biases start.
     pub init: InitScheme,
+    /// The pretrained weights the network starts from instead of `init`'s random draw (the
+    /// word `imagenet`, or a .pth or .safetensors file); only for the torchvision architectures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weights: Option<crate::weights::WeightsSource>,
+    /// What of a pretrained network trains: all of it, or its head on cached features.
+    pub fine_tune: FineTune,
+    /// The pretrained layers' learning rate as a share of `lr` (the head's is `lr`).
+    pub backbone_lr_scale: f64,
+    /// Epochs of linear probe before everything trains; 0 keeps the backbone frozen.
+    pub unfreeze_after: usize,
     /// How pixel bytes are scaled for the network.
     pub input_scaling: InputScaling,
     /// Whether the loss is taken on logits or on clipped softmax probabilities.
@@ -565,6 +600,10 @@ impl Default for ExperimentDraft {
                 dropout: 0.0,
             },
             init: InitScheme::default(),
+            weights: None,
+            fine_tune: FineTune::Full,
+            backbone_lr_scale: 0.1,
+            unfreeze_after: 0,
             input_scaling: InputScaling::UnitRange,
             loss: LossInput::Logits,
             optimizer: OptimizerSpec::from_name("adam").unwrap_or(OptimizerSpec::Adam {
@@ -718,6 +757,7 @@ impl ExperimentDraft {
         self.model
             .check_spec()
             .map_err(|e| invalid(e.setting(), &self.model, e.to_string()))?;
+        self.validate_fine_tuning()?;
         if let DatasetSpec::Folder { image_size, .. } = self.dataset
             && !(1..=crate::data::MAX_IMAGE_SIZE_PX).contains(&image_size)
         {
@@ -735,6 +775,68 @@ impl ExperimentDraft {
 }
 
 impl ExperimentDraft {
+    /// Whether any training augmentation is on.
+    pub fn augments(&self) -> bool {
+        self.crop_padding > 0
+            || self.flip
+            || self.crop_scale < 1.0
+            || self.rotation_degrees > 0.0
+            || self.brightness > 0.0
+            || self.contrast > 0.0
+    }
+
+    /// Checks the pretrained start: weights only for torchvision's architectures, and a linear
+    /// probe only from weights, with nothing for augmentation to act on while it lasts.
+    fn validate_fine_tuning(&self) -> Result<(), ConfigError> {
+        if let Some(source) = &self.weights
+            && self.model.torchvision().is_none()
+        {
+            return Err(invalid(
+                Setting::Weights,
+                source,
+                format!(
+                    "{} has no pretrained weights; pick resnet18-imagenet, resnet34, resnet50 or mobilenet-v2 to start from a weights file",
+                    self.model.title()
+                ),
+            ));
+        }
+        if !(self.backbone_lr_scale.is_finite() && (0.0..=10.0).contains(&self.backbone_lr_scale)) {
+            return Err(invalid(
+                Setting::BackboneLrScale,
+                self.backbone_lr_scale,
+                "a share of the learning rate from 0 to 10; 0.1 is common",
+            ));
+        }
+        if self.fine_tune != FineTune::LinearProbe {
+            return Ok(());
+        }
+        if self.weights.is_none() {
+            return Err(invalid(
+                Setting::FineTune,
+                self.fine_tune,
+                "a linear probe trains a head on pretrained features; start from ImageNet weights or a file, or train the whole network",
+            ));
+        }
+        if self.unfreeze_after >= self.epochs {
+            return Err(invalid(
+                Setting::UnfreezeAfter,
+                self.unfreeze_after,
+                format!(
+                    "the run has {} epochs, so the backbone would never unfreeze; use fewer, or 0 to keep it frozen",
+                    self.epochs
+                ),
+            ));
+        }
+        if self.unfreeze_after == 0 && self.augments() {
+            return Err(invalid(
+                Setting::FineTune,
+                self.fine_tune,
+                "a linear probe computes each image's features once, so augmentation has nothing to act on; turn it off, or unfreeze after some epochs",
+            ));
+        }
+        Ok(())
+    }
+
     /// Checks the amounts of the training augmentation against what the input pipeline does.
     fn validate_augmentation(&self) -> Result<(), ConfigError> {
         // The pipeline's limits are f32; as f64 they would print as 0.07999999821186066.

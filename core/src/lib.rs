@@ -16,3 +16,4 @@ pub mod run_folder;
 pub mod selection;
 pub mod settings;
 pub mod train;
+pub mod weights;

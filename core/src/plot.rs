@@ -200,7 +200,6 @@ fn finite(points: impl Iterator<Item = (f64, f64)>) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// The settings a legend may name, as `(label, value)`, in the order a person reads them.
 /// A run's settings as (name, value) pairs, in the order a legend names them.
 pub(crate) type Settings = Vec<(&'static str, Option<String>)>;
 
@@ -240,21 +239,36 @@ pub(crate) fn describe(draft: &ExperimentDraft) -> Settings {
         .iter()
         .filter_map(|number| number.legend_entry(draft))
         .map(|(word, value)| (word, Some(value)));
-    let others = [
-        ("optimizer", Some(draft.optimizer.name().to_owned())),
-        ("momentum", momentum),
-        ("nesterov", nesterov),
-        ("schedule", Some(draft.schedule.to_string())),
-        ("weight decay", Some(weight_decay.to_string())),
-        ("model", Some(draft.model.to_string())),
-        ("dataset", Some(draft.dataset.to_string())),
-        ("epsilon", epsilon),
-        ("device", device),
-        (
-            "flip",
-            Some(if draft.flip { "on" } else { "off" }.to_owned()),
-        ),
-    ];
+    let others =
+        [
+            ("optimizer", Some(draft.optimizer.name().to_owned())),
+            ("momentum", momentum),
+            ("nesterov", nesterov),
+            ("schedule", Some(draft.schedule.to_string())),
+            ("weight decay", Some(weight_decay.to_string())),
+            ("model", Some(draft.model.to_string())),
+            (
+                "weights",
+                Some(draft.weights.as_ref().map_or_else(
+                    || "scratch".to_owned(),
+                    |source| match source {
+                        crate::weights::WeightsSource::ImageNet => source.to_string(),
+                        // A legend names the file, not the folders it came from.
+                        crate::weights::WeightsSource::File(path) => path.file_name().map_or_else(
+                            || source.to_string(),
+                            |n| n.to_string_lossy().into_owned(),
+                        ),
+                    },
+                )),
+            ),
+            ("dataset", Some(draft.dataset.to_string())),
+            ("epsilon", epsilon),
+            ("device", device),
+            (
+                "flip",
+                Some(if draft.flip { "on" } else { "off" }.to_owned()),
+            ),
+        ];
     let choices = crate::settings::CHOICES
         .iter()
         .map(|choice| (choice.legend, Some(choice.show(draft))));

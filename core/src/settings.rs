@@ -63,6 +63,18 @@ settings! {
     /// VGG16's input side (part of the model spec).
     VggInputSize => "model", "Input size",
         "Resize inputs on the device to this side in pixels (224 as in the paper); empty keeps the data set's size.";
+    /// The pretrained weights file the network starts from.
+    Weights => "weights", "Start from",
+        "Random weights, or a torchvision weights file (.pth or .safetensors) such as ImageNet's: a few hundred photos learn far more from a pretrained start.";
+    /// What of a pretrained network trains.
+    FineTune => "fine_tune", "Train",
+        "With pretrained weights: the whole network, or a linear probe (only the classifier head, on features computed once per image: seconds per epoch).";
+    /// The pretrained layers' share of the learning rate.
+    BackboneLrScale => "backbone_lr_scale", "Backbone lr ×",
+        "The pretrained layers learn at this share of the learning rate (the new head at the full rate); 0.1 is common, 1 trains them alike.";
+    /// Linear-probe epochs before the whole network trains.
+    UnfreezeAfter => "unfreeze_after", "Unfreeze after",
+        "Epochs of linear probe before every layer trains (the head starts out trained); 0 keeps the backbone frozen.";
     /// The learning rate.
     Lr => "lr", "Learning rate",
         "How far each step moves the weights; too high diverges, too low crawls.";
@@ -340,6 +352,8 @@ numbers! {
     EarlyStop => early_stop: usize, "PATIENCE", legend "early stop";
     MinDelta => min_delta: f64, "DELTA", legend "min delta";
     ProfileSteps => profile_steps: usize, "N";
+    BackboneLrScale => backbone_lr_scale: f64, "FACTOR", legend "backbone lr";
+    UnfreezeAfter => unfreeze_after: usize, "EPOCHS", legend "unfreeze after";
 }
 
 /// A setting that is one choice of the draft among a few words, with what the window, the
@@ -404,6 +418,7 @@ choices! {
         ("unit-range", "÷255 (0–1)"),
         ("raw", "raw 0–255"),
         ("standardize", "standardize"),
+        ("imagenet", "ImageNet mean and std (pretrained)"),
     ];
     Init => init: crate::model::InitScheme, legend "init", [
         ("pytorch-default", "PyTorch default"),
@@ -420,6 +435,10 @@ choices! {
     Precision => precision: crate::config::Precision, legend "precision", [
         ("f32", "f32"),
         ("f16", "f16 (mixed)"),
+    ];
+    FineTune => fine_tune: crate::config::FineTune, legend "fine-tune", [
+        ("full", "the whole network"),
+        ("linear-probe", "a linear probe (head only)"),
     ];
     Validation => validation: crate::selection::Validation, legend "validation", [
         ("split", "a validation split"),

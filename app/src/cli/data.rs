@@ -9,7 +9,8 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use kiln_core::config::{ExperimentDraft, Setting, Validation};
-use kiln_core::data::{self, DatasetSpec, fetch::RemoteDataset};
+use kiln_core::data::fetch::{FetchProgress, RemoteDataset};
+use kiln_core::data::{self, DataError, DatasetSpec};
 use kiln_core::device::DeviceChoice;
 
 /// Options of `kiln data`.
@@ -227,6 +228,20 @@ fn report_text(report: &data::inspect::DataReport) -> String {
 }
 
 fn fetch(dataset: RemoteDataset, data_dir: Option<PathBuf>) -> anyhow::Result<()> {
+    let root = download_root(data_dir)?;
+    let path = with_progress_bar(|on_progress, cancel| {
+        data::fetch::fetch(dataset, &root, on_progress, cancel)
+    })?;
+    println!(
+        "{dataset} is ready in {} (checksums verified)",
+        path.display()
+    );
+    Ok(())
+}
+
+/// The folder downloads go to: `--data-dir`, else `KILN_DATA_DIR`, else the per-user data
+/// folder; created when missing.
+pub(super) fn download_root(data_dir: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     let root = match data_dir.or_else(|| std::env::var_os("KILN_DATA_DIR").map(PathBuf::from)) {
         Some(dir) => dir,
         None => data::default_data_root()
@@ -234,6 +249,13 @@ fn fetch(dataset: RemoteDataset, data_dir: Option<PathBuf>) -> anyhow::Result<()
     };
     std::fs::create_dir_all(&root)
         .with_context(|| format!("could not create {}", root.display()))?;
+    Ok(root)
+}
+
+/// Runs `download` with a progress bar on a terminal, and a line per file elsewhere.
+pub(super) fn with_progress_bar<T>(
+    download: impl FnOnce(&mut dyn FnMut(&FetchProgress), &AtomicBool) -> Result<T, DataError>,
+) -> Result<T, DataError> {
     // Ctrl-C ends the process; the download lives in a hidden temporary folder until verified.
     let cancel = AtomicBool::new(false);
     let bar = std::io::stderr().is_terminal().then(|| {
@@ -248,9 +270,7 @@ fn fetch(dataset: RemoteDataset, data_dir: Option<PathBuf>) -> anyhow::Result<()
         bar
     });
     let mut last_file = String::new();
-    let result = data::fetch::fetch(
-        dataset,
-        &root,
+    let result = download(
         &mut |progress| {
             if progress.file != last_file {
                 last_file = progress.file.clone();
@@ -274,10 +294,5 @@ fn fetch(dataset: RemoteDataset, data_dir: Option<PathBuf>) -> anyhow::Result<()
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    let path = result?;
-    println!(
-        "{dataset} is ready in {} (checksums verified)",
-        path.display()
-    );
-    Ok(())
+    result
 }

@@ -8,6 +8,7 @@ mod export;
 mod progress;
 mod setting_flags;
 mod train;
+mod weights;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -42,6 +43,8 @@ enum Command {
     Devices(devices::DevicesArgs),
     /// Download and check data sets.
     Data(data::DataArgs),
+    /// Pretrained weights: fetch torchvision's ImageNet weights, list them, check a file.
+    Weights(weights::WeightsArgs),
     /// List the shipped presets (the reference workloads).
     Presets,
     /// Write run folders as a CSV and plot images (PNG, SVG); several runs are overlaid.
@@ -71,6 +74,7 @@ pub fn main() -> ExitCode {
         Some(Command::Train(args)) => train::run(*args),
         Some(Command::Devices(args)) => devices::run(&args),
         Some(Command::Data(args)) => data::run(args),
+        Some(Command::Weights(args)) => weights::run(args),
         Some(Command::Export(args)) => export::run(&args),
         Some(Command::Compare(args)) => compare::run(&args),
         Some(Command::Bench(args)) => bench::run(*args),

@@ -75,6 +75,9 @@ impl Reporter {
                     s.steps_per_epoch,
                     s.upload_secs
                 ));
+                if let Some(loaded) = &s.pretrained {
+                    self.line(&loaded.to_string());
+                }
             }
             TrainEvent::Progress(p) => {
                 if let Some(bar) = &self.bar {

@@ -29,7 +29,8 @@ pub struct TrainArgs {
             "nesterov", "weight_decay", "schedule", "batch_size", "epochs", "seed",
             "input_scaling", "init", "loss", "name", "keep_going_on_nan", "profile_steps", "crop_padding", "flip",
             "crop_scale", "rotation_degrees", "brightness", "contrast", "precision", "validation", "val_split", "test_split", "early_stop", "monitor",
-            "min_delta", "keep", "class_weights",
+            "min_delta", "keep", "class_weights", "weights", "fine_tune", "backbone_lr_scale",
+            "unfreeze_after",
         ]
     )]
     resume: Option<PathBuf>,
@@ -46,8 +47,13 @@ pub struct TrainArgs {
     /// Folder holding the data set's files, or a parent of mnist/, fashion-mnist/, cifar-10-batches-bin/.
     #[arg(long, value_name = "DIR")]
     data_dir: Option<PathBuf>,
-    #[arg(long, value_name = "mlp:W,W[:relu|tanh|gelu[:DROPOUT]]|cnn|vgg16[-bn][@SIZE]|resnet18", help = Setting::Model.help())]
+    #[arg(long, value_name = "mlp:W,W[:relu|tanh|gelu[:DROPOUT]]|cnn|vgg16[-bn][@SIZE]|resnet18|resnet18-imagenet|resnet34|resnet50|mobilenet-v2", help = Setting::Model.help())]
     model: Option<ModelSpec>,
+    /// Pretrained weights to start from, for resnet18-imagenet, resnet34, resnet50 and
+    /// mobilenet-v2: `imagenet` (torchvision's, after `kiln weights fetch`) or a .pth or
+    /// .safetensors file. Input scaling becomes imagenet unless --input-scaling says otherwise.
+    #[arg(long, value_name = "imagenet|FILE")]
+    weights: Option<kiln_core::weights::WeightsSource>,
     #[arg(long, value_name = "sgd|adam|adamw", help = Setting::Optimizer.help())]
     optimizer: Option<String>,
     #[arg(long, value_name = "FACTOR", help = Setting::Momentum.help())]
@@ -149,6 +155,11 @@ impl TrainArgs {
         }
         if let Some(v) = self.device {
             draft.device = v;
+        }
+        if let Some(source) = self.weights {
+            draft.weights = Some(source);
+            // torchvision's weights were trained on ImageNet-normalized pixels.
+            draft.input_scaling = kiln_core::config::InputScaling::ImageNet;
         }
         self.augmentation.apply(&mut draft)?;
         self.choices.apply(&mut draft)?;

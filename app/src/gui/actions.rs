@@ -94,6 +94,16 @@ impl KilnApp {
                 }
             }
             SetupAction::Fetch => self.start_fetch(),
+            SetupAction::FetchWeights(arch) => self.start_download(Download::Weights(arch)),
+            SetupAction::ChooseWeightsFile => {
+                if let Some(file) = rfd::FileDialog::new()
+                    .set_title("Pretrained weights (torchvision .pth or .safetensors)")
+                    .add_filter("weights", &["pth", "pt", "safetensors"])
+                    .pick_file()
+                {
+                    self.form.weights_file = Some(file);
+                }
+            }
             SetupAction::InspectData => match self.form.check().experiment {
                 Some(experiment) => {
                     let ctx = self.ctx.clone();
@@ -114,10 +124,22 @@ impl KilnApp {
         }
     }
 
+    /// Downloads the data set the form names, if it is one Kiln downloads.
     pub(super) fn start_fetch(&mut self) {
-        let Some(remote) = self.form.dataset.remote() else {
+        if let Some(remote) = self.form.dataset.remote() {
+            self.start_download(Download::Dataset(remote));
+        }
+    }
+
+    /// Starts `what` downloading into the form's data folder (or the usual one).
+    fn start_download(&mut self, what: Download) {
+        if let Some(job) = &self.fetch {
+            self.fetch_message = Some(format!(
+                "{} is downloading; wait for it or cancel it first",
+                job.what.display_name()
+            ));
             return;
-        };
+        }
         let root = self
             .form
             .data_dir
@@ -131,7 +153,7 @@ impl KilnApp {
             return;
         };
         let ctx = self.ctx.clone();
-        match FetchJob::start(remote, root, move || wake(&ctx)) {
+        match FetchJob::start(what, root, move || wake(&ctx)) {
             Ok(job) => {
                 self.fetch = Some(job);
                 self.fetch_message = None;

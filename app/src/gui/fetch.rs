@@ -1,11 +1,47 @@
-//! A data set download started from the setup panel, on its own named thread.
+//! A download started from the setup panel (a data set, or ImageNet weights), on its own named
+//! thread.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, TryRecvError};
 
+use kiln_core::data::DataError;
 use kiln_core::data::fetch::{self, FetchProgress, RemoteDataset};
+use kiln_core::model::TorchvisionArch;
+
+/// What a download fetches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Download {
+    /// A data set's files.
+    Dataset(RemoteDataset),
+    /// torchvision's ImageNet weights of an architecture.
+    Weights(TorchvisionArch),
+}
+
+impl Download {
+    /// What messages call it.
+    pub fn display_name(self) -> String {
+        match self {
+            Self::Dataset(dataset) => dataset.display_name().to_owned(),
+            Self::Weights(arch) => format!("the ImageNet weights of {}", arch.title()),
+        }
+    }
+
+    fn run(
+        self,
+        data_root: &std::path::Path,
+        on_progress: &mut dyn FnMut(&FetchProgress),
+        cancel: &AtomicBool,
+    ) -> Result<PathBuf, DataError> {
+        match self {
+            Self::Dataset(dataset) => fetch::fetch(dataset, data_root, on_progress, cancel),
+            Self::Weights(arch) => {
+                kiln_core::weights::fetch::fetch(arch, data_root, on_progress, cancel)
+            }
+        }
+    }
+}
 
 enum FetchMessage {
     Progress(FetchProgress),
@@ -15,7 +51,7 @@ enum FetchMessage {
 /// A download in progress.
 pub struct FetchJob {
     /// What is being downloaded.
-    pub dataset: RemoteDataset,
+    pub what: Download,
     cancel: Arc<AtomicBool>,
     messages: Receiver<FetchMessage>,
     /// The latest progress notice.
@@ -25,16 +61,16 @@ pub struct FetchJob {
 impl std::fmt::Debug for FetchJob {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FetchJob")
-            .field("dataset", &self.dataset)
+            .field("what", &self.what)
             .field("progress", &self.progress)
             .finish_non_exhaustive()
     }
 }
 
 impl FetchJob {
-    /// Starts downloading `dataset` into `data_root` on a thread named `kiln-fetch`.
+    /// Starts downloading `what` into `data_root` on a thread named `kiln-fetch`.
     pub fn start(
-        dataset: RemoteDataset,
+        what: Download,
         data_root: PathBuf,
         wake: impl Fn() + Send + 'static,
     ) -> std::io::Result<Self> {
@@ -48,8 +84,7 @@ impl FetchJob {
                 let result = std::fs::create_dir_all(&data_root)
                     .map_err(|e| format!("could not create {}: {e}", data_root.display()))
                     .and_then(|()| {
-                        fetch::fetch(
-                            dataset,
+                        what.run(
                             &data_root,
                             &mut |progress| {
                                 let _ = sender.send(FetchMessage::Progress(progress.clone()));
@@ -63,7 +98,7 @@ impl FetchJob {
                 wake();
             })?;
         Ok(Self {
-            dataset,
+            what,
             cancel,
             messages,
             progress: None,
@@ -100,7 +135,7 @@ impl FetchJob {
                     .filter(|&t| t > 0)
                     .map(|t| (p.bytes_done as f64 / t as f64) as f32),
             ),
-            None => (self.dataset.display_name().to_owned(), None),
+            None => (self.what.display_name(), None),
         }
     }
 }

@@ -26,7 +26,7 @@ impl KilnApp {
             self.fetch_message = Some(match result {
                 Ok(path) => format!(
                     "{} is ready in {} (checksums verified)",
-                    job.dataset.display_name(),
+                    job.what.display_name(),
                     path.display()
                 ),
                 Err(reason) => reason,

@@ -56,7 +56,7 @@ pub use setup::{DatasetKind, FormCheck, SetupAction, SetupContext, SetupForm, se
 pub use cell_images::{CellImages, cell_images_ui};
 pub use compare_panel::compare_ui;
 pub use data_view::{DataView, Inspected, data_view_ui};
-use fetch::FetchJob;
+use fetch::{Download, FetchJob};
 pub use results_panel::confusion_ui;
 pub use status::status_ui;
 pub use try_model::{TryModel, try_model_ui};
@@ -286,7 +286,7 @@ impl eframe::App for KilnApp {
             status_ui(ui, self.session.as_ref());
         });
         let data_location = self.data_location();
-        let fetch_progress = self.fetch.as_ref().map(FetchJob::status);
+        let fetch_progress = self.fetch.as_ref().map(|job| (job.what, job.status()));
         let locked = self.is_training();
         // Cloned so the panel can borrow the form mutably; a handful of entries.
         let devices: Option<Vec<DeviceInfo>> = self.device_list().map(<[DeviceInfo]>::to_vec);

@@ -5,17 +5,18 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use kiln_core::config::{
-    self, ConfigError, Experiment, ExperimentDraft, OptimizerSpec, Schedule, Setting,
+    self, ClassWeights, ConfigError, Experiment, ExperimentDraft, FineTune, InputScaling, Keep,
+    LossInput, Monitor, OptimizerSpec, Precision, Schedule, Setting, Validation,
 };
 use kiln_core::data::{DEFAULT_FOLDER_IMAGE_SIZE_PX, DatasetSpec};
 use kiln_core::device::{DeviceChoice, DeviceClass, DeviceInfo};
-use kiln_core::model::{Activation, InitScheme, ModelSpec};
+use kiln_core::model::{Activation, InitScheme, ModelSpec, TorchvisionArch};
 use kiln_core::settings::{ChoiceSetting, NUMBERS, NumberSetting, TypedNumber, show_number};
+use kiln_core::weights::WeightsSource;
+use kiln_core::weights::fetch::ImageNetWeights;
 use serde::{Deserialize, Serialize};
 
-use kiln_core::config::{
-    ClassWeights, InputScaling, Keep, LossInput, Monitor, Precision, Validation,
-};
+use super::fetch::Download;
 
 /// Which data set the form points at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -72,19 +73,77 @@ pub enum ModelKind {
     Cnn,
     /// VGG16, optionally with batch norm and a resized input.
     Vgg16,
-    /// ResNet-18.
+    /// ResNet-18 in its CIFAR form.
     ResNet18,
+    /// torchvision's ResNet-18, for ImageNet weights.
+    ResNet18ImageNet,
+    /// torchvision's ResNet-34.
+    ResNet34,
+    /// torchvision's ResNet-50.
+    ResNet50,
+    /// torchvision's MobileNetV2.
+    MobileNetV2,
 }
 
 impl ModelKind {
-    const ALL: [Self; 4] = [Self::Mlp, Self::Cnn, Self::Vgg16, Self::ResNet18];
+    const ALL: [Self; 8] = [
+        Self::Mlp,
+        Self::Cnn,
+        Self::Vgg16,
+        Self::ResNet18,
+        Self::ResNet18ImageNet,
+        Self::ResNet34,
+        Self::ResNet50,
+        Self::MobileNetV2,
+    ];
 
     fn label(self) -> &'static str {
         match self {
             Self::Mlp => "MLP",
             Self::Cnn => "Small CNN",
             Self::Vgg16 => "VGG16",
-            Self::ResNet18 => "ResNet-18",
+            Self::ResNet18 => "ResNet-18 (CIFAR)",
+            Self::ResNet18ImageNet => "ResNet-18 (ImageNet)",
+            Self::ResNet34 => "ResNet-34",
+            Self::ResNet50 => "ResNet-50",
+            Self::MobileNetV2 => "MobileNetV2",
+        }
+    }
+
+    /// The spec of an architecture that has no parts to set in the form.
+    fn plain_spec(self) -> Option<ModelSpec> {
+        match self {
+            Self::Mlp | Self::Vgg16 => None,
+            Self::Cnn => Some(ModelSpec::Cnn),
+            Self::ResNet18 => Some(ModelSpec::ResNet18),
+            Self::ResNet18ImageNet => Some(ModelSpec::ResNet18ImageNet),
+            Self::ResNet34 => Some(ModelSpec::ResNet34),
+            Self::ResNet50 => Some(ModelSpec::ResNet50),
+            Self::MobileNetV2 => Some(ModelSpec::MobileNetV2),
+        }
+    }
+}
+
+/// Where the weights of a torchvision architecture start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum StartFrom {
+    /// Random weights, drawn by the init scheme.
+    #[default]
+    Scratch,
+    /// torchvision's ImageNet weights, downloaded once.
+    ImageNet,
+    /// A .pth or .safetensors file.
+    File,
+}
+
+impl StartFrom {
+    const ALL: [Self; 3] = [Self::Scratch, Self::ImageNet, Self::File];
+
+    fn label(self) -> &'static str {
+        match self {
+            Self::Scratch => "scratch (random weights)",
+            Self::ImageNet => "ImageNet weights",
+            Self::File => "a file…",
         }
     }
 }
@@ -140,6 +199,10 @@ pub struct SetupForm {
     pub vgg_batch_norm: bool,
     /// VGG input side in pixels; empty keeps the data set's size.
     pub vgg_input_size: String,
+    /// Where a torchvision architecture's weights start.
+    pub start_from: StartFrom,
+    /// The file [`StartFrom::File`] loads.
+    pub weights_file: Option<PathBuf>,
     /// Weight init.
     pub init: InitScheme,
     /// Pixel scaling.
@@ -186,6 +249,8 @@ pub struct SetupForm {
     pub keep: Keep,
     /// How each class weighs in the training loss.
     pub class_weights: ClassWeights,
+    /// What of a pretrained network trains.
+    pub fine_tune: FineTune,
 }
 
 impl Default for SetupForm {
@@ -234,6 +299,15 @@ impl SetupForm {
             dropout: "0".to_owned(),
             vgg_batch_norm: false,
             vgg_input_size: String::new(),
+            start_from: match &draft.weights {
+                None => StartFrom::Scratch,
+                Some(WeightsSource::ImageNet) => StartFrom::ImageNet,
+                Some(WeightsSource::File(_)) => StartFrom::File,
+            },
+            weights_file: match &draft.weights {
+                Some(WeightsSource::File(file)) => Some(file.clone()),
+                _ => None,
+            },
             init: draft.init,
             input_scaling: draft.input_scaling,
             loss: draft.loss,
@@ -257,6 +331,7 @@ impl SetupForm {
             monitor: draft.monitor,
             keep: draft.keep,
             class_weights: draft.class_weights,
+            fine_tune: draft.fine_tune,
         };
         match &draft.model {
             ModelSpec::Mlp {
@@ -273,7 +348,6 @@ impl SetupForm {
                 form.activation = *activation;
                 form.dropout = show_number(*dropout);
             }
-            ModelSpec::Cnn => form.model = ModelKind::Cnn,
             ModelSpec::Vgg16 {
                 batch_norm,
                 resize_to,
@@ -282,7 +356,12 @@ impl SetupForm {
                 form.vgg_batch_norm = *batch_norm;
                 form.vgg_input_size = resize_to.map(|s| s.to_string()).unwrap_or_default();
             }
-            ModelSpec::ResNet18 => form.model = ModelKind::ResNet18,
+            plain => {
+                form.model = ModelKind::ALL
+                    .into_iter()
+                    .find(|kind| kind.plain_spec().as_ref() == Some(plain))
+                    .unwrap_or(ModelKind::Mlp);
+            }
         }
         match &draft.optimizer {
             OptimizerSpec::Sgd {
@@ -352,6 +431,7 @@ impl SetupForm {
             monitor: self.monitor,
             keep: self.keep,
             class_weights: self.class_weights,
+            fine_tune: self.fine_tune,
             ..ExperimentDraft::default()
         };
         // Ranges are the engine's to check: the form only reads the numbers.
@@ -363,6 +443,19 @@ impl SetupForm {
         }
         draft.dataset = self.dataset_spec(errors);
         draft.model = self.model_spec(errors);
+        if draft.model.torchvision().is_some() {
+            draft.weights = match self.start_from {
+                StartFrom::Scratch => None,
+                StartFrom::ImageNet => Some(WeightsSource::ImageNet),
+                StartFrom::File => match &self.weights_file {
+                    Some(file) => Some(WeightsSource::File(file.clone())),
+                    None => {
+                        errors.insert(Setting::Weights, "choose a weights file".to_owned());
+                        None
+                    }
+                },
+            };
+        }
         let weight_decay = parse_float(&self.weight_decay, Setting::WeightDecay, errors);
         draft.optimizer = self.optimizer_spec(errors, weight_decay);
         draft.schedule = self.schedule_spec(errors);
@@ -432,7 +525,6 @@ impl SetupForm {
                     dropout,
                 }
             }
-            ModelKind::Cnn => ModelSpec::Cnn,
             ModelKind::Vgg16 => {
                 let resize_to = if self.vgg_input_size.trim().is_empty() {
                     None
@@ -444,7 +536,7 @@ impl SetupForm {
                     resize_to,
                 }
             }
-            ModelKind::ResNet18 => ModelSpec::ResNet18,
+            plain => plain.plain_spec().unwrap_or_default(),
         }
     }
 
@@ -590,6 +682,10 @@ pub enum SetupAction {
     ChooseDataDir,
     /// Download the chosen data set.
     Fetch,
+    /// Download torchvision's ImageNet weights of an architecture.
+    FetchWeights(TorchvisionArch),
+    /// Pick a weights file to start from.
+    ChooseWeightsFile,
     /// Cancel the download.
     CancelFetch,
     /// Open the Data window on the chosen data set.
@@ -601,8 +697,8 @@ pub enum SetupAction {
 pub struct SetupContext<'a> {
     /// Where the chosen data set was found, or why not.
     pub data_location: Option<Result<PathBuf, String>>,
-    /// The running download: file and fraction done (none when unknown).
-    pub fetch_progress: Option<(String, Option<f32>)>,
+    /// The running download: what, its file and the fraction done (none when unknown).
+    pub fetch_progress: Option<(Download, (String, Option<f32>))>,
     /// The last download's outcome.
     pub fetch_message: Option<String>,
     /// Devices, or none while they are being listed.
@@ -726,7 +822,9 @@ pub fn setup_ui(
         section_ui(ui, "Data", |ui| {
             data_rows_ui(ui, form, errors, context, &mut actions);
         });
-        section_ui(ui, "Model", |ui| model_rows_ui(ui, form, errors));
+        section_ui(ui, "Model", |ui| {
+            model_rows_ui(ui, form, errors, context, &mut actions);
+        });
         section_ui(ui, "Optimizer", |ui| optimizer_rows_ui(ui, form, errors));
         section_ui(ui, "Validation", |ui| validation_rows_ui(ui, form, errors));
         section_ui(ui, "Run", |ui| run_rows_ui(ui, form, errors, context));
@@ -808,30 +906,9 @@ fn data_rows_ui(
                         form.data_dir = None;
                     }
                 });
-                match &context.fetch_progress {
-                    Some((file, fraction)) => {
-                        ui.horizontal(|ui| {
-                            let bar = egui::ProgressBar::new(fraction.unwrap_or(0.0))
-                                .text(format!("downloading {file}"))
-                                .desired_width(180.0);
-                            ui.add(bar);
-                            if ui.button("Cancel download").clicked() {
-                                actions.push(SetupAction::CancelFetch);
-                            }
-                        });
-                    }
-                    None => {
-                        if ui
-                            .button("Fetch")
-                            .on_hover_text("Download the data set and check every file's SHA-256 before keeping it.")
-                            .clicked()
-                        {
-                            actions.push(SetupAction::Fetch);
-                        }
-                    }
-                }
-                if let Some(message) = &context.fetch_message {
-                    ui.label(message);
+                let fetch = ("Fetch", "Download the data set and check every file's SHA-256 before keeping it.");
+                if let Some(remote) = form.dataset.remote() {
+                    download_ui(ui, context, fetch, Download::Dataset(remote), actions);
                 }
             });
         ui.end_row();
@@ -857,10 +934,124 @@ fn data_rows_ui(
     number_row(ui, Setting::Contrast, &mut form.numbers, errors);
 }
 
-/// The Model rows: the architecture and its parts, init and loss.
-fn model_rows_ui(ui: &mut egui::Ui, form: &mut SetupForm, errors: &BTreeMap<Setting, String>) {
+/// The bar with Cancel of the download `what`, or the button that starts it; and the last
+/// download's outcome.
+fn download_ui(
+    ui: &mut egui::Ui,
+    context: &SetupContext<'_>,
+    (button, tip): (&str, &str),
+    what: Download,
+    actions: &mut Vec<SetupAction>,
+) {
+    match &context.fetch_progress {
+        Some((running, (file, fraction))) if *running == what => {
+            ui.horizontal(|ui| {
+                let bar = egui::ProgressBar::new(fraction.unwrap_or(0.0))
+                    .text(format!("downloading {file}"))
+                    .desired_width(180.0);
+                ui.add(bar);
+                if ui.button("Cancel download").clicked() {
+                    actions.push(SetupAction::CancelFetch);
+                }
+            });
+        }
+        _ => {
+            if ui.button(button).on_hover_text(tip).clicked() {
+                actions.push(match what {
+                    Download::Dataset(_) => SetupAction::Fetch,
+                    Download::Weights(arch) => SetupAction::FetchWeights(arch),
+                });
+            }
+        }
+    }
+    if let Some(message) = &context.fetch_message {
+        ui.label(message);
+    }
+}
+
+/// The "Start from" rows of a torchvision architecture: random, ImageNet's (downloaded here),
+/// or a file.
+fn start_from_ui(
+    ui: &mut egui::Ui,
+    form: &mut SetupForm,
+    arch: TorchvisionArch,
+    context: &SetupContext<'_>,
+    actions: &mut Vec<SetupAction>,
+) {
+    let before = form.start_from;
+    let options: Vec<(StartFrom, &str)> = StartFrom::ALL.iter().map(|s| (*s, s.label())).collect();
+    combo_row(ui, Setting::Weights, &mut form.start_from, &options);
+    if before == StartFrom::Scratch && form.start_from != StartFrom::Scratch {
+        // torchvision's weights were trained on ImageNet-normalized pixels.
+        form.input_scaling = InputScaling::ImageNet;
+    }
+    match form.start_from {
+        StartFrom::Scratch => {}
+        StartFrom::ImageNet => {
+            ui.label("");
+            ui.vertical(|ui| {
+                let published = ImageNetWeights::of(arch);
+                let kept = kiln_core::data::data_roots(form.data_dir.as_deref())
+                    .iter()
+                    .find_map(|root| published.find_in(root));
+                match kept {
+                    Some(path) => {
+                        ui.label(format!("downloaded: {}", path.display()));
+                    }
+                    None => {
+                        ui.label(format!(
+                            "{} ({:.1} % top-1 on ImageNet), not downloaded yet",
+                            published.file_name, published.top1_percent
+                        ));
+                        let fetch = (
+                            "Download",
+                            "Download torchvision's weights once and check their SHA-256 before keeping them.",
+                        );
+                        download_ui(ui, context, fetch, Download::Weights(arch), actions);
+                    }
+                }
+            });
+            ui.end_row();
+        }
+        StartFrom::File => {
+            ui.label("");
+            ui.horizontal(|ui| {
+                let shown = form
+                    .weights_file
+                    .as_ref()
+                    .map_or("(none chosen)".to_owned(), |p| p.display().to_string());
+                ui.label(shown);
+                if ui.button("Choose file…").clicked() {
+                    actions.push(SetupAction::ChooseWeightsFile);
+                }
+            });
+            ui.end_row();
+        }
+    }
+}
+
+/// The Model rows: the architecture and its parts, where its weights start, init and loss.
+fn model_rows_ui(
+    ui: &mut egui::Ui,
+    form: &mut SetupForm,
+    errors: &BTreeMap<Setting, String>,
+    context: &SetupContext<'_>,
+    actions: &mut Vec<SetupAction>,
+) {
     let options: Vec<(ModelKind, &str)> = ModelKind::ALL.iter().map(|k| (*k, k.label())).collect();
     combo_row(ui, Setting::Model, &mut form.model, &options);
+    if let Some(arch) = form.model.plain_spec().and_then(|spec| spec.torchvision()) {
+        start_from_ui(ui, form, arch, context, actions);
+        error_row(ui, Setting::Weights, errors);
+        if form.start_from != StartFrom::Scratch {
+            choice_row(ui, Setting::FineTune, &mut form.fine_tune);
+            error_row(ui, Setting::FineTune, errors);
+            if form.fine_tune == FineTune::LinearProbe {
+                number_row(ui, Setting::UnfreezeAfter, &mut form.numbers, errors);
+            }
+            number_row(ui, Setting::BackboneLrScale, &mut form.numbers, errors);
+        }
+    }
     match form.model {
         ModelKind::Mlp => {
             text_row(ui, Setting::MlpWidths, &mut form.mlp_widths, errors);
@@ -878,7 +1069,7 @@ fn model_rows_ui(ui: &mut egui::Ui, form: &mut SetupForm, errors: &BTreeMap<Sett
             ui.end_row();
             text_row(ui, Setting::VggInputSize, &mut form.vgg_input_size, errors);
         }
-        ModelKind::Cnn | ModelKind::ResNet18 => error_row(ui, Setting::Model, errors),
+        _ => error_row(ui, Setting::Model, errors),
     }
     choice_row(ui, Setting::Init, &mut form.init);
     choice_row(ui, Setting::Loss, &mut form.loss);

@@ -1,4 +1,5 @@
-//! Downloading the public data sets, verified against published SHA-256 digests.
+//! Downloading the public data sets (and torchvision's pretrained weights, for
+//! [`crate::weights`]), verified against published SHA-256 digests.
 //!
 //! Everything is written into a scratch folder inside the data root (so the final rename stays
 //! on one file system) and moved into place only after every file of the set has arrived and
@@ -52,6 +53,14 @@ impl RemoteDataset {
         }
     }
 
+    /// Its folder under the data root, and its name in messages.
+    pub(crate) fn destination(self) -> Destination<'static> {
+        Destination {
+            dir_name: self.dir_name(),
+            display_name: self.display_name(),
+        }
+    }
+
     /// Name on the command line (`kiln data fetch <name>`), as [`FromStr`] parses it.
     pub fn cli_name(self) -> &'static str {
         match self {
@@ -96,10 +105,12 @@ pub struct FetchProgress {
 
 /// What a downloaded file is and where its verified content goes.
 #[derive(Debug, Clone, Copy)]
-enum Payload<'a> {
+pub(crate) enum Payload<'a> {
     /// A gzip file whose *decompressed* content has the digest; stored decompressed as
     /// `saved_as` so loading needs no decompression.
     Gzip { saved_as: &'a str },
+    /// A file kept exactly as it arrives, under its own name.
+    AsIs,
     /// A tar.gz archive whose own bytes have the digest; `required` and `optional` members are
     /// extracted by file name (any folder inside the archive is ignored).
     TarGz {
@@ -108,19 +119,34 @@ enum Payload<'a> {
     },
 }
 
+/// One file on a server and the digest it must have.
 #[derive(Debug, Clone, Copy)]
-struct RemoteFile<'a> {
+pub(crate) struct RemoteFile<'a> {
     /// File name on the server, appended to each base URL.
-    name: &'a str,
-    sha256_hex: &'a str,
-    payload: Payload<'a>,
+    pub(crate) name: &'a str,
+    /// The SHA-256 in hex, or its leading digits where that is all the publisher gives (torch
+    /// hub names each weights file by the first 8 digits of its SHA-256 and checks those).
+    pub(crate) sha256_hex: &'a str,
+    /// What the file is and how it is kept.
+    pub(crate) payload: Payload<'a>,
 }
 
+/// Where a set of files comes from.
 #[derive(Debug, Clone, Copy)]
-struct Manifest<'a> {
+pub(crate) struct Manifest<'a> {
     /// Mirrors, tried in order for each file.
-    base_urls: &'a [&'a str],
-    files: &'a [RemoteFile<'a>],
+    pub(crate) base_urls: &'a [&'a str],
+    /// The files, all of which must arrive.
+    pub(crate) files: &'a [RemoteFile<'a>],
+}
+
+/// The folder a download fills, under the data root, and what messages call it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Destination<'a> {
+    /// Folder name under the data root.
+    pub(crate) dir_name: &'a str,
+    /// The thing being downloaded, as a sentence names it.
+    pub(crate) display_name: &'a str,
 }
 
 // Digests of the decompressed IDX files, as listed in the project's SHA256SUMS.decompressed
@@ -218,6 +244,9 @@ fn manifest(which: RemoteDataset) -> Manifest<'static> {
     }
 }
 
+/// The fewest leading hex digits of a SHA-256 a file is checked against: torch hub's 8.
+const MIN_DIGEST_HEX: usize = 8;
+
 /// A member of a verified archive larger than this is not a CIFAR batch.
 const MAX_MEMBER_BYTES: u64 = 256 << 20;
 /// Progress is reported at most once per this many bytes (and at the start and the end).
@@ -228,6 +257,24 @@ const CHUNK_BYTES: usize = 64 << 10;
 /// every file's SHA-256 first, and returns that folder.
 pub fn fetch(
     which: RemoteDataset,
+    data_root: &Path,
+    on_progress: &mut dyn FnMut(&FetchProgress),
+    cancel: &AtomicBool,
+) -> Result<PathBuf, DataError> {
+    download(
+        &manifest(which),
+        which.destination(),
+        data_root,
+        on_progress,
+        cancel,
+    )
+}
+
+/// Downloads every file of `manifest` into `data_root/<destination>/`, each verified before
+/// it is moved there; returns that folder.
+pub(crate) fn download(
+    manifest: &Manifest<'_>,
+    destination: Destination<'_>,
     data_root: &Path,
     on_progress: &mut dyn FnMut(&FetchProgress),
     cancel: &AtomicBool,
@@ -249,8 +296,8 @@ pub fn fetch(
         Ok((Box::new(response.into_body().into_reader()), total))
     };
     install(
-        which,
-        &manifest(which),
+        destination,
+        manifest,
         data_root,
         &mut open,
         on_progress,
@@ -279,7 +326,7 @@ fn write_err(path: &Path, source: io::Error) -> DataError {
 
 /// The download engine, with the network replaced by `open` so it can be tested offline.
 fn install(
-    which: RemoteDataset,
+    which: Destination<'_>,
     manifest: &Manifest<'_>,
     data_root: &Path,
     open: &mut Opener<'_>,
@@ -289,7 +336,7 @@ fn install(
     std::fs::create_dir_all(data_root).map_err(|e| write_err(data_root, e))?;
     let scratch_path = data_root.join(format!(
         ".partial-{}-{}",
-        which.dir_name(),
+        which.dir_name,
         std::process::id()
     ));
     // A leftover from a crashed run of a process that had the same id holds nothing useful.
@@ -325,7 +372,7 @@ fn install(
         return Err(cancelled(which));
     }
 
-    let final_dir = data_root.join(which.dir_name());
+    let final_dir = data_root.join(which.dir_name);
     std::fs::create_dir_all(&final_dir).map_err(|e| write_err(&final_dir, e))?;
     for name in &staged {
         let target = final_dir.join(name);
@@ -335,9 +382,9 @@ fn install(
     Ok(final_dir)
 }
 
-fn cancelled(which: RemoteDataset) -> DataError {
+fn cancelled(which: Destination<'_>) -> DataError {
     DataError::Cancelled {
-        what: which.display_name().to_string(),
+        what: which.display_name.to_string(),
     }
 }
 
@@ -420,6 +467,16 @@ fn fetch_one(
             save_verified(&mut content, file.sha256_hex, &scratch.join(saved_as), &ctx)?;
             Ok(vec![saved_as.to_string()])
         }
+        Payload::AsIs => {
+            let mut progress = progress;
+            save_verified(
+                &mut progress,
+                file.sha256_hex,
+                &scratch.join(file.name),
+                &ctx,
+            )?;
+            Ok(vec![file.name.to_string()])
+        }
         Payload::TarGz { required, optional } => {
             let archive = scratch.join(file.name);
             let mut progress = progress;
@@ -453,7 +510,8 @@ impl Ctx<'_> {
 }
 
 /// Copies `reader` into `dest` while hashing it and keeps `dest` only when the SHA-256 of what
-/// arrived equals `expected_sha256_hex`; on any failure `dest` does not exist afterwards.
+/// arrived begins with `expected_sha256_hex` (is it, for a whole digest); on any failure `dest`
+/// does not exist afterwards.
 fn save_verified(
     reader: &mut dyn Read,
     expected_sha256_hex: &str,
@@ -461,7 +519,8 @@ fn save_verified(
     ctx: &Ctx<'_>,
 ) -> Result<(), DataError> {
     let result = copy_hashed(reader, dest, ctx).and_then(|actual| {
-        if actual.eq_ignore_ascii_case(expected_sha256_hex) {
+        let expected = expected_sha256_hex.to_ascii_lowercase();
+        if expected.len() >= MIN_DIGEST_HEX && actual.starts_with(&expected) {
             Ok(())
         } else {
             Err(DataError::ChecksumMismatch {
@@ -666,7 +725,7 @@ mod tests {
         ]);
         let mut seen = Vec::new();
         let dir = install(
-            RemoteDataset::Mnist,
+            RemoteDataset::Mnist.destination(),
             &m,
             &root,
             &mut open,
@@ -684,6 +743,49 @@ mod tests {
     }
 
     #[test]
+    fn a_file_kept_as_is_is_checked_against_the_leading_digits_of_its_digest() {
+        let root = test_dir("fetch-as-is");
+        let body = vec![3u8; 70_000];
+        let digest = sha(&body);
+        let manifest = |digits: &str| Manifest {
+            base_urls: &["https://one.invalid/"],
+            files: Box::leak(
+                vec![RemoteFile {
+                    name: "net-abcd.pth",
+                    sha256_hex: leak(digits.to_owned()),
+                    payload: Payload::AsIs,
+                }]
+                .into_boxed_slice(),
+            ),
+        };
+        let destination = Destination {
+            dir_name: "weights",
+            display_name: "the weights",
+        };
+        let fetch_with = |digits: &str| {
+            let mut open = serve(vec![("https://one.invalid/net-abcd.pth", body.clone())]);
+            install(
+                destination,
+                &manifest(digits),
+                &root,
+                &mut open,
+                &mut |_| {},
+                &AtomicBool::new(false),
+            )
+        };
+        // Other leading digits, or fewer than torch hub's 8, keep nothing.
+        let wrong = if digest.starts_with('0') { "1" } else { "0" };
+        for digits in [format!("{wrong}{}", &digest[1..8]), digest[..7].to_owned()] {
+            let err = fetch_with(&digits).expect_err("not the published file");
+            assert!(matches!(err, DataError::ChecksumMismatch { .. }), "{err}");
+            assert!(leftovers(&root).is_empty(), "{:?}", leftovers(&root));
+        }
+        let dir = fetch_with(&digest[..8]).expect("the first 8 digits match");
+        assert_eq!(std::fs::read(dir.join("net-abcd.pth")).unwrap(), body);
+        assert_eq!(leftovers(&root), vec!["weights", "weights/net-abcd.pth"]);
+    }
+
+    #[test]
     fn checksum_mismatch_leaves_nothing() {
         let root = test_dir("fetch-mismatch");
         let m = gz_manifest(b"good a", b"good b");
@@ -693,7 +795,7 @@ mod tests {
             ("https://two.invalid/b.gz", gzip(b"evil b")),
         ]);
         let err = install(
-            RemoteDataset::Mnist,
+            RemoteDataset::Mnist.destination(),
             &m,
             &root,
             &mut open,
@@ -714,7 +816,7 @@ mod tests {
             full[..full.len() / 2].to_vec(),
         )]);
         let err = install(
-            RemoteDataset::Mnist,
+            RemoteDataset::Mnist.destination(),
             &m,
             &root,
             &mut open,
@@ -738,7 +840,7 @@ mod tests {
         ]);
         let cancel = AtomicBool::new(false);
         let err = install(
-            RemoteDataset::Mnist,
+            RemoteDataset::Mnist.destination(),
             &m,
             &root,
             &mut open,
@@ -766,7 +868,7 @@ mod tests {
             ("https://one.invalid/b.gz", gzip(b"b")),
         ]);
         let err = install(
-            RemoteDataset::Mnist,
+            RemoteDataset::Mnist.destination(),
             &m,
             &root,
             &mut open,
@@ -812,7 +914,7 @@ mod tests {
         };
         let mut open = serve(vec![("https://x.invalid/c.tar.gz", archive.clone())]);
         let dir = install(
-            RemoteDataset::Cifar10,
+            RemoteDataset::Cifar10.destination(),
             &m,
             &root,
             &mut open,
@@ -832,7 +934,7 @@ mod tests {
         bad[mid] ^= 1;
         let mut open = serve(vec![("https://x.invalid/c.tar.gz", bad)]);
         let err = install(
-            RemoteDataset::Cifar10,
+            RemoteDataset::Cifar10.destination(),
             &m,
             &other,
             &mut open,

@@ -19,7 +19,7 @@ pub fn default_data_root() -> Option<PathBuf> {
 }
 
 /// The roots searched, in order: `data_dir`, `$KILN_DATA_DIR`, [`default_data_root`].
-fn roots(data_dir: Option<&Path>) -> Vec<PathBuf> {
+pub fn data_roots(data_dir: Option<&Path>) -> Vec<PathBuf> {
     let env_dir = std::env::var_os(DATA_DIR_ENV)
         .filter(|v| !v.is_empty())
         .map(PathBuf::from);
@@ -39,7 +39,7 @@ fn roots(data_dir: Option<&Path>) -> Vec<PathBuf> {
 /// when loaded, so finding the same data set elsewhere is harmless. Fashion-MNIST also tries
 /// Debian's `/usr/share/datasets/fashion-mnist`.
 pub fn search_dirs(which: RemoteDataset, data_dir: Option<&Path>) -> Vec<PathBuf> {
-    candidates(which, &roots(data_dir))
+    candidates(which, &data_roots(data_dir))
 }
 
 fn candidates(which: RemoteDataset, roots: &[PathBuf]) -> Vec<PathBuf> {

@@ -18,7 +18,8 @@ pub use kiln_formats::{
     MNIST_CLASSES, SkippedFile, SourceFormat, Split,
 };
 use kiln_formats::{cifar, folder, idx};
-pub use locate::{DATA_DIR_ENV, default_data_root, locate, search_dirs};
+pub use locate::{DATA_DIR_ENV, data_roots, default_data_root, locate, search_dirs};
+
 pub use spec::{DEFAULT_FOLDER_IMAGE_SIZE_PX, DatasetSpec};
 pub use synthetic::synthetic;
 

@@ -58,12 +58,37 @@ pub(crate) fn conv(
     init: InitScheme,
     device: &Device,
 ) -> Conv2d {
-    let mut layer = Conv2dConfig::new(channels, [kernel, kernel])
+    let config = square_conv(channels, kernel, stride, padding).with_bias(bias);
+    init_conv(config, init, device)
+}
+
+/// A square convolution without bias whose channels split into `groups` (as many as channels:
+/// depthwise), zero-padded by `padding`.
+pub(crate) fn grouped_conv(
+    channels: [usize; 2],
+    kernel: usize,
+    stride: usize,
+    padding: usize,
+    groups: usize,
+    init: InitScheme,
+    device: &Device,
+) -> Conv2d {
+    let config = square_conv(channels, kernel, stride, padding)
+        .with_groups(groups)
+        .with_bias(false);
+    init_conv(config, init, device)
+}
+
+fn square_conv(channels: [usize; 2], kernel: usize, stride: usize, padding: usize) -> Conv2dConfig {
+    Conv2dConfig::new(channels, [kernel, kernel])
         .with_stride([stride, stride])
         .with_padding(PaddingConfig2d::Explicit(
             padding, padding, padding, padding,
         ))
-        .with_bias(bias)
+}
+
+fn init_conv(config: Conv2dConfig, init: InitScheme, device: &Device) -> Conv2d {
+    let mut layer = config
         .with_initializer(init.weight_initializer())
         .init(device);
     layer.bias = init.zero_bias(layer.bias, device);

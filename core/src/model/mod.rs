@@ -36,6 +36,7 @@ mod layers;
 mod mlp;
 mod resnet;
 mod spec;
+mod torchvision;
 mod vgg;
 
 #[cfg(test)]
@@ -45,6 +46,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use burn::module::{Module, ModuleVisitor, Param};
+use burn::nn::Linear;
 use burn::tensor::{Device, Tensor};
 use serde::{Deserialize, Serialize};
 
@@ -55,6 +57,10 @@ pub use cnn::Cnn;
 pub use mlp::Mlp;
 pub use resnet::{BasicBlock, Downsample, ResNet18};
 pub use spec::{Activation, DEFAULT_MLP_WIDTHS, ModelSpec, SPEC_FORMS};
+pub use torchvision::{
+    Block, ConvNormAct, InvertedResidual, MobileNetV2, Projection, ResNet, TorchvisionArch,
+    TorchvisionNet,
+};
 pub use vgg::{Vgg16, VggConv};
 
 /// Largest parameter count Kiln builds; beyond it weights alone outgrow any single GPU buffer.
@@ -346,6 +352,20 @@ impl ModelSpec {
                 }
                 Ok(())
             }
+            ModelSpec::ResNet18ImageNet
+            | ModelSpec::ResNet34
+            | ModelSpec::ResNet50
+            | ModelSpec::MobileNetV2 => {
+                too_small(
+                    torchvision::MIN_SIDE,
+                    "its five stride-2 stages need at least 32×32; resize the folder's images (Image size) or use the CIFAR-form resnet18.",
+                )?;
+                let width = self.torchvision().map_or(1, TorchvisionArch::feature_width);
+                if num_classes > MAX_PARAMS / (width + 1) {
+                    return Err(too_many());
+                }
+                Ok(())
+            }
         }
     }
 
@@ -397,6 +417,15 @@ impl ModelSpec {
             )),
             ModelSpec::ResNet18 => {
                 Classifier::ResNet18(ResNet18::new(channels, num_classes, init, device))
+            }
+            ModelSpec::ResNet18ImageNet
+            | ModelSpec::ResNet34
+            | ModelSpec::ResNet50
+            | ModelSpec::MobileNetV2 => {
+                let arch = self.torchvision().ok_or_else(|| ModelError::UnknownModel {
+                    text: self.to_string(),
+                })?;
+                Classifier::Torchvision(arch.build(channels, num_classes, init, device))
             }
         })
     }
@@ -455,6 +484,18 @@ pub enum Classifier {
     Vgg16(Vgg16),
     /// ResNet-18, CIFAR variant.
     ResNet18(ResNet18),
+    /// One of torchvision's ImageNet architectures.
+    Torchvision(TorchvisionNet),
+    /// A torchvision network's head alone, trained by a linear probe on cached features.
+    Head(ProbeHead),
+}
+
+/// A classifier head trained on a frozen backbone's features, computed once per image:
+/// `[batch, features, 1, 1]` in, logits out.
+#[derive(Module, Debug)]
+pub struct ProbeHead {
+    /// Features to class logits: the network's own head layer.
+    pub fc: Linear,
 }
 
 impl Classifier {
@@ -467,6 +508,8 @@ impl Classifier {
             Classifier::Cnn(model) => model.forward(images),
             Classifier::Vgg16(model) => model.forward(images),
             Classifier::ResNet18(model) => model.forward(images),
+            Classifier::Torchvision(model) => model.forward(images),
+            Classifier::Head(head) => head.fc.forward(images.flatten(1, 3)),
         }
     }
 
@@ -485,5 +528,36 @@ impl Classifier {
     /// Feed it batches on the plain device (`images.inner()`); keep training `self`.
     pub fn for_eval(&self) -> Classifier {
         self.valid()
+    }
+
+    /// The pooled features the classifier head reads, for the networks that have a
+    /// pretrained backbone.
+    pub fn features(&self, images: Tensor<4>) -> Option<Tensor<2>> {
+        match self {
+            Classifier::Torchvision(net) => Some(net.features(images)),
+            _ => None,
+        }
+    }
+
+    /// The classifier head alone, as a model a linear probe trains; none for networks without
+    /// a pretrained backbone.
+    pub fn head(&self) -> Option<Classifier> {
+        match self {
+            Classifier::Torchvision(net) => Some(Classifier::Head(ProbeHead {
+                fc: net.head_layer().clone(),
+            })),
+            Classifier::Head(head) => Some(Classifier::Head(head.clone())),
+            _ => None,
+        }
+    }
+
+    /// This network with the head a linear probe trained; unchanged when either is not one.
+    pub fn with_head(self, head: &Classifier) -> Classifier {
+        match (self, head) {
+            (Classifier::Torchvision(net), Classifier::Head(head)) => {
+                Classifier::Torchvision(net.with_head(head.fc.clone()))
+            }
+            (other, _) => other,
+        }
     }
 }

@@ -6,6 +6,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use super::ModelError;
+use super::torchvision::TorchvisionArch;
 
 /// Hidden widths of `mlp` when the spec names none: the `fashion-mlp` reference workload.
 pub const DEFAULT_MLP_WIDTHS: [usize; 2] = [512, 512];
@@ -62,7 +63,8 @@ impl FromStr for Activation {
 /// # Command-line grammar
 ///
 /// ```text
-/// spec       = mlp | "cnn" | vgg | "resnet18"
+/// spec       = mlp | "cnn" | vgg | "resnet18" | torchvision
+/// torchvision = "resnet18-imagenet" | "resnet34" | "resnet50" | "mobilenet-v2"
 /// mlp        = "mlp" [ ":" widths { ":" option } ]
 /// widths     = width { "," width }             (positive integers: hidden layer sizes)
 /// option     = activation | dropout            (each at most once, in any order)
@@ -72,7 +74,9 @@ impl FromStr for Activation {
 /// ```
 ///
 /// `mlp` alone is `mlp:512,512`. Examples: `mlp:512,512`, `mlp:8,8:tanh`, `mlp:512,512:relu:0.2`,
-/// `cnn`, `vgg16`, `vgg16-bn`, `vgg16@224`, `vgg16-bn@224`, `resnet18`. Parsing ignores case and
+/// `cnn`, `vgg16`, `vgg16-bn`, `vgg16@224`, `vgg16-bn@224`, `resnet18`, `resnet50`. The
+/// torchvision forms are ImageNet's architectures exactly, so torchvision's weights load into
+/// them; `resnet18` alone is the CIFAR form, trained from scratch. Parsing ignores case and
 /// surrounding spaces; [`Display`](fmt::Display) writes the canonical form, which parses back to
 /// the same spec.
 ///
@@ -80,7 +84,7 @@ impl FromStr for Activation {
 ///
 /// ```toml
 /// [model]
-/// kind = "mlp"            # mlp | cnn | vgg16 | resnet18
+/// kind = "mlp"            # mlp | cnn | vgg16 | resnet18 | resnet18-imagenet | resnet34 | resnet50 | mobilenet-v2
 /// widths = [512, 512]     # optional, default [512, 512]
 /// activation = "relu"     # optional: relu | tanh | gelu
 /// dropout = 0.0           # optional
@@ -120,6 +124,18 @@ pub enum ModelSpec {
     /// ResNet-18 in its CIFAR form: 3×3 stem, no stem max-pool.
     #[serde(rename = "resnet18")]
     ResNet18,
+    /// torchvision's ResNet-18: 7×7 stem and max-pool, for ImageNet weights.
+    #[serde(rename = "resnet18-imagenet")]
+    ResNet18ImageNet,
+    /// torchvision's ResNet-34.
+    #[serde(rename = "resnet34")]
+    ResNet34,
+    /// torchvision's ResNet-50 (bottleneck blocks, stride in the 3×3 convolution).
+    #[serde(rename = "resnet50")]
+    ResNet50,
+    /// torchvision's MobileNetV2 at width 1.0.
+    #[serde(rename = "mobilenet-v2")]
+    MobileNetV2,
 }
 
 fn default_mlp_widths() -> Vec<usize> {
@@ -138,7 +154,8 @@ impl Default for ModelSpec {
 
 /// Every accepted spec form, for error messages and help text.
 pub const SPEC_FORMS: &str = "mlp[:WIDTHS[:ACTIVATION][:DROPOUT]] (e.g. mlp:512,512:relu:0.2), \
-                              cnn, vgg16, vgg16-bn, vgg16@SIZE, vgg16-bn@SIZE or resnet18";
+                              cnn, vgg16, vgg16-bn, vgg16@SIZE, vgg16-bn@SIZE, resnet18 (CIFAR form), \
+                              resnet18-imagenet, resnet34, resnet50 or mobilenet-v2";
 
 impl fmt::Display for ModelSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -177,6 +194,10 @@ impl fmt::Display for ModelSpec {
                 }
             }
             ModelSpec::ResNet18 => f.write_str("resnet18"),
+            ModelSpec::ResNet18ImageNet => f.write_str("resnet18-imagenet"),
+            ModelSpec::ResNet34 => f.write_str("resnet34"),
+            ModelSpec::ResNet50 => f.write_str("resnet50"),
+            ModelSpec::MobileNetV2 => f.write_str("mobilenet-v2"),
         }
     }
 }
@@ -189,6 +210,10 @@ impl FromStr for ModelSpec {
         let spec = match lowered.as_str() {
             "cnn" => ModelSpec::Cnn,
             "resnet18" | "resnet-18" => ModelSpec::ResNet18,
+            "resnet18-imagenet" | "resnet-18-imagenet" => ModelSpec::ResNet18ImageNet,
+            "resnet34" | "resnet-34" => ModelSpec::ResNet34,
+            "resnet50" | "resnet-50" => ModelSpec::ResNet50,
+            "mobilenet-v2" | "mobilenet_v2" | "mobilenetv2" => ModelSpec::MobileNetV2,
             "mlp" => ModelSpec::default(),
             other => {
                 if let Some(rest) = other.strip_prefix("mlp:") {
@@ -315,6 +340,9 @@ impl ModelSpec {
                 }
             }
             ModelSpec::ResNet18 => "ResNet-18".to_string(),
+            other => other
+                .torchvision()
+                .map_or_else(String::new, |arch| arch.title().to_owned()),
         }
     }
 
@@ -349,7 +377,19 @@ impl ModelSpec {
                 size: *size,
                 max: super::vgg::MAX_SIDE,
             }),
-            ModelSpec::Cnn | ModelSpec::Vgg16 { .. } | ModelSpec::ResNet18 => Ok(()),
+            _ => Ok(()),
+        }
+    }
+
+    /// The torchvision architecture this spec is, for the ones whose weights load from
+    /// torchvision's files.
+    pub fn torchvision(&self) -> Option<TorchvisionArch> {
+        match self {
+            ModelSpec::ResNet18ImageNet => Some(TorchvisionArch::ResNet18),
+            ModelSpec::ResNet34 => Some(TorchvisionArch::ResNet34),
+            ModelSpec::ResNet50 => Some(TorchvisionArch::ResNet50),
+            ModelSpec::MobileNetV2 => Some(TorchvisionArch::MobileNetV2),
+            _ => None,
         }
     }
 }

@@ -275,6 +275,12 @@ impl FolderStore {
 }
 
 impl RunStore for FolderStore {
+    fn resumes_after(&self) -> Option<usize> {
+        self.resume
+            .as_ref()
+            .map(|point| point.state.counters.epochs_completed)
+    }
+
     fn restore(
         &mut self,
         model: Classifier,

@@ -27,11 +27,20 @@ pub enum TrainError {
     /// The input pipeline refused the data or its options.
     #[error("the input pipeline cannot build batches: {0}")]
     Pipeline(#[from] kiln_shaders::BatchError),
+    /// The pretrained weights file does not fit the model.
+    #[error("{0}")]
+    Weights(Box<crate::weights::WeightsError>),
     /// Reading metrics back from the device failed (device lost or out of memory).
     #[error(
         "the device stopped answering while reading metrics back ({0}); it may be out of memory or lost. Try a smaller batch or model."
     )]
     Readback(String),
+}
+
+impl From<crate::weights::WeightsError> for TrainError {
+    fn from(error: crate::weights::WeightsError) -> Self {
+        Self::Weights(Box::new(error))
+    }
 }
 
 impl TrainError {

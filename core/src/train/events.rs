@@ -35,6 +35,9 @@ pub struct StartInfo {
     pub upload_secs: f64,
     /// The (0-based) epoch training starts at: 0, or where a resumed run picks up.
     pub first_epoch: usize,
+    /// What the pretrained weights file gave a run that starts from one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pretrained: Option<crate::weights::Loaded>,
 }
 
 /// A metrics readback: the running figures since the start of the epoch. It is also the row

@@ -11,7 +11,9 @@
 //!   state        RunState: what a run holds between those steps, and each step
 //!   counters     RunCounters (what survives a resume), the window rule, the speed book
 //!   trainee      one optimizer step: optimizer, loss, CPU threads
-//!   pipeline     pixel scaling, the seeded epoch order, both splits uploaded as bytes
+//!   pipeline     pixel scaling, the seeded epoch order, the splits on the device (as bytes,
+//!                or a linear probe's cached features)
+//!   probe        a linear probe's frozen backbone and when it unfreezes
 //!   reads        every read from the device (the one seam a browser build makes async)
 //!   store        RunStore: where checkpoints and the model go, chosen by the caller
 //!   watch        warnings about the loss (NaN, divergence) and chance-level accuracy
@@ -26,6 +28,7 @@ mod error;
 mod events;
 mod pipeline;
 pub mod precision;
+mod probe;
 pub(crate) mod reads;
 mod state;
 mod store;

@@ -1,12 +1,13 @@
 //! From the data set's bytes to batches on the device: the per-channel scaling, the seeded
 //! epoch order, and every split uploaded once.
 
-use burn::tensor::{Device, Transaction};
+use burn::tensor::{Device, Int, Tensor, Transaction};
 use kiln_shaders::{BatchOptions, ByteSplit, PixelTransform};
 
 use super::TrainError;
 use crate::config::{Experiment, InputScaling};
 use crate::data::ImageDataset;
+use crate::model::Classifier;
 
 /// The per-channel map from bytes to network input that `scaling` asks for on this data.
 pub fn pixel_transform(scaling: InputScaling, data: &ImageDataset) -> PixelTransform {
@@ -14,6 +15,7 @@ pub fn pixel_transform(scaling: InputScaling, data: &ImageDataset) -> PixelTrans
     match scaling {
         InputScaling::UnitRange => PixelTransform::uniform(channels, 0.0, 1.0 / 255.0),
         InputScaling::Raw => PixelTransform::uniform(channels, 0.0, 1.0),
+        InputScaling::ImageNet => imagenet_transform(channels),
         InputScaling::Standardize => {
             let plane = data.shape.height * data.shape.width;
             let mut sum = vec![0.0_f64; channels];
@@ -43,6 +45,29 @@ pub fn pixel_transform(scaling: InputScaling, data: &ImageDataset) -> PixelTrans
             PixelTransform { offset, scale }
         }
     }
+}
+
+/// (byte − 255·mean) · 1/(255·std) per channel: torchvision's `Normalize` after `ToTensor`.
+/// Grey images use the mean of the three channels' figures.
+fn imagenet_transform(channels: usize) -> PixelTransform {
+    let (mean, std) = (InputScaling::IMAGENET_MEAN, InputScaling::IMAGENET_STD);
+    let channel = |c: usize| {
+        if channels == 3 {
+            (mean[c], std[c])
+        } else {
+            (
+                mean.iter().sum::<f32>() / 3.0,
+                std.iter().sum::<f32>() / 3.0,
+            )
+        }
+    };
+    let (offset, scale) = (0..channels)
+        .map(|c| {
+            let (m, s) = channel(c);
+            (255.0 * m, 1.0 / (255.0 * s))
+        })
+        .unzip();
+    PixelTransform { offset, scale }
 }
 
 /// A small, fast, seedable generator for the per-epoch shuffle (splitmix64).
@@ -155,12 +180,132 @@ pub fn augmentation_preview(
     Ok((rgba, grid_w, grid_h))
 }
 
-/// Every split as bytes on the device, and how their batches are built.
+/// A split as a frozen backbone sees it: one row of pooled features per image, computed once,
+/// on the device.
+pub(super) struct FeatureSplit {
+    features: Tensor<2>,
+    labels: Tensor<1, Int>,
+}
+
+impl FeatureSplit {
+    /// The features `backbone` gives every image of `images` (built per `options`), in batches
+    /// of `batch_size`, left on the device.
+    fn compute(
+        backbone: &Classifier,
+        images: &ByteSplit,
+        options: &BatchOptions,
+        batch_size: usize,
+    ) -> Result<Self, TrainError> {
+        let backbone = backbone.for_eval();
+        let (mut features, mut labels) = (Vec::new(), Vec::new());
+        let mut start = 0;
+        while start < images.len() {
+            let end = (start + batch_size.max(1)).min(images.len());
+            let (batch, batch_labels) = images.range(start, end, options)?;
+            let batch = backbone.features(batch).ok_or_else(|| {
+                TrainError::Crashed("a linear probe needs a pretrained backbone".to_owned())
+            })?;
+            features.push(batch);
+            labels.push(batch_labels);
+            start = end;
+        }
+        if features.is_empty() {
+            let (_, labels) = images.range(0, 0, options)?;
+            return Ok(Self {
+                features: Tensor::empty([0, 1], &labels.device()),
+                labels,
+            });
+        }
+        Ok(Self {
+            features: Tensor::cat(features, 0),
+            labels: Tensor::cat(labels, 0),
+        })
+    }
+
+    /// Rows named by `indices`, shaped `[batch, features, 1, 1]` as a head takes them.
+    fn batch(&self, indices: Tensor<1, Int>) -> (Tensor<4>, Tensor<1, Int>) {
+        let indices = indices.inner();
+        let rows = self.features.clone().select(0, indices.clone());
+        let [count, width] = rows.dims();
+        (
+            rows.reshape([count, width, 1, 1]),
+            self.labels.clone().select(0, indices),
+        )
+    }
+}
+
+/// Where a split's batches come from: its images, or (in a linear probe) the features the
+/// frozen backbone computed from them once.
+// Three exist per run, one per split; boxing the larger variant would buy nothing.
+#[allow(clippy::large_enum_variant)]
+pub(super) enum BatchSource {
+    /// Images on the device, built into batches per the options.
+    Images(ByteSplit),
+    /// Cached features; the images stay for when the backbone unfreezes.
+    Features {
+        /// One row per image.
+        features: FeatureSplit,
+        /// The images they came from.
+        images: ByteSplit,
+    },
+}
+
+impl BatchSource {
+    /// The images of the split.
+    pub(super) fn images(&self) -> &ByteSplit {
+        match self {
+            Self::Images(images) | Self::Features { images, .. } => images,
+        }
+    }
+
+    /// Images in the split.
+    pub(super) fn len(&self) -> usize {
+        self.images().len()
+    }
+
+    /// Whether the split holds no image.
+    pub(super) fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The batch of the images named by `indices`; features ignore `options`, which they were
+    /// computed with (unaugmented).
+    pub(super) fn batch(
+        &self,
+        indices: Tensor<1, Int>,
+        options: &BatchOptions,
+    ) -> Result<(Tensor<4>, Tensor<1, Int>), TrainError> {
+        match self {
+            Self::Images(images) => Ok(images.batch(indices, options)?),
+            Self::Features { features, .. } => Ok(features.batch(indices)),
+        }
+    }
+
+    /// The contiguous images `start..end`, for evaluation in order.
+    pub(super) fn range(
+        &self,
+        start: usize,
+        end: usize,
+        options: &BatchOptions,
+    ) -> Result<(Tensor<4>, Tensor<1, Int>), TrainError> {
+        match self {
+            Self::Images(images) => Ok(images.range(start, end, options)?),
+            Self::Features { features, images } => {
+                let device = features.labels.device();
+                let end = end.min(images.len());
+                let indices = Tensor::<1, Int>::arange(start.min(end) as i64..end as i64, &device);
+                Ok(features.batch(indices))
+            }
+        }
+    }
+}
+
+/// Every split on the device, and how their batches are built.
 pub(super) struct InputPipeline {
-    pub(super) train: ByteSplit,
+    pub(super) train: BatchSource,
     /// Empty when the run validates on test or not at all.
-    pub(super) val: ByteSplit,
-    pub(super) test: ByteSplit,
+    pub(super) val: BatchSource,
+    pub(super) test: BatchSource,
     /// The input scaling and, for a resizing model, the resize, done in the same pass as the
     /// gather: what evaluation sees.
     pub(super) plain: BatchOptions,
@@ -185,12 +330,35 @@ impl InputPipeline {
         plain.validate(shape)?;
         augmented.validate(shape)?;
         Ok(Self {
-            train,
-            val,
-            test,
+            train: BatchSource::Images(train),
+            val: BatchSource::Images(val),
+            test: BatchSource::Images(test),
             plain,
             augmented,
         })
+    }
+
+    /// Computes every split's features with the frozen `backbone` once; batches then come from
+    /// them until [`InputPipeline::unfreeze`].
+    pub(super) fn probe(
+        &mut self,
+        backbone: &Classifier,
+        batch_size: usize,
+    ) -> Result<(), TrainError> {
+        for source in [&mut self.train, &mut self.val, &mut self.test] {
+            // A clone shares the split's tensors; nothing is copied on the device.
+            let images = source.images().clone();
+            let features = FeatureSplit::compute(backbone, &images, &self.plain, batch_size)?;
+            *source = BatchSource::Features { features, images };
+        }
+        Ok(())
+    }
+
+    /// Back to batches of images: the whole network trains from here on.
+    pub(super) fn unfreeze(&mut self) {
+        for source in [&mut self.train, &mut self.val, &mut self.test] {
+            *source = BatchSource::Images(source.images().clone());
+        }
     }
 }
 

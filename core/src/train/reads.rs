@@ -7,9 +7,10 @@
 use burn::module::Module;
 use burn::optim::ModuleOptimizer;
 use burn::tensor::{Bytes, Device, Int, Tensor, TensorData, Transaction};
-use kiln_shaders::{BatchOptions, ByteSplit};
+use kiln_shaders::BatchOptions;
 
 use super::TrainError;
+use super::pipeline::BatchSource;
 use super::trainee::batch_loss;
 use crate::config::LossInput;
 use crate::model::Classifier;
@@ -122,7 +123,7 @@ impl DeviceTotals {
 /// Mean loss and accuracy of `model` over `split`, in batches of `batch_size`, with one sync.
 pub(super) fn evaluate(
     model: &Classifier,
-    split: &ByteSplit,
+    split: &BatchSource,
     options: &BatchOptions,
     batch_size: usize,
     loss_input: LossInput,
@@ -161,7 +162,7 @@ pub(super) struct Predicted {
 /// transaction at the end.
 pub(super) fn predict(
     model: &Classifier,
-    split: &ByteSplit,
+    split: &BatchSource,
     options: &BatchOptions,
     batch_size: usize,
 ) -> Result<Predicted, TrainError> {

@@ -7,8 +7,9 @@ use burn::tensor::{Int, Tensor, TensorData};
 use kiln_shaders::{BatchOptions, PixelTransform};
 
 use super::counters::{SpeedBook, Window, WindowKind, step_profile};
-use super::pipeline::{InputPipeline, epoch_order, epoch_seed, pixel_transform};
+use super::pipeline::{BatchSource, InputPipeline, epoch_order, epoch_seed, pixel_transform};
 use super::precision::StepPrecision;
+use super::probe::Probe;
 use super::reads::{DeviceTotals, Sums, evaluate, predict};
 use super::store::RunStore;
 use super::trainee::{Trainee, is_cpu};
@@ -22,7 +23,6 @@ use crate::data::ImageDataset;
 use crate::model::{Classifier, ModelCard};
 use crate::results::{ClassReport, GalleryImage, TestPredictions};
 use crate::selection::{EarlyStop, Selection, ValidatedOn, Verdict};
-use kiln_shaders::ByteSplit;
 
 /// How many of the most confidently wrong test images a completed run hands out with pixels.
 pub(super) const GALLERY_SIZE: usize = 12;
@@ -61,6 +61,10 @@ pub(super) struct RunState<'a> {
     /// Images per evaluation batch: no gradients, so larger than a training batch.
     eval_batch: usize,
     parameter_count: usize,
+    /// What the weights file gave, for a run that started from one in this launch.
+    pretrained: Option<crate::weights::Loaded>,
+    /// A linear probe's frozen backbone, while only the head trains.
+    probe: Option<Probe>,
     load_secs: f64,
     upload_secs: f64,
     launch_started: Instant,
@@ -122,6 +126,59 @@ struct Readout {
     stops: bool,
 }
 
+/// Images per evaluation batch: no gradients, so larger than a training batch.
+fn eval_batch_size(experiment: &Experiment) -> usize {
+    if matches!(experiment.model, crate::model::ModelSpec::Mlp { .. }) {
+        experiment.batch_size.max(1000)
+    } else {
+        experiment.batch_size * 2
+    }
+}
+
+/// The model a launch trains from, before a checkpoint (if any) is loaded into it.
+struct Start {
+    /// The whole network, or a probing run's head.
+    model: Classifier,
+    /// A probing run's frozen backbone.
+    probe: Option<Probe>,
+    /// What the weights file gave, when this launch loaded one.
+    pretrained: Option<crate::weights::Loaded>,
+    /// Trainable scalars of the whole network.
+    parameter_count: usize,
+}
+
+impl Start {
+    /// Pretrained weights go into `model` when the run starts anew, or when it probes (a
+    /// probe's checkpoint holds the head only); a probing run then trains the head alone.
+    fn of(
+        experiment: &Experiment,
+        mut model: Classifier,
+        resumes_after: Option<usize>,
+    ) -> Result<Self, TrainError> {
+        let epoch = resumes_after.unwrap_or(0);
+        let probing = Probe::probes(experiment, epoch);
+        let pretrained = match &experiment.weights {
+            Some(source) if resumes_after.is_none() || probing => {
+                let path = source.resolve(&experiment.model, experiment.data_dir.as_deref())?;
+                Some(crate::weights::load(&mut model, &experiment.model, &path)?)
+            }
+            _ => None,
+        };
+        let parameter_count = model.num_params();
+        let probe = Probe::at(experiment, epoch, &model);
+        let model = match (&probe, model.head()) {
+            (Some(_), Some(head)) => head,
+            _ => model,
+        };
+        Ok(Self {
+            model,
+            probe,
+            pretrained,
+            parameter_count,
+        })
+    }
+}
+
 impl<'a> RunState<'a> {
     /// Uploads the data, builds (or restores) the model and its optimizer.
     pub(super) fn prepare(
@@ -134,23 +191,26 @@ impl<'a> RunState<'a> {
         device.seed(experiment.seed);
         let transform = pixel_transform(experiment.input_scaling, data);
         let upload_started = Instant::now();
-        let pipeline = InputPipeline::upload(experiment, data, &transform, device)?;
+        let mut pipeline = InputPipeline::upload(experiment, data, &transform, device)?;
         let upload_secs = upload_started.elapsed().as_secs_f64();
         let Preparation {
             load_secs,
             mut store,
         } = preparation;
         let (model, trainee) = Trainee::new(experiment, data, device)?;
-        let (model, trainee, restored) = trainee.restore(model, store.as_mut())?;
+        let start = Start::of(experiment, model, store.resumes_after())?;
+        let (model, mut trainee, restored) = trainee.restore(start.model, store.as_mut())?;
+        if experiment.weights.is_some() {
+            trainee.scale_backbone_rate(&model, experiment.backbone_lr_scale);
+        }
+        let eval_batch = eval_batch_size(experiment);
+        if let Some(probe) = &start.probe {
+            pipeline.probe(probe.backbone(), eval_batch)?;
+        }
         let first_epoch = restored.as_ref().map_or(0, |c| c.epochs_completed);
         let counters = restored.unwrap_or_default();
         let wall_before_launch = counters.wall_secs;
         let precision = StepPrecision::new(experiment.precision, counters.loss_scale.as_ref());
-        let eval_batch = if matches!(experiment.model, crate::model::ModelSpec::Mlp { .. }) {
-            experiment.batch_size.max(1000)
-        } else {
-            experiment.batch_size * 2
-        };
         let validated_on = match experiment.validation {
             Validation::Split if !data.val.is_empty() => ValidatedOn::Validation,
             Validation::Test if !data.test.is_empty() => ValidatedOn::Test,
@@ -186,7 +246,9 @@ impl<'a> RunState<'a> {
             first_epoch,
             steps_per_epoch: experiment.steps_per_epoch(data.train.len()),
             eval_batch,
-            parameter_count: model.num_params(),
+            parameter_count: start.parameter_count,
+            pretrained: start.pretrained,
+            probe: start.probe,
             load_secs,
             upload_secs,
             launch_started: Instant::now(),
@@ -213,6 +275,7 @@ impl<'a> RunState<'a> {
             load_secs: self.load_secs,
             upload_secs: self.upload_secs,
             first_epoch: self.first_epoch,
+            pretrained: self.pretrained.clone(),
         }
     }
 
@@ -265,6 +328,13 @@ impl<'a> RunState<'a> {
         control: &Control,
         on_event: &mut dyn FnMut(TrainEvent),
     ) -> Result<(Classifier, EpochEnd), TrainError> {
+        if self
+            .probe
+            .as_ref()
+            .is_some_and(|probe| probe.unfreezes_at(epoch))
+        {
+            model = self.leave_probe(model);
+        }
         let mut current = self.begin_epoch(epoch);
         let readback_every = Duration::from_millis(self.experiment.readback_interval_ms);
         for step in 0..self.steps_per_epoch {
@@ -326,6 +396,20 @@ impl<'a> RunState<'a> {
             samples: 0,
             steps_done: 0,
             lr: experiment.lr,
+        }
+    }
+
+    /// Ends a linear probe: the trained head goes onto the backbone, and batches are images
+    /// again. Hands back the whole network; a run that is not probing keeps `model`.
+    fn leave_probe(&mut self, model: Classifier) -> Classifier {
+        match self.probe.take() {
+            Some(probe) => {
+                self.pipeline.unfreeze();
+                // The best epoch so far may be a probe's: it is kept as a whole network too.
+                self.best_model = self.best_model.take().map(|best| probe.assemble(&best));
+                probe.assemble(&model)
+            }
+            None => model,
         }
     }
 
@@ -494,7 +578,11 @@ impl<'a> RunState<'a> {
     }
 
     /// Evaluates `model` on `split`, unaugmented.
-    fn evaluate_on(&self, model: &Classifier, split: &ByteSplit) -> Result<Evaluation, TrainError> {
+    fn evaluate_on(
+        &self,
+        model: &Classifier,
+        split: &BatchSource,
+    ) -> Result<Evaluation, TrainError> {
         let started = Instant::now();
         let (loss, accuracy) = evaluate(
             model,
@@ -621,7 +709,16 @@ impl<'a> RunState<'a> {
         on_event: &mut dyn FnMut(TrainEvent),
     ) -> Result<RunSummary, TrainError> {
         if self.outcome == RunOutcome::Completed && !self.pipeline.test.is_empty() {
+            // A probe's head goes onto its backbone: the run tests and keeps the whole network.
+            let probe = self.probe.take();
+            if probe.is_some() {
+                self.pipeline.unfreeze();
+            }
             let (kept, epoch) = self.kept_model(model, on_event);
+            let kept = match &probe {
+                Some(probe) => probe.assemble(&kept),
+                None => kept,
+            };
             let tested = self.evaluate_on(&kept, &self.pipeline.test)?;
             let tested = TestResult {
                 epoch,

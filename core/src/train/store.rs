@@ -19,6 +19,9 @@ pub struct Restored {
 
 /// What the loop hands over to be kept, and where a resumed run comes from.
 pub trait RunStore {
+    /// Epochs the checkpoint a resumed run goes on from had completed; none for a new run.
+    fn resumes_after(&self) -> Option<usize>;
+
     /// Loads the checkpoint a resumed run goes on from into the freshly built `model` and
     /// `optimizer`; a run that starts anew gets both back as they are.
     fn restore(
@@ -49,6 +52,10 @@ pub trait RunStore {
 pub struct KeepNothing;
 
 impl RunStore for KeepNothing {
+    fn resumes_after(&self) -> Option<usize> {
+        None
+    }
+
     fn restore(
         &mut self,
         model: Classifier,

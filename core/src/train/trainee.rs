@@ -3,6 +3,8 @@
 
 use std::time::Instant;
 
+use burn::lr_scheduler::module_lr_scheduler::{ModuleLearningRate, ModuleLrScheduler};
+use burn::module::ParamGroup;
 use burn::nn::loss::{CrossEntropyLoss, CrossEntropyLossConfig};
 use burn::optim::decay::WeightDecayConfig;
 use burn::optim::momentum::MomentumConfig;
@@ -76,6 +78,19 @@ pub(super) struct Trainee {
     loss_fn: CrossEntropyLoss,
     loss_input: LossInput,
     pub(super) threads: CpuThreads,
+    /// A pretrained network's head and the share of the rate the rest learns at.
+    head_rate: Option<(ParamGroup, f64)>,
+}
+
+/// The learning rate of every parameter in a step: `lr` throughout, or, for a pretrained
+/// network, `lr` for its head and `lr × scale` for the backbone.
+fn rates(head_rate: Option<&(ParamGroup, f64)>, lr: f64) -> ModuleLearningRate {
+    match head_rate {
+        None => lr.into(),
+        Some((head, scale)) => ModuleLrScheduler::new(lr * scale)
+            .with_group(head.clone(), lr)
+            .step(),
+    }
 }
 
 /// What one training step hands back.
@@ -111,8 +126,16 @@ impl Trainee {
                     .init(&autodiff),
                 loss_input: experiment.loss,
                 threads: CpuThreads::new(is_cpu(device), experiment, data.shape, classes),
+                head_rate: None,
             },
         ))
+    }
+
+    /// Trains the backbone of a pretrained `model` at `scale` times the rate its head learns at.
+    pub(super) fn scale_backbone_rate(&mut self, model: &Classifier, scale: f64) {
+        self.head_rate = model
+            .head()
+            .map(|head| (ParamGroup::ids_from_module(head), scale));
     }
 
     /// Lets `store` load a resumed run's checkpoint into `model` and the optimizer; hands back
@@ -127,6 +150,7 @@ impl Trainee {
             loss_fn,
             loss_input,
             threads,
+            head_rate,
         } = self;
         let restored = store.restore(model, optimizer).map_err(TrainError::Store)?;
         let trainee = Self {
@@ -134,6 +158,7 @@ impl Trainee {
             loss_fn,
             loss_input,
             threads,
+            head_rate,
         };
         Ok((restored.model, trainee, restored.counters))
     }
@@ -157,8 +182,10 @@ impl Trainee {
             loss_fn,
             loss_input,
             threads,
+            head_rate,
         } = self;
         let loss_input = *loss_input;
+        let lr = rates(head_rate.as_ref(), lr);
         threads.run(move || {
             let logits = precision.forward(&model, images.autodiff());
             let loss = batch_loss(

@@ -1,0 +1,707 @@
+//! Weights files written the way torchvision names its state dicts, independently of the
+//! prefix tables the loader uses, so a wrong table fails here.
+
+use std::path::{Path, PathBuf};
+
+use burn::tensor::{Device, Tensor};
+use safetensors::Dtype;
+use safetensors::tensor::TensorView;
+
+use super::*;
+use crate::data::ImageShape;
+use crate::model::{InitScheme, TorchvisionNet};
+
+/// torchvision's names and shapes of a state dict, in its order.
+type StateDict = Vec<(String, Vec<usize>)>;
+
+fn batch_norm(dict: &mut StateDict, prefix: &str, features: usize) {
+    for name in ["weight", "bias", "running_mean", "running_var"] {
+        dict.push((format!("{prefix}.{name}"), vec![features]));
+    }
+    dict.push((format!("{prefix}.num_batches_tracked"), vec![]));
+}
+
+/// `torchvision.models.resnet18/34/50(num_classes=classes).state_dict()`'s keys and shapes.
+fn resnet_state_dict(blocks: [usize; 4], bottleneck: bool, classes: usize) -> StateDict {
+    let mut dict = vec![("conv1.weight".to_owned(), vec![64, 3, 7, 7])];
+    batch_norm(&mut dict, "bn1", 64);
+    let expansion = if bottleneck { 4 } else { 1 };
+    let mut inputs = 64;
+    for (stage, (&count, width)) in blocks.iter().zip([64, 128, 256, 512]).enumerate() {
+        for block in 0..count {
+            let at = format!("layer{}.{block}", stage + 1);
+            let stride = if stage > 0 && block == 0 { 2 } else { 1 };
+            let outputs = width * expansion;
+            if bottleneck {
+                dict.push((format!("{at}.conv1.weight"), vec![width, inputs, 1, 1]));
+                batch_norm(&mut dict, &format!("{at}.bn1"), width);
+                dict.push((format!("{at}.conv2.weight"), vec![width, width, 3, 3]));
+                batch_norm(&mut dict, &format!("{at}.bn2"), width);
+                dict.push((format!("{at}.conv3.weight"), vec![outputs, width, 1, 1]));
+                batch_norm(&mut dict, &format!("{at}.bn3"), outputs);
+            } else {
+                dict.push((format!("{at}.conv1.weight"), vec![width, inputs, 3, 3]));
+                batch_norm(&mut dict, &format!("{at}.bn1"), width);
+                dict.push((format!("{at}.conv2.weight"), vec![width, width, 3, 3]));
+                batch_norm(&mut dict, &format!("{at}.bn2"), width);
+            }
+            if stride != 1 || inputs != outputs {
+                dict.push((
+                    format!("{at}.downsample.0.weight"),
+                    vec![outputs, inputs, 1, 1],
+                ));
+                batch_norm(&mut dict, &format!("{at}.downsample.1"), outputs);
+            }
+            inputs = outputs;
+        }
+    }
+    dict.push(("fc.weight".to_owned(), vec![classes, inputs]));
+    dict.push(("fc.bias".to_owned(), vec![classes]));
+    dict
+}
+
+/// `torchvision.models.mobilenet_v2(num_classes=classes).state_dict()`'s keys and shapes.
+fn mobilenet_state_dict(classes: usize) -> StateDict {
+    let mut dict = vec![("features.0.0.weight".to_owned(), vec![32, 3, 3, 3])];
+    batch_norm(&mut dict, "features.0.1", 32);
+    let mut inputs = 32;
+    let mut index = 1;
+    for (t, c, n) in [
+        (1, 16, 1),
+        (6, 24, 2),
+        (6, 32, 3),
+        (6, 64, 4),
+        (6, 96, 3),
+        (6, 160, 3),
+        (6, 320, 1),
+    ] {
+        for _ in 0..n {
+            let at = format!("features.{index}.conv");
+            let hidden = inputs * t;
+            let mut part = 0;
+            if t != 1 {
+                dict.push((format!("{at}.0.0.weight"), vec![hidden, inputs, 1, 1]));
+                batch_norm(&mut dict, &format!("{at}.0.1"), hidden);
+                part = 1;
+            }
+            dict.push((format!("{at}.{part}.0.weight"), vec![hidden, 1, 3, 3]));
+            batch_norm(&mut dict, &format!("{at}.{part}.1"), hidden);
+            dict.push((format!("{at}.{}.weight", part + 1), vec![c, hidden, 1, 1]));
+            batch_norm(&mut dict, &format!("{at}.{}", part + 2), c);
+            inputs = c;
+            index += 1;
+        }
+    }
+    dict.push((format!("features.{index}.0.weight"), vec![1280, 320, 1, 1]));
+    batch_norm(&mut dict, &format!("features.{index}.1"), 1280);
+    dict.push(("classifier.1.weight".to_owned(), vec![classes, 1280]));
+    dict.push(("classifier.1.bias".to_owned(), vec![classes]));
+    dict
+}
+
+/// The value the file holds at `element` of its `tensor`-th entry: distinct enough that a
+/// transposed or swapped tensor reads differently, positive for running variances.
+fn value(tensor: usize, element: usize, key: &str) -> f32 {
+    let v = ((tensor * 131 + element * 17) % 1009) as f32 / 1009.0 - 0.5;
+    if key.ends_with("running_var") {
+        v.abs() + 0.5
+    } else {
+        v
+    }
+}
+
+/// Writes `dict` as a safetensors file, f32 throughout but the i64 batch counters.
+fn write_safetensors(dict: &StateDict, path: &Path) {
+    let bytes: Vec<Vec<u8>> = dict
+        .iter()
+        .enumerate()
+        .map(|(t, (key, shape))| {
+            let count: usize = shape.iter().product();
+            if key.ends_with("num_batches_tracked") {
+                7_i64.to_le_bytes().to_vec()
+            } else {
+                (0..count)
+                    .flat_map(|e| value(t, e, key).to_le_bytes())
+                    .collect()
+            }
+        })
+        .collect();
+    let views = dict.iter().zip(&bytes).map(|((key, shape), data)| {
+        let dtype = if key.ends_with("num_batches_tracked") {
+            Dtype::I64
+        } else {
+            Dtype::F32
+        };
+        let view = TensorView::new(dtype, shape.clone(), data).expect("a consistent tensor");
+        (key.clone(), view)
+    });
+    safetensors::serialize_to_file(views, None, path).expect("the file is written");
+}
+
+fn device() -> Device {
+    Device::flex()
+}
+
+fn build(spec: &ModelSpec, channels: usize, classes: usize) -> Classifier {
+    let shape = ImageShape {
+        channels,
+        height: 32,
+        width: 32,
+    };
+    spec.init(shape, classes, InitScheme::PytorchDefault, &device())
+        .expect("the model builds")
+}
+
+fn file(name: &str) -> PathBuf {
+    crate::data::test_dir("weights").join(name)
+}
+
+fn values<const D: usize>(tensor: Tensor<D>) -> Vec<f32> {
+    tensor
+        .into_data()
+        .convert::<f32>()
+        .try_to_vec::<f32>()
+        .expect("f32 values")
+}
+
+fn resnet18_dict(classes: usize) -> StateDict {
+    resnet_state_dict([2, 2, 2, 2], false, classes)
+}
+
+#[test]
+fn the_state_dicts_written_here_have_torchvisions_key_counts() {
+    // Counted from torchvision 0.29's state_dict() of each model, batch counters included.
+    assert_eq!(resnet18_dict(10).len(), 122);
+    assert_eq!(resnet_state_dict([3, 4, 6, 3], false, 10).len(), 218);
+    assert_eq!(resnet_state_dict([3, 4, 6, 3], true, 10).len(), 320);
+    assert_eq!(mobilenet_state_dict(10).len(), 314);
+}
+
+#[test]
+fn torchvision_resnet18_keys_land_where_torchvision_has_them() {
+    let dict = resnet18_dict(5);
+    let path = file("resnet18.safetensors");
+    write_safetensors(&dict, &path);
+    let mut model = build(&ModelSpec::ResNet18ImageNet, 3, 5);
+    let loaded = load(&mut model, &ModelSpec::ResNet18ImageNet, &path).expect("it fits");
+    // Every tensor but the batch counters Kiln has no place for.
+    let counters = dict.iter().filter(|(k, _)| k.ends_with("tracked")).count();
+    assert_eq!(loaded.tensors, dict.len() - counters);
+    assert!(!loaded.fresh_head);
+    let Classifier::Torchvision(TorchvisionNet::ResNet(net)) = &model else {
+        panic!("resnet18-imagenet builds a torchvision ResNet");
+    };
+    let index = |key: &str| {
+        dict.iter()
+            .position(|(k, _)| k == key)
+            .expect("a torchvision key")
+    };
+    // A convolution keeps PyTorch's [out, in, kh, kw] layout.
+    let conv = values(
+        net.layer2[0]
+            .downsample
+            .as_ref()
+            .expect("a projection")
+            .conv
+            .weight
+            .val(),
+    );
+    let t = index("layer2.0.downsample.0.weight");
+    assert_eq!(
+        conv[..3],
+        [value(t, 0, ""), value(t, 1, ""), value(t, 2, "")]
+    );
+    // Batch norm: weight is γ, and the running statistics come along.
+    let t = index("layer4.1.bn2.weight");
+    assert_eq!(values(net.layer4[1].bn2.gamma.val())[3], value(t, 3, ""));
+    let t = index("bn1.running_var");
+    assert_eq!(
+        values(net.bn1.running_var.value())[9],
+        value(t, 9, "running_var")
+    );
+    // A linear weight is [out, in] in PyTorch and [in, out] in Burn.
+    let t = index("fc.weight");
+    let fc = values(net.fc.weight.val());
+    for (output, input) in [(0, 1), (4, 511), (2, 100)] {
+        assert_eq!(fc[input * 5 + output], value(t, output * 512 + input, ""));
+    }
+}
+
+#[test]
+fn a_file_with_another_class_count_loads_all_but_the_head() {
+    let path = file("resnet18-imagenet-head.safetensors");
+    write_safetensors(&resnet18_dict(1000), &path);
+    let mut model = build(&ModelSpec::ResNet18ImageNet, 3, 4);
+    let loaded = load(&mut model, &ModelSpec::ResNet18ImageNet, &path).expect("it fits");
+    assert!(loaded.fresh_head);
+    assert!(loaded.to_string().contains("head starts fresh"), "{loaded}");
+}
+
+#[test]
+fn mobilenet_v2_and_resnet50_take_their_torchvision_files() {
+    for (spec, dict) in [
+        (
+            ModelSpec::ResNet50,
+            resnet_state_dict([3, 4, 6, 3], true, 3),
+        ),
+        (
+            ModelSpec::ResNet34,
+            resnet_state_dict([3, 4, 6, 3], false, 3),
+        ),
+        (ModelSpec::MobileNetV2, mobilenet_state_dict(3)),
+    ] {
+        let path = file(&format!("{spec}.safetensors"));
+        write_safetensors(&dict, &path);
+        let mut model = build(&spec, 3, 3);
+        let loaded = load(&mut model, &spec, &path).unwrap_or_else(|e| panic!("{spec}: {e}"));
+        let counters = dict.iter().filter(|(k, _)| k.ends_with("tracked")).count();
+        assert_eq!(loaded.tensors, dict.len() - counters, "{spec}");
+    }
+    // The last block of MobileNetV2 in Kiln is torchvision's features.17.
+    let dict = mobilenet_state_dict(3);
+    let path = file("mobilenet-v2.safetensors");
+    write_safetensors(&dict, &path);
+    let mut model = build(&ModelSpec::MobileNetV2, 3, 3);
+    load(&mut model, &ModelSpec::MobileNetV2, &path).expect("it fits");
+    let Classifier::Torchvision(TorchvisionNet::MobileNetV2(net)) = &model else {
+        panic!("mobilenet-v2 builds a MobileNetV2");
+    };
+    let t = dict
+        .iter()
+        .position(|(k, _)| k == "features.17.conv.3.bias")
+        .expect("a torchvision key");
+    assert_eq!(
+        values(net.blocks[16].project_bn.beta.val())[7],
+        value(t, 7, "")
+    );
+}
+
+/// The sentence loading `dict` after `change` into `spec` gives.
+fn refusal(spec: &ModelSpec, channels: usize, dict: StateDict, name: &str) -> String {
+    let path = file(name);
+    write_safetensors(&dict, &path);
+    let mut model = build(spec, channels, 5);
+    load(&mut model, spec, &path)
+        .expect_err("the file does not fit")
+        .to_string()
+}
+
+#[test]
+fn a_missing_key_is_named_with_torchvisions_name() {
+    let mut dict = resnet18_dict(5);
+    dict.retain(|(k, _)| k != "layer3.0.downsample.1.running_mean");
+    let sentence = refusal(&ModelSpec::ResNet18ImageNet, 3, dict, "missing.safetensors");
+    assert!(
+        sentence.contains("no `layer3.0.downsample.1.running_mean`"),
+        "{sentence}"
+    );
+}
+
+#[test]
+fn an_extra_key_is_named() {
+    let mut dict = resnet18_dict(5);
+    dict.push(("layer5.0.conv1.weight".to_owned(), vec![8, 8, 3, 3]));
+    let sentence = refusal(&ModelSpec::ResNet18ImageNet, 3, dict, "extra.safetensors");
+    assert!(
+        sentence.contains("`layer5.0.conv1.weight` is no part of resnet18"),
+        "{sentence}"
+    );
+}
+
+#[test]
+fn a_wrong_shape_names_the_key_and_both_shapes() {
+    let mut dict = resnet18_dict(5);
+    let at = dict
+        .iter()
+        .position(|(k, _)| k == "layer1.1.conv2.weight")
+        .expect("a torchvision key");
+    dict[at].1 = vec![64, 64, 1, 1];
+    let sentence = refusal(&ModelSpec::ResNet18ImageNet, 3, dict, "shape.safetensors");
+    assert!(
+        sentence.contains("`layer1.1.conv2.weight` has shape [64, 64, 1, 1]"),
+        "{sentence}"
+    );
+    assert!(
+        sentence.contains("[64, 64, 3, 3] in the network"),
+        "{sentence}"
+    );
+}
+
+#[test]
+fn another_architectures_file_is_refused() {
+    let dict = resnet_state_dict([3, 4, 6, 3], true, 5);
+    let sentence = refusal(
+        &ModelSpec::ResNet18ImageNet,
+        3,
+        dict,
+        "resnet50-into-18.safetensors",
+    );
+    assert!(sentence.contains("does not fit resnet18"), "{sentence}");
+    let sentence = refusal(
+        &ModelSpec::MobileNetV2,
+        3,
+        resnet18_dict(5),
+        "resnet-into-mobilenet.safetensors",
+    );
+    assert!(sentence.contains("does not fit mobilenet_v2"), "{sentence}");
+}
+
+#[test]
+fn grey_images_and_a_colour_file_are_told_apart() {
+    let sentence = refusal(
+        &ModelSpec::ResNet18ImageNet,
+        1,
+        resnet18_dict(5),
+        "grey.safetensors",
+    );
+    assert!(sentence.contains("`conv1.weight`"), "{sentence}");
+    assert!(sentence.contains("channel count"), "{sentence}");
+}
+
+#[test]
+fn corrupt_truncated_and_absent_files_get_a_sentence() {
+    let good = file("whole.safetensors");
+    write_safetensors(&resnet18_dict(5), &good);
+    let bytes = std::fs::read(&good).expect("just written");
+    let truncated = file("truncated.safetensors");
+    std::fs::write(&truncated, &bytes[..bytes.len() / 2]).expect("writable");
+    let garbage = file("garbage.pth");
+    std::fs::write(&garbage, b"this is not a zip archive, nor a pickle").expect("writable");
+    let header = file("absurd-header.safetensors");
+    let mut absurd = u64::MAX.to_le_bytes().to_vec();
+    absurd.extend_from_slice(b"{}");
+    std::fs::write(&header, absurd).expect("writable");
+    for path in [truncated, garbage, header, file("absent.pth")] {
+        let mut model = build(&ModelSpec::ResNet18ImageNet, 3, 5);
+        let error =
+            load(&mut model, &ModelSpec::ResNet18ImageNet, &path).expect_err("nothing to load");
+        assert!(
+            matches!(error, WeightsError::Unreadable { .. }),
+            "{}: {error}",
+            path.display()
+        );
+        assert!(error.to_string().contains("is not a readable"), "{error}");
+    }
+}
+
+#[test]
+fn models_without_torchvision_weights_refuse_a_file() {
+    let mut model = build(&ModelSpec::Cnn, 3, 5);
+    let error = load(&mut model, &ModelSpec::Cnn, Path::new("any.pth")).expect_err("a CNN");
+    assert!(
+        error.to_string().contains("CNN has no pretrained weights"),
+        "{error}"
+    );
+}
+
+#[test]
+fn kiln_paths_read_back_as_torchvision_keys() {
+    let arch = TorchvisionArch::MobileNetV2;
+    assert_eq!(
+        to_torchvision(arch, "stem.conv.weight"),
+        "features.0.0.weight"
+    );
+    assert_eq!(
+        to_torchvision(arch, "blocks.0.project_bn.running_var"),
+        "features.1.conv.2.running_var"
+    );
+    assert_eq!(
+        to_torchvision(arch, "blocks.16.expand.bn.bias"),
+        "features.17.conv.0.1.bias"
+    );
+    assert_eq!(
+        to_torchvision(arch, "last.conv.weight"),
+        "features.18.0.weight"
+    );
+    assert_eq!(
+        to_torchvision(arch, "classifier.weight"),
+        "classifier.1.weight"
+    );
+    let arch = TorchvisionArch::ResNet50;
+    assert_eq!(
+        to_torchvision(arch, "layer3.0.downsample.bn.weight"),
+        "layer3.0.downsample.1.weight"
+    );
+    assert_eq!(
+        to_torchvision(arch, "layer3.1.conv3.weight"),
+        "layer3.1.conv3.weight"
+    );
+}
+
+/// Keeps the completed run's model in memory, where a test can look at its weights.
+#[derive(Default)]
+struct KeepModel(std::sync::Arc<std::sync::Mutex<Option<Classifier>>>);
+
+impl crate::train::RunStore for KeepModel {
+    fn resumes_after(&self) -> Option<usize> {
+        None
+    }
+
+    fn restore(
+        &mut self,
+        model: Classifier,
+        optimizer: burn::optim::ModuleOptimizer,
+    ) -> Result<crate::train::Restored, String> {
+        crate::train::KeepNothing.restore(model, optimizer)
+    }
+
+    fn save_checkpoint(
+        &mut self,
+        _: &Classifier,
+        _: &burn::optim::ModuleOptimizer,
+        _: &crate::train::RunCounters,
+        _: bool,
+    ) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn restore_best(&mut self, _: Classifier) -> Result<Option<Classifier>, String> {
+        Ok(None)
+    }
+
+    fn save_model(
+        &mut self,
+        model: &Classifier,
+        _: &crate::model::ModelCard,
+    ) -> Result<(), String> {
+        *self.0.lock().map_err(|e| e.to_string())? = Some(model.clone());
+        Ok(())
+    }
+}
+
+/// Two classes of 3×32×32 images: a bright top half or a bright bottom half, with noise.
+fn halves_rgb(len: usize, seed: u64) -> crate::data::Split {
+    let mut rng = crate::train::ShuffleRng(seed);
+    let mut split = crate::data::Split::default();
+    for i in 0..len {
+        let label = (i % 2) as u8;
+        for _channel in 0..3 {
+            for row in 0..32 {
+                for _col in 0..32 {
+                    let bright = (row < 16) == (label == 0);
+                    let noise = (rng.next() % 80) as u8;
+                    split.images.push(if bright { 150 + noise } else { noise });
+                }
+            }
+        }
+        split.labels.push(label);
+    }
+    split
+}
+
+fn rgb_dataset() -> crate::data::ImageDataset {
+    crate::data::ImageDataset {
+        name: "rgb halves".into(),
+        shape: ImageShape {
+            channels: 3,
+            height: 32,
+            width: 32,
+        },
+        class_names: vec!["top".into(), "bottom".into()],
+        train: halves_rgb(32, 1),
+        val: halves_rgb(8, 2),
+        test: halves_rgb(8, 3),
+        skipped: Vec::new(),
+        sources: Vec::new(),
+    }
+}
+
+/// Trains resnet18-imagenet from a torchvision-named file with `change` applied to the draft;
+/// hands back the weights file's network and the trained one.
+fn fine_tuned(
+    name: &str,
+    change: impl FnOnce(&mut crate::config::ExperimentDraft),
+) -> (Classifier, Classifier) {
+    let path = file(name);
+    write_safetensors(&resnet18_dict(2), &path);
+    let mut draft = crate::config::ExperimentDraft {
+        model: ModelSpec::ResNet18ImageNet,
+        weights: Some(WeightsSource::File(path.clone())),
+        input_scaling: crate::config::InputScaling::ImageNet,
+        batch_size: 8,
+        epochs: 2,
+        lr: 0.01,
+        ..crate::config::ExperimentDraft::default()
+    };
+    change(&mut draft);
+    let experiment = draft.validate().expect("a valid draft");
+    let kept = KeepModel::default();
+    let saved = std::sync::Arc::clone(&kept.0);
+    let target = crate::train::TrainDevice {
+        device: device(),
+        id: "cpu".into(),
+        name: "CPU".into(),
+    };
+    let preparation = crate::train::Preparation {
+        load_secs: 0.0,
+        store: Box::new(kept),
+    };
+    let control = crate::train::Control::new();
+    crate::train::train(
+        &experiment,
+        &rgb_dataset(),
+        &target,
+        preparation,
+        &control,
+        &mut |_| {},
+    )
+    .expect("the run trains");
+    let trained = saved
+        .lock()
+        .expect("not poisoned")
+        .take()
+        .expect("a saved model");
+    let mut start = build(&ModelSpec::ResNet18ImageNet, 3, 2);
+    load(&mut start, &ModelSpec::ResNet18ImageNet, &path).expect("it fits");
+    (start, trained)
+}
+
+/// Whether two tensors hold the same values; the message says where they first differ, without
+/// printing millions of numbers.
+fn same<const D: usize>(a: Tensor<D>, b: Tensor<D>) -> Result<(), String> {
+    let (a, b) = (values(a), values(b));
+    match a.iter().zip(&b).position(|(x, y)| x != y) {
+        None if a.len() == b.len() => Ok(()),
+        None => Err(format!("{} values against {}", a.len(), b.len())),
+        Some(at) => Err(format!("value {at}: {} against {}", a[at], b[at])),
+    }
+}
+
+fn resnet(model: &Classifier) -> &crate::model::ResNet {
+    match model {
+        Classifier::Torchvision(TorchvisionNet::ResNet(net)) => net,
+        _ => panic!("a torchvision ResNet"),
+    }
+}
+
+#[test]
+fn a_linear_probe_trains_the_head_alone_and_freezes_batch_norm() {
+    let (start, trained) = fine_tuned("probe.safetensors", |draft| {
+        draft.fine_tune = crate::config::FineTune::LinearProbe;
+    });
+    let (before, after) = (resnet(&start), resnet(&trained));
+    same(before.conv1.weight.val(), after.conv1.weight.val()).expect("unchanged");
+    same(
+        before.layer3[1].conv2.weight.val(),
+        after.layer3[1].conv2.weight.val(),
+    )
+    .expect("unchanged");
+    same(
+        before.layer2[0].bn1.running_mean.value(),
+        after.layer2[0].bn1.running_mean.value(),
+    )
+    .expect("batch norm statistics stay as the file had them");
+    assert!(
+        same(before.fc.weight.val(), after.fc.weight.val()).is_err(),
+        "changed"
+    );
+}
+
+#[test]
+fn a_backbone_at_no_share_of_the_rate_keeps_its_weights_while_the_head_learns() {
+    let (start, trained) = fine_tuned("scaled.safetensors", |draft| {
+        draft.backbone_lr_scale = 0.0;
+        draft.epochs = 1;
+    });
+    let (before, after) = (resnet(&start), resnet(&trained));
+    same(
+        before.layer1[0].conv1.weight.val(),
+        after.layer1[0].conv1.weight.val(),
+    )
+    .expect("unchanged");
+    assert!(
+        same(before.fc.weight.val(), after.fc.weight.val()).is_err(),
+        "changed"
+    );
+    // The whole network trains: batch norm follows the new data.
+    assert!(
+        same(
+            before.bn1.running_mean.value(),
+            after.bn1.running_mean.value()
+        )
+        .is_err(),
+        "changed"
+    );
+}
+
+#[test]
+fn a_probe_that_unfreezes_goes_on_to_train_every_layer() {
+    let (start, trained) = fine_tuned("unfreeze.safetensors", |draft| {
+        draft.fine_tune = crate::config::FineTune::LinearProbe;
+        draft.unfreeze_after = 1;
+        draft.backbone_lr_scale = 1.0;
+        // The best epoch may be the probe's; the last one has trained every layer.
+        draft.keep = crate::config::Keep::Last;
+    });
+    let (before, after) = (resnet(&start), resnet(&trained));
+    assert!(
+        same(before.conv1.weight.val(), after.conv1.weight.val()).is_err(),
+        "changed"
+    );
+    assert!(
+        same(before.fc.weight.val(), after.fc.weight.val()).is_err(),
+        "changed"
+    );
+}
+
+#[test]
+fn a_linear_probe_needs_weights_and_no_augmentation() {
+    let draft = crate::config::ExperimentDraft {
+        model: ModelSpec::ResNet18ImageNet,
+        fine_tune: crate::config::FineTune::LinearProbe,
+        ..crate::config::ExperimentDraft::default()
+    };
+    let error = draft
+        .clone()
+        .validate()
+        .expect_err("no weights")
+        .to_string();
+    assert!(
+        error.contains("trains a head on pretrained features"),
+        "{error}"
+    );
+    let with_flip = crate::config::ExperimentDraft {
+        weights: Some(WeightsSource::ImageNet),
+        flip: true,
+        ..draft.clone()
+    };
+    let error = with_flip.validate().expect_err("augmented").to_string();
+    assert!(
+        error.contains("augmentation has nothing to act on"),
+        "{error}"
+    );
+    let never = crate::config::ExperimentDraft {
+        weights: Some(WeightsSource::ImageNet),
+        unfreeze_after: 5,
+        epochs: 5,
+        ..draft
+    };
+    let error = never.validate().expect_err("never unfreezes").to_string();
+    assert!(error.contains("would never unfreeze"), "{error}");
+}
+
+#[test]
+fn the_imagenet_word_reads_and_writes_as_itself_and_a_path_as_a_path() {
+    let draft: crate::config::ExperimentDraft =
+        toml::from_str("weights = \"imagenet\"").expect("a draft");
+    assert_eq!(draft.weights, Some(WeightsSource::ImageNet));
+    let draft: crate::config::ExperimentDraft =
+        toml::from_str("weights = \"w/resnet.pth\"").expect("a draft");
+    assert_eq!(
+        draft.weights,
+        Some(WeightsSource::File(PathBuf::from("w/resnet.pth")))
+    );
+    // The data folder given is searched first, as for data sets.
+    let root = crate::data::test_dir("fetched-weights");
+    std::fs::create_dir_all(root.join("weights")).expect("writable");
+    std::fs::write(root.join("weights/resnet50-11ad3fa6.pth"), b"").expect("writable");
+    let found = WeightsSource::ImageNet
+        .resolve(&ModelSpec::ResNet50, Some(&root))
+        .expect("found under the data folder");
+    assert_eq!(found, root.join("weights/resnet50-11ad3fa6.pth"));
+    let sentence = WeightsError::NotDownloaded { arch: "resnet50" }.to_string();
+    assert!(
+        sentence.contains("run `kiln weights fetch resnet50`"),
+        "{sentence}"
+    );
+}
