@@ -41,6 +41,7 @@ pub enum PredictError {
 #[derive(Debug)]
 pub struct Predictor {
     model: Classifier,
+    spec: crate::model::ModelSpec,
     card: ModelCard,
     device: Device,
 }
@@ -90,9 +91,20 @@ impl Predictor {
             .map_err(|e| mismatch(format!("{e:?}")))?;
         Ok(Self {
             model,
+            spec: config.model,
             card,
             device,
         })
+    }
+
+    /// The trained network.
+    pub fn model(&self) -> &Classifier {
+        &self.model
+    }
+
+    /// The spec the network was built from.
+    pub fn spec(&self) -> &crate::model::ModelSpec {
+        &self.spec
     }
 
     /// The card the model was saved with.

@@ -5,6 +5,7 @@ mod compare;
 mod data;
 mod devices;
 mod export;
+mod export_model;
 mod progress;
 mod setting_flags;
 mod train;
@@ -49,6 +50,8 @@ enum Command {
     Presets,
     /// Write run folders as a CSV and plot images (PNG, SVG); several runs are overlaid.
     Export(export::ExportArgs),
+    /// Write a completed run's model for other tools: safetensors with PyTorch's key names.
+    ExportModel(export_model::ExportModelArgs),
     /// Compare runs: settings that differ, final figures and speed side by side, seed spread.
     Compare(compare::CompareArgs),
     /// Time a workload for a fixed number of steps: warm-up, ms per step, samples/s, memory.
@@ -76,6 +79,7 @@ pub fn main() -> ExitCode {
         Some(Command::Data(args)) => data::run(args),
         Some(Command::Weights(args)) => weights::run(args),
         Some(Command::Export(args)) => export::run(&args),
+        Some(Command::ExportModel(args)) => export_model::run(&args),
         Some(Command::Compare(args)) => compare::run(&args),
         Some(Command::Bench(args)) => bench::run(*args),
         Some(Command::Presets) => {

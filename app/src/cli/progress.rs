@@ -78,6 +78,11 @@ impl Reporter {
                 if let Some(loaded) = &s.pretrained {
                     self.line(&loaded.to_string());
                 }
+                if let Some(secs) = s.features_secs {
+                    self.line(&format!(
+                        "linear probe: the frozen backbone's features of every image computed once in {secs:.2} s; epochs train the head alone"
+                    ));
+                }
             }
             TrainEvent::Progress(p) => {
                 if let Some(bar) = &self.bar {
@@ -149,11 +154,11 @@ impl Reporter {
                     None => String::new(),
                 };
                 self.line(&format!(
-                    "{outcome}: {} epochs{chosen}, test accuracy {accuracy} ({}), warm-up {:.2} s, steady {steady}, {:.2} s per epoch, {:.1} s in all",
+                    "{outcome}: {} epochs{chosen}, test accuracy {accuracy} ({}), warm-up {:.2} s, steady {steady}, {} per epoch, {:.1} s in all",
                     s.epochs_completed,
                     s.validated_on.label(),
                     s.warmup_secs,
-                    s.mean_epoch_train_secs,
+                    seconds(s.mean_epoch_train_secs),
                     s.total_secs
                 ));
                 if let Some(cpu) = &s.cpu_threads {
@@ -224,4 +229,14 @@ fn report_table(predictions: &TestPredictions) -> String {
         text.push_str(&format!(", top-5 accuracy {top_5:.4}"));
     }
     text
+}
+
+/// Seconds as a person reads them: milliseconds below a tenth of a second (a linear probe's
+/// epochs), else seconds with two decimals.
+fn seconds(secs: f64) -> String {
+    if secs < 0.1 {
+        format!("{:.1} ms", secs * 1e3)
+    } else {
+        format!("{secs:.2} s")
+    }
 }

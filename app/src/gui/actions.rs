@@ -196,6 +196,7 @@ impl KilnApp {
                 self.refresh_runs();
             }
             RunsAction::TryModel(path) => self.try_model = Some(TryModel::open(&path)),
+            RunsAction::ExportModel(path) => self.export_model(&path),
             RunsAction::Resume(path) => self.resume(&path),
             RunsAction::UseSettings(path) => {
                 match self
@@ -214,6 +215,37 @@ impl KilnApp {
             }
             RunsAction::Export(kind) => self.export(kind),
         }
+    }
+
+    /// Asks where to write `run`'s model for PyTorch, and writes it there.
+    fn export_model(&mut self, run: &std::path::Path) {
+        let name = run
+            .file_name()
+            .map_or_else(|| "model".to_owned(), |n| n.to_string_lossy().into_owned());
+        let Some(path) = rfd::FileDialog::new()
+            .set_title("Export model")
+            .add_filter("safetensors", &["safetensors"])
+            .set_file_name(format!("{name}.safetensors"))
+            .save_file()
+        else {
+            return;
+        };
+        let written = kiln_core::predict::Predictor::load(run)
+            .map_err(|e| e.to_string())
+            .and_then(|predictor| {
+                kiln_core::weights::export::write_safetensors(
+                    predictor.model(),
+                    predictor.spec(),
+                    &path,
+                )
+            });
+        self.notice = Some(match written {
+            Ok(tensors) => format!(
+                "wrote {} ({tensors} tensors with PyTorch's names; README.md shows the lines that load it)",
+                path.display()
+            ),
+            Err(reason) => format!("could not export the model: {reason}"),
+        });
     }
 
     /// The runs to export: the ticked ones, else the current run.

@@ -29,6 +29,8 @@ pub enum RunsAction {
     UseSettings(PathBuf),
     /// Open the run's trained model to classify images.
     TryModel(PathBuf),
+    /// Write the run's trained model for PyTorch.
+    ExportModel(PathBuf),
     /// Continue a stopped run from its last checkpoint.
     Resume(PathBuf),
     /// Export the overlaid runs.
@@ -364,7 +366,8 @@ fn run_row_ui(
         });
         return;
     }
-    ui.horizontal(|ui| {
+    // Wrapped: a narrow panel puts the later buttons on a second line, not past its edge.
+    ui.horizontal_wrapped(|ui| {
         if ui
             .small_button("Use settings")
             .on_hover_text("Fill the setup panel with this run's configuration.")
@@ -379,6 +382,14 @@ fn run_row_ui(
             .clicked()
         {
             actions.push(RunsAction::TryModel(run.path.clone()));
+        }
+        if ui
+            .add_enabled(status.has_model, egui::Button::new("Export model…").small())
+            .on_hover_text("Write the trained model as a .safetensors file with PyTorch's names, for load_state_dict.")
+            .on_disabled_hover_text("Only runs that completed keep their trained model.")
+            .clicked()
+        {
+            actions.push(RunsAction::ExportModel(run.path.clone()));
         }
         let editable = !status.active;
         if status.resumable

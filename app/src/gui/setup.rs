@@ -1417,4 +1417,35 @@ mod tests {
         let check = form.check();
         assert!(check.errors.contains_key(&Setting::Dataset));
     }
+
+    #[test]
+    fn a_pretrained_start_reaches_the_draft_and_survives_the_form() {
+        let form = SetupForm {
+            model: ModelKind::ResNet50,
+            start_from: StartFrom::ImageNet,
+            fine_tune: FineTune::LinearProbe,
+            ..SetupForm::default()
+        }
+        .with_number(Setting::UnfreezeAfter, "2");
+        let draft = form.to_draft(&mut BTreeMap::new());
+        assert_eq!(draft.model, ModelSpec::ResNet50);
+        assert_eq!(draft.weights, Some(WeightsSource::ImageNet));
+        assert_eq!(draft.unfreeze_after, 2);
+        let again = SetupForm::from_draft(&draft);
+        assert_eq!(
+            (again.model, again.start_from),
+            (ModelKind::ResNet50, StartFrom::ImageNet)
+        );
+        // A file start needs its file; an architecture without weights ignores the choice.
+        let no_file = SetupForm {
+            start_from: StartFrom::File,
+            ..form.clone()
+        };
+        assert!(no_file.check().errors.contains_key(&Setting::Weights));
+        let cnn = SetupForm {
+            model: ModelKind::Cnn,
+            ..no_file
+        };
+        assert_eq!(cnn.to_draft(&mut BTreeMap::new()).weights, None);
+    }
 }

@@ -38,6 +38,9 @@ pub struct StartInfo {
     /// What the pretrained weights file gave a run that starts from one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pretrained: Option<crate::weights::Loaded>,
+    /// Seconds a linear probe spent computing every image's features, once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub features_secs: Option<f64>,
 }
 
 /// A metrics readback: the running figures since the start of the epoch. It is also the row

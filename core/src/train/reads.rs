@@ -31,6 +31,37 @@ pub(crate) fn weights_bytes(model: &Classifier) -> Result<Bytes, String> {
         .map_err(|e| format!("could not read the weights back from the device: {e:?}"))
 }
 
+/// Every tensor of `model` read back as `(path, dtype, shape, little-endian bytes)`, paths in
+/// Kiln's field names (enum variants left out) after `adapter` (PyTorch's layouts, say).
+pub(crate) fn module_tensors(
+    model: &Classifier,
+    adapter: Box<dyn burn_store::ModuleAdapter>,
+) -> Result<TensorBytes, String> {
+    use burn_store::ModuleSnapshot;
+    model
+        .for_eval()
+        .collect(None, Some(adapter), true)
+        .into_iter()
+        .map(|tensor| {
+            let bytes = tensor.to_bytes().map_err(|e| {
+                format!(
+                    "could not read `{}` back from the device: {e:?}",
+                    tensor.name
+                )
+            })?;
+            Ok((
+                tensor.name,
+                tensor.dtype,
+                tensor.shape.to_vec(),
+                bytes.to_vec(),
+            ))
+        })
+        .collect()
+}
+
+/// Named tensors as [`module_tensors`] reads them back.
+pub(crate) type TensorBytes = Vec<(String, burn::tensor::DType, Vec<usize>, Vec<u8>)>;
+
 /// The optimizer's state (moments, step counts) read back, packed as a burnpack file's bytes.
 pub(crate) fn optimizer_bytes(optimizer: &ModuleOptimizer) -> Result<Bytes, String> {
     optimizer

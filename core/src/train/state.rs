@@ -65,6 +65,8 @@ pub(super) struct RunState<'a> {
     pretrained: Option<crate::weights::Loaded>,
     /// A linear probe's frozen backbone, while only the head trains.
     probe: Option<Probe>,
+    /// Seconds this launch's probe spent computing the features.
+    features_secs: Option<f64>,
     load_secs: f64,
     upload_secs: f64,
     launch_started: Instant,
@@ -204,9 +206,14 @@ impl<'a> RunState<'a> {
             trainee.scale_backbone_rate(&model, experiment.backbone_lr_scale);
         }
         let eval_batch = eval_batch_size(experiment);
-        if let Some(probe) = &start.probe {
-            pipeline.probe(probe.backbone(), eval_batch)?;
-        }
+        let features_secs = match &start.probe {
+            Some(probe) => {
+                let started = Instant::now();
+                pipeline.probe(probe.backbone(), eval_batch)?;
+                Some(started.elapsed().as_secs_f64())
+            }
+            None => None,
+        };
         let first_epoch = restored.as_ref().map_or(0, |c| c.epochs_completed);
         let counters = restored.unwrap_or_default();
         let wall_before_launch = counters.wall_secs;
@@ -248,6 +255,7 @@ impl<'a> RunState<'a> {
             eval_batch,
             parameter_count: start.parameter_count,
             pretrained: start.pretrained,
+            features_secs,
             probe: start.probe,
             load_secs,
             upload_secs,
@@ -276,6 +284,7 @@ impl<'a> RunState<'a> {
             upload_secs: self.upload_secs,
             first_epoch: self.first_epoch,
             pretrained: self.pretrained.clone(),
+            features_secs: self.features_secs,
         }
     }
 

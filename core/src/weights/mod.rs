@@ -22,6 +22,7 @@ use burn_store::{
 
 use crate::model::{Classifier, ModelSpec, TorchvisionArch};
 
+pub mod export;
 pub mod fetch;
 
 /// Where a run's starting weights come from: torchvision's ImageNet weights for its

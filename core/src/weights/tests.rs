@@ -705,3 +705,118 @@ fn the_imagenet_word_reads_and_writes_as_itself_and_a_path_as_a_path() {
         "{sentence}"
     );
 }
+
+/// The names and shapes of an exported file, in name order.
+fn exported(
+    model: &Classifier,
+    spec: &ModelSpec,
+    name: &str,
+) -> (PathBuf, Vec<(String, Vec<usize>)>) {
+    let path = file(name);
+    export::write_safetensors(model, spec, &path).expect("the file is written");
+    let bytes = std::fs::read(&path).expect("just written");
+    let file = safetensors::SafeTensors::deserialize(&bytes).expect("a safetensors file");
+    let mut names: Vec<_> = file
+        .tensors()
+        .into_iter()
+        .map(|(name, view)| (name, view.shape().to_vec()))
+        .collect();
+    names.sort();
+    (path, names)
+}
+
+#[test]
+fn an_exported_torchvision_model_is_the_file_it_was_loaded_from() {
+    let dict = resnet18_dict(5);
+    let source = file("resnet18-source.safetensors");
+    write_safetensors(&dict, &source);
+    let mut model = build(&ModelSpec::ResNet18ImageNet, 3, 5);
+    load(&mut model, &ModelSpec::ResNet18ImageNet, &source).expect("it fits");
+    let (path, names) = exported(
+        &model,
+        &ModelSpec::ResNet18ImageNet,
+        "resnet18-out.safetensors",
+    );
+    let mut expected = dict.clone();
+    expected.sort();
+    assert_eq!(
+        names, expected,
+        "torchvision's keys and shapes, counters included"
+    );
+    let (a, b) = (
+        std::fs::read(&source).unwrap(),
+        std::fs::read(&path).unwrap(),
+    );
+    let (a, b) = (
+        safetensors::SafeTensors::deserialize(&a).unwrap(),
+        safetensors::SafeTensors::deserialize(&b).unwrap(),
+    );
+    for (key, _) in dict.iter().filter(|(k, _)| !k.ends_with("tracked")) {
+        let (x, y) = (a.tensor(key).unwrap(), b.tensor(key).unwrap());
+        assert!(x.data() == y.data(), "`{key}` comes back as it went in");
+    }
+}
+
+#[test]
+fn an_exported_mlp_cnn_vgg_and_cifar_resnet_use_their_sequentials_names() {
+    let spec: ModelSpec = "mlp:8,6:relu:0.1".parse().expect("a spec");
+    let shape = ImageShape {
+        channels: 1,
+        height: 4,
+        width: 4,
+    };
+    let mlp = spec
+        .init(shape, 3, InitScheme::PytorchDefault, &device())
+        .expect("builds");
+    let (_, names) = exported(&mlp, &spec, "mlp.safetensors");
+    // Flatten, Linear, ReLU, Dropout, Linear, ReLU, Dropout, Linear.
+    assert_eq!(
+        names,
+        [
+            ("1.bias", vec![8]),
+            ("1.weight", vec![8, 16]),
+            ("4.bias", vec![6]),
+            ("4.weight", vec![6, 8]),
+            ("7.bias", vec![3]),
+            ("7.weight", vec![3, 6]),
+        ]
+        .map(|(n, s)| (n.to_owned(), s))
+        .to_vec()
+    );
+    let cnn = build(&ModelSpec::Cnn, 3, 4);
+    let (_, names) = exported(&cnn, &ModelSpec::Cnn, "cnn.safetensors");
+    let keys: Vec<&str> = names.iter().map(|(n, _)| n.as_str()).collect();
+    for key in [
+        "0.weight",
+        "2.weight",
+        "5.weight",
+        "7.bias",
+        "11.weight",
+        "13.weight",
+    ] {
+        assert!(keys.contains(&key), "{key} in {keys:?}");
+    }
+    let spec: ModelSpec = "vgg16-bn".parse().expect("a spec");
+    let vgg = build(&spec, 3, 4);
+    let (_, names) = exported(&vgg, &spec, "vgg.safetensors");
+    let keys: Vec<&str> = names.iter().map(|(n, _)| n.as_str()).collect();
+    // torchvision's vgg16_bn: the last convolution is features.40, its batch norm features.41.
+    for key in [
+        "features.0.weight",
+        "features.1.running_var",
+        "features.40.weight",
+        "features.41.num_batches_tracked",
+        "classifier.6.weight",
+    ] {
+        assert!(keys.contains(&key), "{key} in {keys:?}");
+    }
+    let resnet = build(&ModelSpec::ResNet18, 3, 4);
+    let (_, names) = exported(&resnet, &ModelSpec::ResNet18, "cifar-resnet.safetensors");
+    assert!(names.contains(&("conv1.weight".to_owned(), vec![64, 3, 3, 3])));
+    assert!(names.contains(&(
+        "layer2.0.downsample.0.weight".to_owned(),
+        vec![128, 64, 1, 1]
+    )));
+    assert!(names.contains(&("layer4.1.bn2.running_mean".to_owned(), vec![512])));
+    assert!(names.contains(&("fc.weight".to_owned(), vec![4, 512])));
+}
