@@ -34,11 +34,12 @@ prediction agrees and the difference is below 2e-6 plus the 5e-7 of Kiln's round
 
 Needs torch, torchvision, safetensors, numpy and Pillow (CPU is enough) and a kiln build:
 
+    python3 -m venv /tmp/torchenv && /tmp/torchenv/bin/pip install torch torchvision safetensors numpy pillow
     cargo build
-    /work/torchenv/bin/python bench/torch_export_check.py
-    /work/torchenv/bin/python bench/torch_export_check.py --only cnn --keep /tmp/export-check
-    /work/torchenv/bin/python bench/torch_export_check.py --kiln target/release/kiln
-    /work/torchenv/bin/python bench/torch_export_check.py --only mlp:64,32:relu:0.2  # dropout
+    /tmp/torchenv/bin/python bench/torch_export_check.py
+    /tmp/torchenv/bin/python bench/torch_export_check.py --only cnn --keep /tmp/export-check
+    /tmp/torchenv/bin/python bench/torch_export_check.py --kiln target/release/kiln
+    /tmp/torchenv/bin/python bench/torch_export_check.py --only mlp:64,32:relu:0.2  # dropout
 
 It takes about a minute on two CPU cores with a dev build.
 """
