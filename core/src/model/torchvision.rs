@@ -7,7 +7,7 @@
 //! table of prefixes per architecture ([`TorchvisionArch::key_prefixes`]) that `weights` reads in
 //! both directions.
 
-use burn::module::Module;
+use burn::module::{Module, Param};
 use burn::nn::conv::Conv2d;
 use burn::nn::pool::{MaxPool2d, MaxPool2dConfig};
 use burn::nn::{BatchNorm, Linear, PaddingConfig2d};
@@ -180,6 +180,28 @@ impl TorchvisionNet {
         match self {
             Self::ResNet(net) => &net.fc,
             Self::MobileNetV2(net) => &net.classifier,
+        }
+    }
+
+    /// This network for one-channel images: its first convolution's filters summed over the
+    /// three colour channels.
+    pub fn with_grey_stem(self) -> Self {
+        let grey = |conv: Conv2d| Conv2d {
+            weight: Param::from_tensor(conv.weight.val().detach().sum_dim(1)),
+            ..conv
+        };
+        match self {
+            Self::ResNet(net) => Self::ResNet(ResNet {
+                conv1: grey(net.conv1),
+                ..net
+            }),
+            Self::MobileNetV2(net) => Self::MobileNetV2(MobileNetV2 {
+                stem: ConvNormAct {
+                    conv: grey(net.stem.conv),
+                    ..net.stem
+                },
+                ..net
+            }),
         }
     }
 

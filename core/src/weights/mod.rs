@@ -108,6 +108,9 @@ pub struct Loaded {
     pub tensors: usize,
     /// Whether the classifier head kept its fresh weights (the file's had another class count).
     pub fresh_head: bool,
+    /// Whether a colour file's first convolution was summed over its channels for grey images.
+    #[serde(default)]
+    pub grey_stem: bool,
 }
 
 impl fmt::Display for Loaded {
@@ -121,6 +124,9 @@ impl fmt::Display for Loaded {
             f.write_str(
                 "; the classifier head starts fresh, since the file's has another class count",
             )?;
+        }
+        if self.grey_stem {
+            f.write_str("; the first convolution's colour filters are summed for grey images")?;
         }
         Ok(())
     }
@@ -246,7 +252,64 @@ impl fmt::Display for Format {
 }
 
 /// Loads the torchvision weights in `path` into `model`, built from `spec`.
+///
+/// Grey images meet a colour file's first convolution by summing its three input filters into
+/// one (what timm does): the network then sees a grey image as it saw one in colour.
 pub fn load(model: &mut Classifier, spec: &ModelSpec, path: &Path) -> Result<Loaded, WeightsError> {
+    match load_as_is(model, spec, path) {
+        Err(WeightsError::WrongShape {
+            expected, found, ..
+        }) if is_grey_against_colour(&expected, &found) => load_into_grey(model, spec, path),
+        other => other,
+    }
+}
+
+/// Whether a stem that takes one channel met one that takes three.
+fn is_grey_against_colour(expected: &[usize], found: &[usize]) -> bool {
+    matches!((expected, found), ([_, 1, _, _], [_, 3, _, _])) && expected[0] == found[0]
+}
+
+/// Loads `path` into a colour twin of `model` and hands `model` the twin with its first
+/// convolution's filters summed over red, green and blue.
+fn load_into_grey(
+    model: &mut Classifier,
+    spec: &ModelSpec,
+    path: &Path,
+) -> Result<Loaded, WeightsError> {
+    let Classifier::Torchvision(net) = &*model else {
+        return Err(WeightsError::NotPretrainable {
+            model: spec.title(),
+        });
+    };
+    let head = net.head_layer().weight.val();
+    let [_, classes] = head.dims();
+    let arch = spec
+        .torchvision()
+        .ok_or_else(|| WeightsError::NotPretrainable {
+            model: spec.title(),
+        })?;
+    let mut colour = Classifier::Torchvision(arch.build(
+        3,
+        classes,
+        crate::model::InitScheme::PytorchDefault,
+        &head.device(),
+    ));
+    let loaded = load_as_is(&mut colour, spec, path)?;
+    if let Classifier::Torchvision(net) = colour {
+        *model = Classifier::Torchvision(net.with_grey_stem());
+    }
+    Ok(Loaded {
+        grey_stem: true,
+        ..loaded
+    })
+}
+
+/// Loads `path` into `model` exactly as the file has it.
+fn load_as_is(
+    model: &mut Classifier,
+    spec: &ModelSpec,
+    path: &Path,
+) -> Result<Loaded, WeightsError> {
     let arch = spec
         .torchvision()
         .ok_or_else(|| WeightsError::NotPretrainable {
@@ -402,6 +465,7 @@ fn judge(result: &ApplyResult, arch: TorchvisionArch, path: &Path) -> Result<Loa
     Ok(Loaded {
         tensors: result.applied.len(),
         fresh_head,
+        grey_stem: false,
     })
 }
 

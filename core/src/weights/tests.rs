@@ -347,12 +347,42 @@ fn another_architectures_file_is_refused() {
 }
 
 #[test]
-fn grey_images_and_a_colour_file_are_told_apart() {
+fn grey_images_take_a_colour_file_with_its_first_filters_summed() {
+    let dict = resnet18_dict(5);
+    let path = file("colour-for-grey.safetensors");
+    write_safetensors(&dict, &path);
+    let mut model = build(&ModelSpec::ResNet18ImageNet, 1, 5);
+    let loaded = load(&mut model, &ModelSpec::ResNet18ImageNet, &path).expect("it adapts");
+    assert!(loaded.grey_stem, "{loaded}");
+    let stem = values(resnet(&model).conv1.weight.val());
+    assert_eq!(stem.len(), 64 * 49);
+    let t = dict
+        .iter()
+        .position(|(k, _)| k == "conv1.weight")
+        .expect("a key");
+    // Output filter 2, kernel position 10: the sum of its red, green and blue weights.
+    let summed: f32 = (0..3).map(|c| value(t, 2 * 147 + c * 49 + 10, "")).sum();
+    assert!((stem[2 * 49 + 10] - summed).abs() < 1e-6);
+    // The rest of the network is the file's.
+    let t = dict
+        .iter()
+        .position(|(k, _)| k == "layer1.0.bn1.weight")
+        .expect("a key");
+    assert_eq!(
+        values(resnet(&model).layer1[0].bn1.gamma.val())[4],
+        value(t, 4, "")
+    );
+}
+
+#[test]
+fn colour_images_and_a_grey_file_are_told_apart() {
+    let mut dict = resnet18_dict(5);
+    dict[0].1 = vec![64, 1, 7, 7];
     let sentence = refusal(
         &ModelSpec::ResNet18ImageNet,
-        1,
-        resnet18_dict(5),
-        "grey.safetensors",
+        3,
+        dict,
+        "grey-file.safetensors",
     );
     assert!(sentence.contains("`conv1.weight`"), "{sentence}");
     assert!(sentence.contains("channel count"), "{sentence}");
