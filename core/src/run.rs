@@ -231,6 +231,17 @@ fn prepare(experiment: &Experiment, on_stage: &mut dyn FnMut(Stage)) -> Result<P
         secs: load_secs,
     });
     experiment.check_against(&data)?;
+    // A weights file that is not there is told before a run folder exists for it.
+    if let Some(source) = &experiment.weights {
+        let path = source
+            .resolve(&experiment.model, experiment.data_dir.as_deref())
+            .map_err(TrainError::from)?;
+        if !path.is_file() {
+            Err(TrainError::from(crate::weights::WeightsError::NoFile {
+                path,
+            }))?;
+        }
+    }
     let (info, device) = device::resolve(&experiment.device)?;
     device::check_precision(&info, &device, experiment.precision)?;
     let target = TrainDevice {
@@ -331,6 +342,51 @@ mod tests {
         }
         .validate()
         .unwrap()
+    }
+
+    #[test]
+    fn a_missing_weights_file_is_told_before_a_run_folder_exists() {
+        let dir = scratch_dir("missing-weights");
+        let photos = dir.join("photos");
+        for class in ["a", "b"] {
+            std::fs::create_dir_all(photos.join(class)).unwrap();
+            for i in 0..6u8 {
+                let image = image::RgbImage::from_pixel(32, 32, image::Rgb([i * 40, 10, 200]));
+                image
+                    .save(photos.join(class).join(format!("{i}.png")))
+                    .unwrap();
+            }
+        }
+        let experiment = ExperimentDraft {
+            dataset: crate::data::DatasetSpec::Folder {
+                path: photos,
+                image_size: 32,
+            },
+            model: ModelSpec::ResNet18ImageNet,
+            weights: Some(crate::weights::WeightsSource::File(dir.join("absent.pth"))),
+            device: DeviceChoice::Cpu,
+            batch_size: 4,
+            ..ExperimentDraft::default()
+        }
+        .validate()
+        .unwrap();
+        let runs = dir.join("runs");
+        let error = execute(
+            &experiment,
+            &runs,
+            &Arc::new(Control::new()),
+            &mut |_| {},
+            &mut |_| {},
+        )
+        .expect_err("no weights file");
+        assert!(
+            error.to_string().contains("absent.pth does not exist"),
+            "{error}"
+        );
+        assert!(
+            !runs.exists(),
+            "no run folder for a run that could not start"
+        );
     }
 
     #[test]

@@ -173,7 +173,7 @@ settings! {
         "How often the running metrics are read back from the device; each readback is the only host sync of an epoch.";
     /// How pixel bytes become the network's input.
     InputScaling => "input_scaling", "Input scaling",
-        "How pixel bytes become inputs: /255 like PyTorch's ToTensor, raw 0–255 like the Keras report, or standardized.";
+        "How pixel bytes become inputs: /255 like PyTorch's ToTensor, raw 0–255 like the Keras report, standardized, or ImageNet's mean and std, as pretrained weights expect.";
     /// What the loss is taken on.
     Loss => "loss", "Loss",
         "Cross-entropy from the logits (PyTorch, and Keras on TensorFlow), or from softmax probabilities clipped at 1e-7 (Keras on JAX or PyTorch), which stops learning from confidently wrong images.";

@@ -151,6 +151,15 @@ pub enum WeightsError {
         /// The architecture's torchvision name.
         arch: &'static str,
     },
+    /// The weights file is not there.
+    #[error(
+        "{} does not exist; give the path of a .pth or .safetensors file, or `imagenet` for torchvision's weights.",
+        path.display()
+    )]
+    NoFile {
+        /// The path given.
+        path: PathBuf,
+    },
     /// The file could not be opened or parsed.
     #[error(
         "{} is not a readable PyTorch (.pth) or safetensors file ({reason}); download it again or export it with torch.save / safetensors.torch.save_file.",
@@ -319,8 +328,14 @@ fn load_as_is(
         path: path.to_owned(),
         reason,
     };
-    if let Err(e) = std::fs::metadata(path) {
-        return Err(unreadable(e.to_string()));
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(WeightsError::NoFile {
+                path: path.to_owned(),
+            });
+        }
+        Err(e) => return Err(unreadable(e.to_string())),
+        Ok(_) => {}
     }
     let remapper = torch_to_kiln(arch).map_err(unreadable)?;
     // Partial and unvalidated, so burn-store hands back everything that did not fit and the

@@ -401,7 +401,17 @@ fn corrupt_truncated_and_absent_files_get_a_sentence() {
     let mut absurd = u64::MAX.to_le_bytes().to_vec();
     absurd.extend_from_slice(b"{}");
     std::fs::write(&header, absurd).expect("writable");
-    for path in [truncated, garbage, header, file("absent.pth")] {
+    let mut model = build(&ModelSpec::ResNet18ImageNet, 3, 5);
+    let absent = load(
+        &mut model,
+        &ModelSpec::ResNet18ImageNet,
+        &file("absent.pth"),
+    );
+    assert!(
+        matches!(absent, Err(WeightsError::NoFile { .. })),
+        "{absent:?}"
+    );
+    for path in [truncated, garbage, header] {
         let mut model = build(&ModelSpec::ResNet18ImageNet, 3, 5);
         let error =
             load(&mut model, &ModelSpec::ResNet18ImageNet, &path).expect_err("nothing to load");
