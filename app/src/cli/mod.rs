@@ -50,7 +50,7 @@ enum Command {
     Presets,
     /// Write run folders as a CSV and plot images (PNG, SVG); several runs are overlaid.
     Export(export::ExportArgs),
-    /// Write a completed run's model for other tools: safetensors with PyTorch's key names.
+    /// Write a completed run's model for other tools: safetensors with PyTorch's key names, ONNX.
     ExportModel(export_model::ExportModelArgs),
     /// Compare runs: settings that differ, final figures and speed side by side, seed spread.
     Compare(compare::CompareArgs),

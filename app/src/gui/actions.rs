@@ -224,24 +224,31 @@ impl KilnApp {
             .map_or_else(|| "model".to_owned(), |n| n.to_string_lossy().into_owned());
         let Some(path) = rfd::FileDialog::new()
             .set_title("Export model")
-            .add_filter("safetensors", &["safetensors"])
+            .add_filter("PyTorch weights (safetensors)", &["safetensors"])
+            .add_filter("ONNX model", &["onnx"])
             .set_file_name(format!("{name}.safetensors"))
             .save_file()
         else {
             return;
         };
+        let onnx = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("onnx"));
         let written = kiln_core::predict::Predictor::load(run)
             .map_err(|e| e.to_string())
             .and_then(|predictor| {
-                kiln_core::weights::export::write_safetensors(
-                    predictor.model(),
-                    predictor.spec(),
-                    &path,
-                )
+                let (model, spec) = (predictor.model(), predictor.spec());
+                if onnx {
+                    kiln_core::weights::onnx::write_onnx(model, spec, predictor.card(), &path)
+                        .map(|()| "an ONNX model that takes raw 0–255 pixels".to_owned())
+                } else {
+                    kiln_core::weights::export::write_safetensors(model, spec, &path)
+                        .map(|n| format!("{n} tensors with PyTorch's names"))
+                }
             });
         self.notice = Some(match written {
-            Ok(tensors) => format!(
-                "wrote {} ({tensors} tensors with PyTorch's names; README.md shows the lines that load it)",
+            Ok(what) => format!(
+                "wrote {} ({what}; README.md shows how to load it)",
                 path.display()
             ),
             Err(reason) => format!("could not export the model: {reason}"),

@@ -467,12 +467,18 @@ impl InvertedResidual {
             &self.project_bn,
             self.project.forward(self.depthwise.forward(y)),
         );
-        // torchvision: stride 1 and equal channels; the depthwise conv's stride is the only one.
-        if self.depthwise.conv.stride == [1, 1] && x.dims() == y.dims() {
-            x + y
-        } else {
-            y
-        }
+        if self.residual() { x + y } else { y }
+    }
+
+    /// Whether the block adds its input to its output: torchvision's rule, stride 1 and as
+    /// many channels out as in (the depthwise convolution carries the only stride).
+    pub fn residual(&self) -> bool {
+        let inputs = match &self.expand {
+            Some(expand) => expand.conv.weight.lazy_shape().dims::<4>()[1],
+            None => self.depthwise.conv.weight.lazy_shape().dims::<4>()[0],
+        };
+        let outputs = self.project.weight.lazy_shape().dims::<4>()[0];
+        self.depthwise.conv.stride == [1, 1] && inputs == outputs
     }
 }
 

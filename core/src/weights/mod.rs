@@ -24,6 +24,8 @@ use crate::model::{Classifier, ModelSpec, TorchvisionArch};
 
 pub mod export;
 pub mod fetch;
+pub mod onnx;
+pub mod onnx_proto;
 
 /// Where a run's starting weights come from: torchvision's ImageNet weights for its
 /// architecture (downloaded by `kiln weights fetch`), or a file. In config.toml it is the word

@@ -1,6 +1,7 @@
 //! Weights files written the way torchvision names its state dicts, independently of the
 //! prefix tables the loader uses, so a wrong table fails here.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use burn::tensor::{Device, Tensor};
@@ -859,4 +860,193 @@ fn an_exported_mlp_cnn_vgg_and_cifar_resnet_use_their_sequentials_names() {
     )));
     assert!(names.contains(&("layer4.1.bn2.running_mean".to_owned(), vec![512])));
     assert!(names.contains(&("fc.weight".to_owned(), vec![4, 512])));
+}
+
+/// An exported ONNX file, decoded with the same protobuf messages.
+fn onnx_of(
+    model: &Classifier,
+    spec: &ModelSpec,
+    card: &crate::model::ModelCard,
+    name: &str,
+) -> onnx_proto::ModelProto {
+    use prost::Message;
+    let path = file(name);
+    onnx::write_onnx(model, spec, card, &path).expect("the file is written");
+    onnx_proto::ModelProto::decode(std::fs::read(&path).expect("written").as_slice())
+        .expect("a protobuf ModelProto")
+}
+
+fn card(channels: usize, side: usize, classes: usize) -> crate::model::ModelCard {
+    crate::model::ModelCard {
+        shape: [channels, side, side],
+        class_names: (0..classes).map(|c| format!("class {c}")).collect(),
+        offset: vec![10.0; channels],
+        scale: vec![0.01; channels],
+    }
+}
+
+/// How many nodes of each operator the graph has, and that each reads only what exists by then.
+fn op_counts(model: &onnx_proto::ModelProto) -> std::collections::BTreeMap<String, usize> {
+    let graph = model.graph.as_ref().expect("a graph");
+    let mut known: std::collections::HashSet<String> = graph
+        .initializer
+        .iter()
+        .filter_map(|t| t.name.clone())
+        .chain(graph.input.iter().filter_map(|i| i.name.clone()))
+        .collect();
+    let mut counts = std::collections::BTreeMap::new();
+    for node in &graph.node {
+        for input in &node.input {
+            assert!(
+                known.contains(input),
+                "{:?} reads `{input}` before it exists",
+                node.op_type
+            );
+        }
+        known.extend(node.output.iter().cloned());
+        *counts
+            .entry(node.op_type.clone().unwrap_or_default())
+            .or_insert(0) += 1;
+    }
+    for output in &graph.output {
+        assert!(known.contains(output.name.as_deref().unwrap_or_default()));
+    }
+    counts
+}
+
+#[test]
+fn an_onnx_file_is_opset_17_with_raw_pixels_in_and_one_node_per_layer() {
+    let mut model = build(&ModelSpec::ResNet18ImageNet, 3, 5);
+    let path = file("resnet18-for-onnx.safetensors");
+    write_safetensors(&resnet18_dict(5), &path);
+    load(&mut model, &ModelSpec::ResNet18ImageNet, &path).expect("it fits");
+    let onnx = onnx_of(
+        &model,
+        &ModelSpec::ResNet18ImageNet,
+        &card(3, 32, 5),
+        "resnet18.onnx",
+    );
+    assert_eq!(onnx.ir_version, Some(8));
+    assert_eq!(onnx.opset_import[0].version, Some(onnx::OPSET));
+    let graph = onnx.graph.as_ref().expect("a graph");
+    assert_eq!(graph.input[0].name.as_deref(), Some("pixels"));
+    let outputs: Vec<_> = graph
+        .output
+        .iter()
+        .filter_map(|o| o.name.as_deref())
+        .collect();
+    assert_eq!(outputs, ["logits", "probabilities"]);
+    let counts = op_counts(&onnx);
+    // 17 convolutions on the main path and 3 projections; 8 residual additions.
+    assert_eq!(counts["Conv"], 20);
+    assert_eq!(counts["BatchNormalization"], 20);
+    assert_eq!(
+        (counts["Add"], counts["MaxPool"], counts["Gemm"]),
+        (8, 1, 1)
+    );
+    // The weights are the file's: layer1.0.conv1's first value.
+    let conv = graph
+        .initializer
+        .iter()
+        .find(|t| t.name.as_deref() == Some("layer1.0.conv1.weight"))
+        .expect("an initializer");
+    let t = resnet18_dict(5)
+        .iter()
+        .position(|(k, _)| k == "layer1.0.conv1.weight")
+        .unwrap();
+    let first = f32::from_le_bytes(conv.raw_data.as_ref().unwrap()[..4].try_into().unwrap());
+    assert_eq!(first, value(t, 0, ""));
+    let mobilenet = build(&ModelSpec::MobileNetV2, 3, 4);
+    let counts = op_counts(&onnx_of(
+        &mobilenet,
+        &ModelSpec::MobileNetV2,
+        &card(3, 32, 4),
+        "mnv2.onnx",
+    ));
+    // torchvision's MobileNetV2: 52 convolutions, 35 ReLU6, 10 blocks with a shortcut.
+    assert_eq!(
+        (counts["Conv"], counts["Clip"], counts["Add"]),
+        (52, 35, 10)
+    );
+}
+
+/// The logits of an exported MLP graph (Sub, Mul, Flatten, Gemm, Relu) for `pixels`, computed
+/// straight from the decoded file: nothing of Kiln's is used but the bytes it wrote.
+fn run_mlp_graph(model: &onnx_proto::ModelProto, pixels: &[f32], batch: usize) -> Vec<f32> {
+    let graph = model.graph.as_ref().expect("a graph");
+    let mut values: HashMap<String, (Vec<usize>, Vec<f32>)> = graph
+        .initializer
+        .iter()
+        .map(|t| {
+            let data = t.raw_data.as_deref().unwrap_or_default();
+            let floats = data
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+                .collect();
+            let dims = t.dims.iter().map(|&d| d as usize).collect();
+            (t.name.clone().unwrap_or_default(), (dims, floats))
+        })
+        .collect();
+    values.insert(
+        "pixels".into(),
+        (vec![batch, pixels.len() / batch], pixels.to_vec()),
+    );
+    for node in &graph.node {
+        let input = |i: usize| values[&node.input[i]].clone();
+        let (a_dims, a) = input(0);
+        let out = match node.op_type.as_deref().unwrap_or_default() {
+            // Per-channel constants of one channel broadcast over every pixel.
+            "Sub" => a.iter().map(|x| x - input(1).1[0]).collect(),
+            "Mul" => a.iter().map(|x| x * input(1).1[0]).collect(),
+            "Flatten" | "Identity" => a.clone(),
+            "Relu" => a.iter().map(|x| x.max(0.0)).collect(),
+            "Gemm" => {
+                let ((w_dims, w), (_, b)) = (input(1), input(2));
+                let (rows, inner, cols) = (batch, w_dims[0], w_dims[1]);
+                let mut y = vec![0.0; rows * cols];
+                for r in 0..rows {
+                    for c in 0..cols {
+                        y[r * cols + c] = b[c]
+                            + (0..inner)
+                                .map(|k| a[r * inner + k] * w[k * cols + c])
+                                .sum::<f32>();
+                    }
+                }
+                values.insert(node.output[0].clone(), (vec![rows, cols], y));
+                continue;
+            }
+            "Softmax" => a.clone(),
+            other => panic!("an MLP graph has no {other}"),
+        };
+        values.insert(node.output[0].clone(), (a_dims, out));
+    }
+    values["logits"].1.clone()
+}
+
+#[test]
+fn an_exported_mlp_computes_kilns_logits_from_raw_pixels() {
+    let spec: ModelSpec = "mlp:12,7".parse().expect("a spec");
+    let shape = ImageShape {
+        channels: 1,
+        height: 4,
+        width: 4,
+    };
+    let model = spec
+        .init(shape, 3, InitScheme::PytorchDefault, &device())
+        .expect("builds");
+    let card = card(1, 4, 3);
+    let onnx = onnx_of(&model, &spec, &card, "mlp.onnx");
+    let pixels: Vec<f32> = (0..2 * 16).map(|i| ((i * 37) % 256) as f32).collect();
+    let from_file = run_mlp_graph(&onnx, &pixels, 2);
+    // Kiln's forward on the same pixels, scaled as the card says.
+    let scaled: Vec<f32> = pixels.iter().map(|p| (p - 10.0) * 0.01).collect();
+    let images = Tensor::<4>::from_data(
+        burn::tensor::TensorData::new(scaled, [2, 1, 4, 4]),
+        &device(),
+    );
+    let kiln = values(model.for_eval().forward(images));
+    assert_eq!(from_file.len(), 6);
+    for (a, b) in from_file.iter().zip(&kiln) {
+        assert!((a - b).abs() < 1e-5, "{from_file:?} against {kiln:?}");
+    }
 }
