@@ -24,6 +24,13 @@ impl Probe {
         })
     }
 
+    /// The (0-based) epoch whose network a launch starts from: the first for a new run, and
+    /// for a resumed one the last epoch its checkpoint completed, whose network (a probe's
+    /// head, or the whole) the checkpoint holds, even when the next epoch unfreezes.
+    pub(super) fn starting_epoch(resumes_after: Option<usize>) -> usize {
+        resumes_after.map_or(0, |completed| completed.saturating_sub(1))
+    }
+
     /// Whether `experiment` trains only the head at `epoch`.
     pub(super) fn probes(experiment: &Experiment, epoch: usize) -> bool {
         experiment.fine_tune == FineTune::LinearProbe
@@ -43,5 +50,37 @@ impl Probe {
     /// The whole network, with `head` (a linear probe's trained head) on the backbone.
     pub(super) fn assemble(&self, head: &Classifier) -> Classifier {
         self.backbone.clone().with_head(head)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ExperimentDraft;
+    use crate::model::ModelSpec;
+    use crate::weights::WeightsSource;
+
+    #[test]
+    fn a_run_resumed_where_it_unfreezes_starts_from_the_probes_head() {
+        let experiment = ExperimentDraft {
+            model: ModelSpec::ResNet18ImageNet,
+            weights: Some(WeightsSource::ImageNet),
+            fine_tune: FineTune::LinearProbe,
+            unfreeze_after: 2,
+            epochs: 4,
+            ..ExperimentDraft::default()
+        }
+        .validate()
+        .expect("a valid draft");
+        let probes_from =
+            |resumes_after| Probe::probes(&experiment, Probe::starting_epoch(resumes_after));
+        assert!(probes_from(None), "a new run starts with the head");
+        assert!(probes_from(Some(1)));
+        // Two probe epochs done: the checkpoint holds a head, though epoch 3 trains everything.
+        assert!(probes_from(Some(2)));
+        assert!(
+            !probes_from(Some(3)),
+            "after an unfrozen epoch the checkpoint is the whole network"
+        );
     }
 }

@@ -157,7 +157,7 @@ impl Start {
         mut model: Classifier,
         resumes_after: Option<usize>,
     ) -> Result<Self, TrainError> {
-        let epoch = resumes_after.unwrap_or(0);
+        let epoch = Probe::starting_epoch(resumes_after);
         let probing = Probe::probes(experiment, epoch);
         let pretrained = match &experiment.weights {
             Some(source) if resumes_after.is_none() || probing => {
@@ -206,15 +206,16 @@ impl<'a> RunState<'a> {
             trainee.scale_backbone_rate(&model, experiment.backbone_lr_scale);
         }
         let eval_batch = eval_batch_size(experiment);
+        let first_epoch = restored.as_ref().map_or(0, |c| c.epochs_completed);
+        // A run resumed where it unfreezes needs no features: its first epoch trains everything.
         let features_secs = match &start.probe {
-            Some(probe) => {
+            Some(probe) if !probe.unfreezes_at(first_epoch) => {
                 let started = Instant::now();
                 pipeline.probe(probe.backbone(), eval_batch)?;
                 Some(started.elapsed().as_secs_f64())
             }
-            None => None,
+            _ => None,
         };
-        let first_epoch = restored.as_ref().map_or(0, |c| c.epochs_completed);
         let counters = restored.unwrap_or_default();
         let wall_before_launch = counters.wall_secs;
         let precision = StepPrecision::new(experiment.precision, counters.loss_scale.as_ref());
