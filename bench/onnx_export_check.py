@@ -42,15 +42,11 @@ Needs onnx, onnxruntime, numpy and Pillow (no torch) and a kiln build:
     /tmp/torchenv/bin/python bench/onnx_export_check.py --kiln target/release/kiln
 
 A case is `MODEL` or `MODEL@SCALING` (the input scaling it trains with). The data set, the
-Kiln invocation and the predictions.csv reader are those of torch_export_check.py; they are
-repeated here in short because that script imports torch at its top, which this one does not
-need.
+Kiln invocation and the predictions.csv reader are torch_export_check.py's, shared through
+export_check_data.py, which needs neither torch nor onnx.
 """
 
 import argparse
-import csv
-import random
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -60,7 +56,12 @@ import onnx
 import onnx.checker
 import onnx.helper
 import onnxruntime as ort
-from PIL import Image, ImageDraw
+
+from export_check_data import (
+    CLASSES, ROUNDING, SIDE, TEST_PER_CLASS, TOLERANCE, TRAIN_PER_CLASS,
+    make_dataset, read_predictions, run_kiln, run_name,
+)
+from PIL import Image
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -76,13 +77,6 @@ CASES = [
     ("mobilenet-v2", "imagenet"),
     ("mlp:64,32", "standardize"),
 ]
-FOLDER_UNSAFE = '/\\:*?"<>|'  # Kiln refuses these in --name.
-CLASSES = ["circles", "squares", "triangles"]
-SIDE = 32
-TRAIN_PER_CLASS = 40
-TEST_PER_CLASS = 10
-TOLERANCE = 2e-6
-ROUNDING = 5e-7  # Kiln writes the confidence with 6 decimals.
 
 
 def case_name(model, scaling):
@@ -90,58 +84,14 @@ def case_name(model, scaling):
 
 
 # ---------------------------------------------------------------------------------------------
-# As torch_export_check.py: the data set, running kiln, predictions.csv
 
 
-def draw_shape(rng, shape):
-    background = tuple(rng.randrange(256) for _ in range(3))
-    while True:
-        colour = tuple(rng.randrange(256) for _ in range(3))
-        if sum(abs(a - b) for a, b in zip(colour, background)) > 150:
-            break
-    image = Image.new("RGB", (SIDE, SIDE), background)
-    draw = ImageDraw.Draw(image)
-    size = rng.randint(12, 24)
-    x = rng.randint(1, SIDE - size - 1)
-    y = rng.randint(1, SIDE - size - 1)
-    if shape == "circles":
-        draw.ellipse([x, y, x + size, y + size], fill=colour)
-    elif shape == "squares":
-        draw.rectangle([x, y, x + size, y + size], fill=colour)
-    else:
-        draw.polygon([(x + size / 2, y), (x, y + size), (x + size, y + size)], fill=colour)
-    return image
 
 
-def make_dataset(root, seed):
-    rng = random.Random(seed)
-    for split, count in (("train", TRAIN_PER_CLASS), ("test", TEST_PER_CLASS)):
-        for shape in CLASSES:
-            folder = root / split / shape
-            folder.mkdir(parents=True)
-            for _ in range(count):
-                while True:
-                    path = folder / f"{rng.getrandbits(32):08x}.png"
-                    if not path.exists():
-                        break
-                draw_shape(rng, shape).save(path)
 
 
-def run_kiln(kiln, args):
-    command = [str(kiln), *args]
-    result = subprocess.run(command, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise RuntimeError(f"`{' '.join(command)}` exited {result.returncode}\n"
-                           f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}")
-    return result.stdout
 
 
-def read_predictions(run):
-    with open(run / "predictions.csv", newline="") as f:
-        rows = list(csv.DictReader(f))
-    if [int(r["index"]) for r in rows] != list(range(len(rows))):
-        raise RuntimeError(f"{run}/predictions.csv: the index column is not 0..{len(rows) - 1}")
-    return rows
 
 
 # ---------------------------------------------------------------------------------------------
@@ -149,7 +99,7 @@ def read_predictions(run):
 
 
 def train_and_export(kiln, data, runs, model, scaling):
-    name = "".join("-" if c in FOLDER_UNSAFE else c for c in case_name(model, scaling))
+    name = run_name(case_name(model, scaling))
     before = set(runs.iterdir()) if runs.exists() else set()
     args = [
         "train", "--dataset", f"folder:{data}@{SIDE}", "--model", model,
