@@ -95,7 +95,7 @@ impl fmt::Display for DeviceClass {
 pub struct DeviceInfo {
     /// The text the CLI accepts for it: `cpu` or `gpu:N`.
     pub id: String,
-    /// The adapter's name as the driver reports it, or "CPU (N threads)".
+    /// The adapter's name as the driver reports it, or "CPU (N cores)".
     pub name: String,
     /// The graphics API (Vulkan, Dx12, Metal, Gl) or [`CPU_BACKEND`].
     pub backend: String,
@@ -114,11 +114,13 @@ pub struct DeviceInfo {
 impl DeviceInfo {
     /// The CPU entry, which every machine has.
     pub fn cpu() -> Self {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let plural = if threads == 1 { "" } else { "s" };
+        // The machine's cores, not a run's threads: a small MLP steps on one thread of them,
+        // and the run says so when it ends.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let plural = if cores == 1 { "" } else { "s" };
         Self {
             id: DeviceChoice::Cpu.to_string(),
-            name: format!("CPU ({threads} thread{plural})"),
+            name: format!("CPU ({cores} core{plural})"),
             backend: CPU_BACKEND.to_owned(),
             class: DeviceClass::Cpu,
             driver: String::new(),
@@ -154,7 +156,7 @@ impl DeviceInfo {
 impl fmt::Display for DeviceInfo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} [", self.name)?;
-        // "CPU (2 threads) [CPU, flex (CPU)]" would say CPU three times.
+        // "CPU (2 cores) [CPU, flex (CPU)]" would say CPU three times.
         if self.class != DeviceClass::Cpu {
             write!(f, "{}, ", self.class)?;
         }
@@ -556,6 +558,13 @@ pub fn keep_kernel_cache_in(dir: &std::path::Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cpu_is_named_by_its_cores_not_by_the_threads_a_run_steps_on() {
+        let name = DeviceInfo::cpu().name;
+        assert!(name.starts_with("CPU (") && name.contains("core"), "{name}");
+        assert!(!name.contains("thread"), "{name}");
+    }
     use burn::tensor::Tensor;
 
     /// A listing as `list_devices` would build it from adapters of these classes.
