@@ -24,7 +24,7 @@
 pub mod bench;
 mod control;
 mod counters;
-mod error;
+pub(crate) mod error;
 mod events;
 mod pipeline;
 pub mod precision;

@@ -17,17 +17,15 @@ use crate::model::{Classifier, ModelSpec};
 /// `(Kiln prefix, PyTorch prefix)` of every part of `model` whose PyTorch name differs.
 pub fn torch_prefixes(model: &Classifier, spec: &ModelSpec) -> Vec<(String, String)> {
     let pair = |kiln: String, torch: String| (kiln, torch);
-    match (model, spec) {
-        (_, spec) if spec.torchvision().is_some() => spec
-            .torchvision()
-            .map(|arch| {
-                arch.key_prefixes()
-                    .into_iter()
-                    .map(|(torch, kiln)| (kiln, torch))
-                    .collect()
-            })
-            .unwrap_or_default(),
-        (Classifier::Mlp(mlp), _) => {
+    if let Some(arch) = spec.torchvision() {
+        let swapped = arch
+            .key_prefixes()
+            .into_iter()
+            .map(|(torch, kiln)| (kiln, torch));
+        return swapped.collect();
+    }
+    match model {
+        Classifier::Mlp(mlp) => {
             // Flatten, then Linear, activation and (with dropout) Dropout per hidden layer.
             let per_layer = if mlp.dropout.is_some() { 3 } else { 2 };
             let mut pairs: Vec<_> = (0..mlp.hidden.len())
@@ -37,7 +35,7 @@ pub fn torch_prefixes(model: &Classifier, spec: &ModelSpec) -> Vec<(String, Stri
             pairs.push(pair("output.".to_owned(), format!("{output}.")));
             pairs
         }
-        (Classifier::Cnn(cnn), _) => {
+        Classifier::Cnn(cnn) => {
             // Conv, ReLU, Conv, ReLU, MaxPool twice; [AdaptiveAvgPool]; Flatten, Linear, ReLU, Linear.
             let mut pairs: Vec<_> = [0, 2, 5, 7]
                 .into_iter()
@@ -49,7 +47,7 @@ pub fn torch_prefixes(model: &Classifier, spec: &ModelSpec) -> Vec<(String, Stri
             pairs.push(pair("fc2.".to_owned(), format!("{}.", fc1 + 2)));
             pairs
         }
-        (Classifier::Vgg16(vgg), _) => {
+        Classifier::Vgg16(vgg) => {
             // torchvision's vgg16 / vgg16_bn `features`: conv, [bn], relu per layer, a max-pool
             // per stage; `classifier`: Linear, ReLU, Dropout twice, then Linear.
             let mut pairs = Vec::new();
@@ -75,7 +73,7 @@ pub fn torch_prefixes(model: &Classifier, spec: &ModelSpec) -> Vec<(String, Stri
             }
             pairs
         }
-        (Classifier::ResNet18(net), _) => {
+        Classifier::ResNet18(net) => {
             let mut pairs = vec![
                 pair("stem.".to_owned(), "conv1.".to_owned()),
                 pair("stem_norm.".to_owned(), "bn1.".to_owned()),

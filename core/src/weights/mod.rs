@@ -253,15 +253,6 @@ impl Format {
     }
 }
 
-impl fmt::Display for Format {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Format::Pytorch => "PyTorch",
-            Format::Safetensors => "safetensors",
-        })
-    }
-}
-
 /// Loads the torchvision weights in `path` into `model`, built from `spec`.
 ///
 /// Grey images meet a colour file's first convolution by summing its three input filters into
@@ -369,7 +360,10 @@ fn load_as_is(
         }));
     let result = match applied {
         Ok(result) => result.map_err(unreadable)?,
-        Err(payload) => return Err(unreadable(panic_words(payload.as_ref()))),
+        Err(payload) => {
+            let words = crate::train::error::panic_message(payload.as_ref()).to_owned();
+            return Err(unreadable(words));
+        }
     };
     judge(&result, arch, path)
 }
@@ -401,15 +395,6 @@ pub fn logits(
         .convert::<f32>()
         .try_to_vec::<f32>()
         .map_err(|e| format!("{e:?}"))
-}
-
-/// What a panicking reader said.
-fn panic_words(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-        .unwrap_or_else(|| "the reader stopped".to_owned())
 }
 
 /// Whether what burn-store applied makes a whole model.
