@@ -113,6 +113,32 @@ fn value(tensor: usize, element: usize, key: &str) -> f32 {
 
 /// Writes `dict` as a safetensors file, f32 throughout but the i64 batch counters.
 fn write_safetensors(dict: &StateDict, path: &Path) {
+    write_safetensors_of(dict, path, |t, e, key, _| value(t, e, key));
+}
+
+/// [`value`] rescaled so that a deep network's activations stay near 1, as a trained
+/// network's do: convolution and dense weights at Kaiming's scale for their fan-in, batch norm
+/// scales near 1 and shifts and means near 0.
+fn well_scaled(tensor: usize, element: usize, key: &str, shape: &[usize]) -> f32 {
+    let v = value(tensor, element, key);
+    let fan_in: usize = shape.iter().skip(1).product();
+    if key.ends_with("running_var") {
+        v
+    } else if shape.len() > 1 {
+        2.0 * v * (6.0 / fan_in as f32).sqrt()
+    } else if key.ends_with("weight") && !key.starts_with("fc") && !key.contains("classifier") {
+        0.6 + 0.2 * v
+    } else {
+        0.1 * v
+    }
+}
+
+/// Writes `dict` with the values `value_at(tensor, element, key, shape)`.
+fn write_safetensors_of(
+    dict: &StateDict,
+    path: &Path,
+    value_at: impl Fn(usize, usize, &str, &[usize]) -> f32,
+) {
     let bytes: Vec<Vec<u8>> = dict
         .iter()
         .enumerate()
@@ -122,7 +148,7 @@ fn write_safetensors(dict: &StateDict, path: &Path) {
                 7_i64.to_le_bytes().to_vec()
             } else {
                 (0..count)
-                    .flat_map(|e| value(t, e, key).to_le_bytes())
+                    .flat_map(|e| value_at(t, e, key, shape).to_le_bytes())
                     .collect()
             }
         })
@@ -1048,5 +1074,134 @@ fn an_exported_mlp_computes_kilns_logits_from_raw_pixels() {
     assert_eq!(from_file.len(), 6);
     for (a, b) in from_file.iter().zip(&kiln) {
         assert!((a - b).abs() < 1e-5, "{from_file:?} against {kiln:?}");
+    }
+}
+
+/// The logits and probabilities tract computes from the ONNX file at `path`: a runtime that
+/// shares nothing with Kiln but the file.
+fn run_in_tract(path: &Path, pixels: &[f32], shape: [usize; 4]) -> (Vec<f32>, Vec<f32>) {
+    use tract_onnx::prelude::*;
+    let model = tract_onnx::onnx()
+        .model_for_path(path)
+        .and_then(|model| model.with_input_fact(0, f32::fact(shape).into()))
+        .and_then(|model| model.into_optimized())
+        .and_then(|model| model.into_runnable())
+        .unwrap_or_else(|e| panic!("tract takes {}: {e:?}", path.display()));
+    let input = Tensor::from_shape(&shape, pixels).expect("a tensor of the input's shape");
+    let outputs = model
+        .run(tvec!(input.into()))
+        .expect("tract runs the graph");
+    let read = |i: usize| {
+        let view = outputs[i]
+            .to_plain_array_view::<f32>()
+            .expect("f32 outputs");
+        view.iter().copied().collect::<Vec<f32>>()
+    };
+    (read(0), read(1))
+}
+
+/// Kiln's logits and probabilities for raw `pixels`, scaled as `card` says per channel.
+fn kiln_outputs(
+    model: &Classifier,
+    card: &crate::model::ModelCard,
+    pixels: &[f32],
+    shape: [usize; 4],
+) -> (Vec<f32>, Vec<f32>) {
+    let plane = shape[2] * shape[3];
+    let scaled: Vec<f32> = pixels
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let channel = (i / plane) % shape[1];
+            (p - card.offset[channel]) * card.scale[channel]
+        })
+        .collect();
+    let images = Tensor::<4>::from_data(burn::tensor::TensorData::new(scaled, shape), &device());
+    let logits = model.for_eval().forward(images);
+    let probabilities = burn::tensor::activation::softmax(logits.clone(), 1);
+    (values(logits), values(probabilities))
+}
+
+fn largest_difference(a: &[f32], b: &[f32]) -> f32 {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
+}
+
+#[test]
+fn every_architecture_exported_to_onnx_computes_in_tract_what_it_computes_in_kiln() {
+    let classes = 5;
+    // The torchvision networks carry a weights file, so their batch norms hold real statistics.
+    let cases: Vec<(&str, usize, usize, Option<StateDict>)> = vec![
+        ("mlp:24,12", 1, 12, None),
+        ("mlp:16:gelu", 3, 8, None),
+        ("mlp:10:tanh", 1, 8, None),
+        ("cnn", 1, 28, None),
+        ("vgg16-bn", 3, 32, None),
+        // Upsampled inside the graph: Kiln's bilinear resize against ONNX's Resize.
+        ("vgg16@40", 3, 24, None),
+        ("resnet18", 3, 32, None),
+        ("resnet18-imagenet", 3, 32, Some(resnet18_dict(classes))),
+        (
+            "resnet34",
+            3,
+            32,
+            Some(resnet_state_dict([3, 4, 6, 3], false, classes)),
+        ),
+        (
+            "resnet50",
+            3,
+            32,
+            Some(resnet_state_dict([3, 4, 6, 3], true, classes)),
+        ),
+        ("mobilenet-v2", 3, 32, Some(mobilenet_state_dict(classes))),
+    ];
+    for (name, channels, side, dict) in cases {
+        let spec: ModelSpec = name.parse().expect("a model spec");
+        let shape = ImageShape {
+            channels,
+            height: side,
+            width: side,
+        };
+        let mut model = spec
+            .init(shape, classes, InitScheme::PytorchDefault, &device())
+            .expect("the model builds");
+        if let Some(dict) = dict {
+            let weights = file(&format!("{name}-for-tract.safetensors"));
+            write_safetensors_of(&dict, &weights, well_scaled);
+            load(&mut model, &spec, &weights).expect("the file fits");
+        }
+        let card = crate::model::ModelCard {
+            shape: [channels, side, side],
+            class_names: (0..classes).map(|c| format!("class {c}")).collect(),
+            offset: [12.0, 115.0, 200.0][..channels].to_vec(),
+            scale: [0.02, 0.01, 0.015][..channels].to_vec(),
+        };
+        let path = file(&format!("{name}.onnx"));
+        onnx::write_onnx(&model, &spec, &card, &path).expect("the file is written");
+        let input = [2, channels, side, side];
+        let pixels: Vec<f32> = (0..input.iter().product::<usize>())
+            .map(|i| ((i * 37 + i / 97) % 256) as f32)
+            .collect();
+        let (logits, probabilities) = run_in_tract(&path, &pixels, input);
+        let (kiln_logits, kiln_probabilities) = kiln_outputs(&model, &card, &pixels, input);
+        let spread = largest_difference(&kiln_logits, &vec![0.0; kiln_logits.len()]);
+        assert!(
+            (1e-3..1e3).contains(&spread),
+            "{name}: logits of {spread} say nothing"
+        );
+        let (logit_gap, probability_gap) = (
+            largest_difference(&logits, &kiln_logits),
+            largest_difference(&probabilities, &kiln_probabilities),
+        );
+        eprintln!(
+            "{name}: spread {spread:.3e} logit gap {logit_gap:.2e} probability gap {probability_gap:.2e}"
+        );
+        assert!(
+            logit_gap < 1e-4 && probability_gap < 1e-4,
+            "{name}: tract and Kiln differ by {logit_gap} in logits, {probability_gap} in probabilities"
+        );
     }
 }
