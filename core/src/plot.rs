@@ -157,13 +157,27 @@ impl Chart {
         }
     }
 
-    /// The training line's points of `run`, finite ones only.
+    /// The training line's points of `run`, finite ones only. Loss and accuracy are each
+    /// readback window's own mean, taken out of the epoch's running mean that `metrics.csv`
+    /// keeps: a running mean lags behind the model and jumps at every epoch start.
     pub fn train_points(self, run: &RunHistory, x_axis: XAxis) -> Vec<(f64, f64)> {
-        finite(
-            run.metrics
-                .iter()
-                .map(|m| (x_axis.of(m), self.train_value(m))),
-        )
+        let of_window = matches!(self, Self::Loss | Self::Accuracy);
+        let mut previous: Option<&MetricsRow> = None;
+        finite(run.metrics.iter().map(|row| {
+            let value = match previous {
+                Some(before)
+                    if of_window && before.epoch == row.epoch && before.step < row.step =>
+                {
+                    window_mean(
+                        (self.train_value(before), before.step),
+                        (self.train_value(row), row.step),
+                    )
+                }
+                _ => self.train_value(row),
+            };
+            previous = Some(row);
+            (x_axis.of(row), value)
+        }))
     }
 
     /// The evaluation line's points of `run`, one per evaluated epoch at its last readback;
@@ -191,6 +205,12 @@ pub fn eval_line_name(runs: &[&RunHistory]) -> &'static str {
     } else {
         "validation or test"
     }
+}
+
+/// The mean of the steps between two running means of one epoch, each given with the steps it
+/// covers. Steps weigh alike, which is exact but for an epoch's last, smaller batch.
+fn window_mean((mean_before, steps_before): (f64, usize), (mean, steps): (f64, usize)) -> f64 {
+    (mean * steps as f64 - mean_before * steps_before as f64) / (steps - steps_before) as f64
 }
 
 /// The points with both coordinates finite: a NaN loss must not break a chart.
@@ -402,6 +422,38 @@ mod tests {
     }
 
     #[test]
+    fn the_training_line_shows_each_windows_own_mean_not_the_epochs_running_mean() {
+        // Readbacks every 4 steps of the windows' means 3, 1 and 2; epoch 2 starts afresh.
+        let mut rows = vec![
+            row(1, 4, 0.1, 3.0),
+            row(1, 8, 0.2, 2.0),
+            row(1, 12, 0.3, 2.0),
+        ];
+        rows.push(MetricsRow {
+            step: 4,
+            ..row(2, 16, 0.4, 0.5)
+        });
+        for (r, accuracy) in rows.iter_mut().zip([0.25, 0.5, 0.5, 0.9]) {
+            r.train_accuracy = accuracy;
+        }
+        let history = RunHistory {
+            metrics: rows,
+            ..RunHistory::default()
+        };
+        let values = |chart: Chart| -> Vec<f64> {
+            let points = chart.train_points(&history, XAxis::Steps);
+            points
+                .iter()
+                .map(|&(_, y)| (y * 1e9).round() / 1e9)
+                .collect()
+        };
+        assert_eq!(values(Chart::Loss), [3.0, 1.0, 2.0, 0.5]);
+        assert_eq!(values(Chart::Accuracy), [25.0, 75.0, 50.0, 90.0]);
+        // Rates are per window already.
+        assert_eq!(values(Chart::Throughput), [100.0; 4]);
+    }
+
+    #[test]
     fn evaluation_points_sit_at_the_last_readback_of_their_epoch() {
         let history = RunHistory {
             metrics: vec![
@@ -432,9 +484,10 @@ mod tests {
             vec![(1.0, 60.0)]
         );
         // A NaN loss is left out rather than drawn as a spike or a gap that breaks the line.
+        // Steps 6–10 brought the running mean from 2 to 1: their own mean was 0.
         assert_eq!(
             Chart::Loss.train_points(&history, XAxis::Steps),
-            vec![(5.0, 2.0), (10.0, 1.0)]
+            vec![(5.0, 2.0), (10.0, 0.0)]
         );
         assert!(
             Chart::Throughput
