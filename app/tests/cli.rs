@@ -492,10 +492,16 @@ fn the_confusion_matrix_matches_the_exported_predictions() {
     let runs = scratch_dir("confusion");
     let output = train_tiny(&runs, &[]);
     assert!(output.status.success(), "{}", stderr(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("test report:"), "{stdout}");
+    // The built-in data's 10 classes: both splits' tables name them and give top-5 accuracy.
+    let validation = stdout
+        .split("validation report, on the kept weights:")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no validation report in {stdout}"));
     assert!(
-        String::from_utf8_lossy(&output.stdout).contains("test report:"),
-        "{}",
-        String::from_utf8_lossy(&output.stdout)
+        validation.contains("macro avg") && validation.contains("top-5 accuracy"),
+        "{stdout}"
     );
     let run = only_run_folder(&runs);
     // Count (true, predicted) pairs from predictions.csv on our own...
@@ -707,6 +713,8 @@ fn write_photo_folder(root: &Path) {
     // The same photo as train/cat/0.png, in test/ too.
     photo(&root.join("test").join("cat").join("copy.png"), 10);
     std::fs::write(root.join("train").join("dog").join("notes.txt"), "a note").unwrap();
+    // A photo beside the class folders has no class.
+    photo(&root.join("test").join("stray.png"), 90);
     std::fs::write(
         root.join("train").join("dog").join("broken.png"),
         "not a png",
@@ -745,12 +753,27 @@ fn data_inspect_shows_classes_per_split_what_was_left_out_and_leaks() {
     let figures: Vec<&str> = cat.split_whitespace().collect();
     assert_eq!(&figures[1..4], ["9", "3", "2"], "{stdout}");
     assert!(stdout.contains("unbalanced"), "{stdout}");
-    assert!(stdout.contains("2 file(s) left out"), "{stdout}");
+    assert!(stdout.contains("3 file(s) left out"), "{stdout}");
+    assert!(
+        stdout.contains("stray.png: it is outside every class sub-folder"),
+        "{stdout}"
+    );
     assert!(stdout.contains("notes.txt: it is not an image"), "{stdout}");
     assert!(stdout.contains("broken.png"), "{stdout}");
     assert!(
         stdout.contains("1 image(s) appear in more than one split"),
         "{stdout}"
+    );
+    // Named by their files, so they can be found and removed.
+    let cat = |split: &str, file: &str| root.join(split).join("cat").join(file);
+    let leak = stdout
+        .lines()
+        .find(|line| line.contains(" = test: "))
+        .unwrap_or_else(|| panic!("no leak line in {stdout}"));
+    assert!(
+        leak.contains(&cat("train", "0.png").display().to_string())
+            && leak.ends_with(&cat("test", "copy.png").display().to_string()),
+        "{leak}"
     );
     let grid_image = image::open(&grid).unwrap();
     // Four cells of 8 + 1 pixels per row, one row per class.

@@ -723,10 +723,12 @@ fn data_view_snapshot_shows_counts_samples_left_out_files_and_leaks() {
             .flat_map(|i| vec![label * 90 + i as u8 * 5; 16])
             .collect(),
         labels: vec![label; n],
+        files: Vec::new(),
     };
     let join = |parts: Vec<Split>| Split {
         images: parts.iter().flat_map(|p| p.images.clone()).collect(),
         labels: parts.iter().flat_map(|p| p.labels.clone()).collect(),
+        files: Vec::new(),
     };
     let data = ImageDataset {
         name: "shapes".into(),
@@ -869,6 +871,37 @@ fn a_clicked_confusion_cell_shows_its_test_images_read_back_from_the_data_set() 
 }
 
 #[test]
+fn the_data_window_reads_the_data_again_when_its_split_changes() {
+    use kiln_core::config::ExperimentDraft;
+    let experiment = |val_split: f64| {
+        ExperimentDraft {
+            val_split,
+            device: kiln_core::device::DeviceChoice::Cpu,
+            ..ExperimentDraft::default()
+        }
+        .validate()
+        .expect("valid")
+    };
+    let validation_images = |view: &mut kiln::gui::DataView| -> usize {
+        for _ in 0..600 {
+            if let Some(report) = view.report() {
+                return report.counts[1].iter().sum();
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("the data was not read in 30 s");
+    };
+    let tenth = experiment(0.1);
+    let mut view = kiln::gui::DataView::open(tenth.clone(), || {});
+    // The built-in data's 12 000 training images.
+    assert_eq!(validation_images(&mut view), 1200);
+    view.follow(Ok(&tenth), || {});
+    assert_eq!(validation_images(&mut view), 1200);
+    view.follow(Ok(&experiment(0.25)), || {});
+    assert_eq!(validation_images(&mut view), 3000);
+}
+
+#[test]
 fn the_data_window_redraws_the_augmentation_preview_when_a_setting_changes() {
     use kiln_core::config::ExperimentDraft;
     use kiln_core::data::{ImageShape, Split, inspect};
@@ -885,6 +918,7 @@ fn the_data_window_redraws_the_augmentation_preview_when_a_setting_changes() {
         train: Split {
             images: image.repeat(4),
             labels: vec![0, 1, 0, 1],
+            files: Vec::new(),
         },
         val: Split::default(),
         test: Split::default(),

@@ -678,6 +678,26 @@ impl ExperimentDraft {
         Ok(draft)
     }
 
+    /// Makes the draft's file and folder paths absolute against the working folder, so a run
+    /// started as `kiln train --dataset folder:photos` still finds its photos (for *Try*, a
+    /// clicked confusion cell, a resume) when read from anywhere else.
+    pub fn anchor_paths(&mut self) {
+        let anchor = |path: &mut PathBuf| {
+            if let Ok(absolute) = std::path::absolute(&*path) {
+                *path = absolute;
+            }
+        };
+        if let DatasetSpec::Folder { path, .. } = &mut self.dataset {
+            anchor(path);
+        }
+        if let Some(dir) = &mut self.data_dir {
+            anchor(dir);
+        }
+        if let Some(crate::weights::WeightsSource::File(file)) = &mut self.weights {
+            anchor(file);
+        }
+    }
+
     /// The draft as TOML, the text of a run's `config.toml`.
     pub fn to_toml(&self) -> String {
         toml::to_string_pretty(self).unwrap_or_else(|e| format!("# could not serialize: {e}\n"))

@@ -2,8 +2,10 @@
 //!
 //! Layout: either `ROOT/train/<class>/…` with `ROOT/val/<class>/…` and/or
 //! `ROOT/test/<class>/…`, used as given, or a flat `ROOT/<class>/…`, which loads as training
-//! images only (the engine carves stratified validation and test splits from it). Classes are the sub-folder names in sorted order. Images are stretched to a square of the
-//! requested side (Triangle filter). The data set is grayscale (1 channel) when every image is
+//! images only (the engine carves stratified validation and test splits from it). Split
+//! folders are found in any case, and validation also as `valid/` or `validation/`. Classes
+//! are the sub-folder names in sorted order; a file outside every class folder is listed as
+//! skipped. Images are stretched to a square of the requested side (Triangle filter). The data set is grayscale (1 channel) when every image is
 //! grayscale, else RGB: grayscale scans then cost a third of the memory and match MNIST-style
 //! models, while one colour image is enough to keep colour for all.
 
@@ -71,6 +73,51 @@ const IMAGE_EXTENSIONS: &[&str] = &["png", "jpg", "jpeg", "webp", "bmp", "gif", 
 /// Files operating systems and photo tools leave beside images, ignored without a word.
 const SYSTEM_JUNK: &[&str] = &["thumbs.db", "desktop.ini", "ehthumbs.db", "icon\r"];
 
+fn is_junk(name: &OsString) -> bool {
+    SYSTEM_JUNK.contains(&name.to_string_lossy().to_ascii_lowercase().as_str())
+}
+
+/// Files directly in `dir`, where a class sub-folder would give them a class: listed as
+/// skipped (system junk aside), so a stray photo beside the class folders is not lost unseen.
+fn loose_files(dir: &Path, skipped: &mut Vec<SkippedFile>) -> Result<(), DataError> {
+    for (name, path) in sorted_entries(dir, |p| !p.is_dir())? {
+        if !is_junk(&name) {
+            skipped.push(SkippedFile {
+                path,
+                reason:
+                    "it is outside every class sub-folder, so it has no class; move it into one"
+                        .to_owned(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The names a split's sub-folder may have, in any case: Keras's `validation/` and
+/// Roboflow's `valid/` as well as `val/`.
+const SPLIT_FOLDERS: [&[&str]; 3] = [&["train"], &["val", "valid", "validation"], &["test"]];
+
+/// `root`'s sub-folder for the split named by `names`, whatever its case; two of them (say
+/// `val/` and `validation/`) are refused, since either choice would drop the other's images.
+fn split_dir(root: &Path, names: &[&str]) -> Result<Option<PathBuf>, DataError> {
+    let found: Vec<(OsString, PathBuf)> = sorted_entries(root, |p| p.is_dir())?
+        .into_iter()
+        .filter(|(name, _)| names.contains(&name.to_string_lossy().to_ascii_lowercase().as_str()))
+        .collect();
+    match found.as_slice() {
+        [] => Ok(None),
+        [(_, dir)] => Ok(Some(dir.clone())),
+        [(first, _), (second, _), ..] => Err(bad_folder(
+            root,
+            format!(
+                "it has both {}/ and {}/ for one split; merge them into one",
+                first.to_string_lossy(),
+                second.to_string_lossy()
+            ),
+        )),
+    }
+}
+
 fn is_image_file(path: &Path) -> bool {
     path.is_file()
         && path.extension().is_some_and(|e| {
@@ -89,7 +136,7 @@ fn images_under(dir: &Path, skipped: &mut Vec<SkippedFile>) -> Result<Vec<PathBu
                 pending.push(path);
             } else if is_image_file(&path) {
                 found.push(path);
-            } else if !SYSTEM_JUNK.contains(&name.to_string_lossy().to_ascii_lowercase().as_str()) {
+            } else if !is_junk(&name) {
                 skipped.push(SkippedFile {
                     path,
                     reason: format!(
@@ -399,6 +446,7 @@ pub fn load_image_folder(root: &Path, image_size: u32) -> Result<ImageDataset, D
     let decoded = decode_all(root, &all, image_size, &mut pixels)?;
     // What did not decode is left out and listed; the rest moves up to close the gaps.
     let mut labels: [Vec<u8>; 3] = Default::default();
+    let mut kept_files: [Vec<PathBuf>; 3] = Default::default();
     let (mut kept, mut grayscale) = (0, true);
     let mut sources = Vec::new();
     let outcomes = files
@@ -412,6 +460,7 @@ pub fn load_image_folder(root: &Path, image_size: u32) -> Result<ImageDataset, D
                 sources.push(source);
                 pixels.copy_within(3 * plane * index..3 * plane * (index + 1), 3 * plane * kept);
                 labels[split].push(*label);
+                kept_files[split].push(path.clone());
                 grayscale &= gray;
                 kept += 1;
             }
@@ -449,11 +498,16 @@ pub fn load_image_folder(root: &Path, image_size: u32) -> Result<ImageDataset, D
     let test_images = pixels.split_off((train_labels.len() + val_labels.len()) * per_image);
     let val_images = pixels.split_off(train_labels.len() * per_image);
     pixels.shrink_to_fit();
-    let split = |images, labels| Split { images, labels };
+    let [train_files, val_files, test_files] = kept_files;
+    let split = |images, labels, files| Split {
+        images,
+        labels,
+        files,
+    };
     let (train, val, test) = (
-        split(pixels, train_labels),
-        split(val_images, val_labels),
-        split(test_images, test_labels),
+        split(pixels, train_labels, train_files),
+        split(val_images, val_labels, val_files),
+        split(test_images, test_labels, test_files),
     );
     let name = root
         .file_name()
@@ -480,17 +534,30 @@ type SplitFiles = [Vec<(PathBuf, u8)>; 3];
 
 /// The class names, the files of each split (train, validation, test): as the `train/`,
 /// `val/` and `test/` sub-folders give them, or all in train for a flat folder; and the files
-/// that are not images.
+/// that are not images or lie outside every class folder.
 fn gather_files(root: &Path) -> Result<(Vec<String>, SplitFiles, Vec<SkippedFile>), DataError> {
     let mut files: SplitFiles = Default::default();
     let mut skipped = Vec::new();
-    let train_dir = root.join("train");
-    let given = [("val", 1), ("test", 2)].map(|(name, slot)| (root.join(name), slot));
-    let classes = if train_dir.is_dir() && given.iter().any(|(dir, _)| dir.is_dir()) {
-        train_dir
-    } else {
-        root.to_owned()
+    let mut split_dirs: [Option<PathBuf>; 3] = Default::default();
+    for (slot, names) in split_dirs.iter_mut().zip(SPLIT_FOLDERS) {
+        *slot = split_dir(root, names)?;
+    }
+    let [train_dir, val_dir, test_dir] = split_dirs;
+    let given: Vec<(PathBuf, usize)> = [(val_dir, 1), (test_dir, 2)]
+        .into_iter()
+        .filter_map(|(dir, slot)| dir.map(|dir| (dir, slot)))
+        .collect();
+    let classes = match train_dir {
+        Some(train_dir) if !given.is_empty() => train_dir,
+        _ => root.to_owned(),
     };
+    loose_files(root, &mut skipped)?;
+    if classes != root {
+        loose_files(&classes, &mut skipped)?;
+        for (dir, _) in &given {
+            loose_files(dir, &mut skipped)?;
+        }
+    }
     let class_list = class_dirs(&classes)?;
     check_class_count(&classes, &class_list)?;
     for (label, (_, dir)) in class_list.iter().enumerate() {
@@ -499,7 +566,7 @@ fn gather_files(root: &Path) -> Result<(Vec<String>, SplitFiles, Vec<SkippedFile
         files[0].extend(images.into_iter().map(|p| (p, label)));
     }
     if classes != root {
-        for (dir, slot) in given.iter().filter(|(dir, _)| dir.is_dir()) {
+        for (dir, slot) in &given {
             for (name, class_dir) in class_dirs(dir)? {
                 let Some(label) = class_list.iter().position(|(n, _)| *n == name) else {
                     return Err(bad_folder(
@@ -602,6 +669,61 @@ mod tests {
             err.to_string().contains("class `c` is not in train/"),
             "{err}"
         );
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn split_folders_are_found_by_their_usual_names_in_any_case() {
+        let root = test_dir("folder-split-names");
+        for (split, v) in [("Train", 30u8), ("validation", 120), ("TEST", 220)] {
+            for class in ["a", "b"] {
+                let dir = root.join(split).join(class);
+                std::fs::create_dir_all(&dir).unwrap();
+                GrayImage::from_pixel(5, 5, Luma([v]))
+                    .save(dir.join("x.png"))
+                    .unwrap();
+            }
+        }
+        let ds = load_image_folder(&root, 3).unwrap();
+        assert_eq!(ds.class_names, vec!["a", "b"]);
+        assert_eq!(
+            [&ds.train, &ds.val, &ds.test].map(|s| s.images[0]),
+            [30, 120, 220]
+        );
+        assert_eq!(
+            ds.val.file(1),
+            Some(root.join("validation/b/x.png").as_path())
+        );
+        // Two folders for one split: either choice would drop the other's images.
+        std::fs::create_dir_all(root.join("val").join("a")).unwrap();
+        let err = load_image_folder(&root, 3).unwrap_err().to_string();
+        assert!(
+            err.contains("both val/ and validation/ for one split"),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn files_beside_the_class_folders_are_listed_as_skipped_not_lost() {
+        let root = test_dir("folder-loose");
+        for class in ["cat", "dog"] {
+            std::fs::create_dir_all(root.join(class)).unwrap();
+            write_rgb(&root.join(class).join("1.png"), [9, 9, 9]);
+        }
+        write_rgb(&root.join("stray.png"), [1, 2, 3]);
+        std::fs::write(root.join("README.txt"), "photos of pets").unwrap();
+        std::fs::write(root.join("Thumbs.db"), "junk").unwrap();
+        let ds = load_image_folder(&root, 4).unwrap();
+        assert_eq!(ds.train.len(), 2);
+        let skipped: Vec<_> = ds.skipped.iter().map(|s| s.path.clone()).collect();
+        assert_eq!(skipped, [root.join("README.txt"), root.join("stray.png")]);
+        assert!(
+            ds.skipped[0]
+                .reason
+                .contains("outside every class sub-folder")
+        );
+        assert_eq!(ds.train.file(0), Some(root.join("cat/1.png").as_path()));
         std::fs::remove_dir_all(&root).unwrap();
     }
 

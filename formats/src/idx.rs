@@ -484,11 +484,13 @@ pub fn load_idx_set(
         train: Split {
             images: train.pixels,
             labels: train_y,
+            files: Vec::new(),
         },
         val: Default::default(),
         test: Split {
             images: test.pixels,
             labels: test_y,
+            files: Vec::new(),
         },
         skipped: Vec::new(),
         sources,

@@ -44,9 +44,17 @@ pub struct Split {
     pub images: Vec<u8>,
     /// One class index per image.
     pub labels: Vec<u8>,
+    /// The file each image was read from, for a folder of image files; empty where the
+    /// source names no file per image (IDX, CIFAR, the built-in data).
+    pub files: Vec<std::path::PathBuf>,
 }
 
 impl Split {
+    /// The file image `index` was read from, where the source names one.
+    pub fn file(&self, index: usize) -> Option<&std::path::Path> {
+        self.files.get(index).map(|p| p.as_path())
+    }
+
     /// Number of images in the split.
     pub fn len(&self) -> usize {
         self.labels.len()

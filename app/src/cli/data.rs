@@ -210,14 +210,7 @@ fn report_text(report: &data::inspect::DataReport) -> String {
                 "\n{n} image(s) appear in more than one split, a leak that flatters validation and test figures:"
             );
             for duplicate in report.duplicates.iter().take(20) {
-                let places: Vec<String> = duplicate
-                    .places
-                    .iter()
-                    .map(|&(split, index)| {
-                        format!("{} #{index}", data::inspect::SPLIT_NAMES[split])
-                    })
-                    .collect();
-                let _ = write!(text, "\n  {}", places.join(" = "));
+                let _ = write!(text, "\n  {}", duplicate.describe());
             }
             if n > 20 {
                 let _ = write!(text, "\n  … and {} more", n - 20);

@@ -1,11 +1,11 @@
 //! What `kiln train` prints: a live bar on a terminal, plain lines in a pipe or a log.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::io::{IsTerminal, Write};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use kiln_core::config::Experiment;
-use kiln_core::results::{ClassMetrics, TestPredictions};
+use kiln_core::results::{ClassMetrics, ClassReport};
 use kiln_core::selection::ValidatedOn;
 use kiln_core::train::{RunOutcome, TrainEvent};
 
@@ -18,6 +18,8 @@ pub struct Reporter {
     stdout_closed: Cell<bool>,
     /// What each epoch is evaluated on, as the run's start said.
     validated_on: Cell<ValidatedOn>,
+    /// The class names, as the test predictions gave them, for the validation report.
+    class_names: RefCell<Vec<String>>,
 }
 
 impl Reporter {
@@ -39,6 +41,7 @@ impl Reporter {
             model: experiment.model.to_string(),
             stdout_closed: Cell::new(false),
             validated_on: Cell::new(ValidatedOn::Validation),
+            class_names: RefCell::new(Vec::new()),
         }
     }
 
@@ -123,7 +126,10 @@ impl Reporter {
                 t.accuracy * 100.0
             )),
             TrainEvent::Warning(w) => self.line(&format!("warning: {w}")),
-            TrainEvent::Predictions(p) => self.line(&report_table(p)),
+            TrainEvent::Predictions(p) => {
+                self.line(&report_table("test report", &p.class_names, &p.report()));
+                *self.class_names.borrow_mut() = p.class_names.clone();
+            }
             TrainEvent::Finished(s) => {
                 let outcome = match s.outcome {
                     RunOutcome::Completed => "done",
@@ -142,11 +148,10 @@ impl Reporter {
                     self.line(&format!("{stop}"));
                 }
                 if let Some(report) = &s.val_report {
-                    self.line(&format!(
-                        "validation, on the kept weights: accuracy {:.2} %, macro F1 {:.4}, weighted F1 {:.4}",
-                        report.accuracy * 100.0,
-                        report.macro_average.f1,
-                        report.weighted_average.f1
+                    self.line(&report_table(
+                        "validation report, on the kept weights",
+                        &self.class_names.borrow(),
+                        report,
                     ));
                 }
                 let chosen = match s.best_epoch {
@@ -196,18 +201,20 @@ impl Reporter {
     }
 }
 
-/// The test split's classification report, laid out as scikit-learn prints it.
-fn report_table(predictions: &TestPredictions) -> String {
-    let report = predictions.report();
-    let width = predictions
-        .class_names
+/// A split's classification report under `title`, laid out as scikit-learn prints it; a
+/// class without a name is named by its label.
+fn report_table(title: &str, class_names: &[String], report: &ClassReport) -> String {
+    let names: Vec<String> = (0..report.classes.len())
+        .map(|c| class_names.get(c).cloned().unwrap_or_else(|| c.to_string()))
+        .collect();
+    let width = names
         .iter()
         .map(|n| n.chars().count())
         .chain([12])
         .max()
         .unwrap_or(12);
     let mut text = format!(
-        "test report:\n  {:>width$}  precision  recall  f1-score  support",
+        "{title}:\n  {:>width$}  precision  recall  f1-score  support",
         ""
     );
     let mut row = |name: &str, m: &ClassMetrics| {
@@ -216,7 +223,7 @@ fn report_table(predictions: &TestPredictions) -> String {
             m.precision, m.recall, m.f1, m.support
         ));
     };
-    for (name, metrics) in predictions.class_names.iter().zip(&report.classes) {
+    for (name, metrics) in names.iter().zip(&report.classes) {
         row(name, metrics);
     }
     row("macro avg", &report.macro_average);

@@ -6,7 +6,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::Context;
 use clap::Args;
-use kiln_core::config::{self, ExperimentDraft, OptimizerSpec, Schedule, Setting, Validation};
+use kiln_core::config::{
+    self, ExperimentDraft, Keep, OptimizerSpec, Schedule, Setting, Validation,
+};
 use kiln_core::data::DatasetSpec;
 use kiln_core::device::DeviceChoice;
 use kiln_core::model::ModelSpec;
@@ -161,6 +163,7 @@ impl TrainArgs {
             // torchvision's weights were trained on ImageNet-normalized pixels.
             draft.input_scaling = kiln_core::config::InputScaling::ImageNet;
         }
+        let validated_on_test = draft.validation == Validation::Test;
         self.augmentation.apply(&mut draft)?;
         self.choices.apply(&mut draft)?;
         self.numbers.apply(&mut draft)?;
@@ -168,12 +171,21 @@ impl TrainArgs {
             // A fraction asks for a validation split, also over a preset validated on test.
             draft.validation = Validation::Split;
         }
+        if validated_on_test
+            && draft.validation == Validation::Split
+            && !self.choices.gave(Setting::Keep)
+        {
+            // A preset validated on test keeps its last epoch, as the frameworks it matches do;
+            // with a validation split to choose on, the best epoch is what a run keeps.
+            draft.keep = Keep::Best;
+        }
         if self.keep_going_on_nan {
             draft.stop_on_non_finite_loss = false;
         }
         if let Some(v) = self.name {
             draft.name = v;
         }
+        draft.anchor_paths();
         Ok((draft, self.runs_dir))
     }
 }
@@ -262,5 +274,75 @@ fn cancel_on_interrupt(control: &Arc<Control>) {
     if let Err(e) = installed {
         // Training still works; only the graceful stop on Ctrl-C is lost.
         eprintln!("warning: Ctrl-C will end the run abruptly: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Debug, Parser)]
+    struct Train {
+        #[command(flatten)]
+        args: TrainArgs,
+    }
+
+    fn draft_of(flags: &[&str]) -> ExperimentDraft {
+        let args = Train::try_parse_from(std::iter::once("kiln").chain(flags.iter().copied()))
+            .expect("the flags parse")
+            .args;
+        args.into_draft().expect("a draft").0
+    }
+
+    #[test]
+    fn a_validation_split_over_a_preset_keeps_the_best_epoch_unless_told_otherwise() {
+        let preset = draft_of(&["--preset", "fashion-mlp"]);
+        assert_eq!(
+            (preset.validation, preset.keep),
+            (Validation::Test, Keep::Last)
+        );
+        let split = draft_of(&["--preset", "fashion-mlp", "--val-split", "0.1"]);
+        assert_eq!(
+            (split.validation, split.keep),
+            (Validation::Split, Keep::Best)
+        );
+        let told = draft_of(&[
+            "--preset",
+            "fashion-mlp",
+            "--val-split",
+            "0.1",
+            "--keep",
+            "last",
+        ]);
+        assert_eq!(told.keep, Keep::Last);
+    }
+
+    #[test]
+    fn relative_data_and_weights_paths_are_kept_absolute() {
+        let draft = draft_of(&[
+            "--dataset",
+            "folder:photos@16",
+            "--data-dir",
+            "idx",
+            "--model",
+            "resnet18-imagenet",
+            "--weights",
+            "start.pth",
+        ]);
+        let here = std::env::current_dir().unwrap();
+        match &draft.dataset {
+            kiln_core::data::DatasetSpec::Folder { path, image_size } => {
+                assert_eq!((path, *image_size), (&here.join("photos"), 16));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(draft.data_dir, Some(here.join("idx")));
+        assert_eq!(
+            draft.weights,
+            Some(kiln_core::weights::WeightsSource::File(
+                here.join("start.pth")
+            ))
+        );
     }
 }

@@ -58,6 +58,30 @@ impl PreviewKey {
     }
 }
 
+/// The settings the counts and the sample grid depend on: a change of any reads the data anew.
+#[derive(Debug, Clone, PartialEq)]
+struct DataKey {
+    dataset: String,
+    data_dir: Option<std::path::PathBuf>,
+    validation: kiln_core::config::Validation,
+    val_split: f64,
+    test_split: f64,
+    seed: u64,
+}
+
+impl DataKey {
+    fn of(experiment: &Experiment) -> Self {
+        Self {
+            dataset: experiment.dataset.to_string(),
+            data_dir: experiment.data_dir.clone(),
+            validation: experiment.validation,
+            val_split: experiment.val_split,
+            test_split: experiment.test_split,
+            seed: experiment.seed,
+        }
+    }
+}
+
 /// The augmentation preview: the grid, computed on a thread, for the settings it was drawn with.
 struct Preview {
     key: PreviewKey,
@@ -76,12 +100,15 @@ pub struct DataView {
     preview: Option<Preview>,
     /// Why the form's settings cannot be previewed now, if they cannot.
     preview_blocked: Option<String>,
+    /// The settings the data was read and split with; none for a view built ready.
+    data_key: Option<DataKey>,
 }
 
 impl DataView {
     /// Reads and splits `experiment`'s data set on a thread named `kiln-inspect`.
     pub fn open(experiment: Experiment, wake: impl Fn() + Send + 'static) -> Self {
         let title = experiment.dataset.to_string();
+        let data_key = Some(DataKey::of(&experiment));
         let work = move || {
             let loaded = data::load(&experiment.dataset, experiment.data_dir.as_deref())
                 .map_err(|e| e.to_string())?;
@@ -100,6 +127,7 @@ impl DataView {
             texture: None,
             preview: None,
             preview_blocked: None,
+            data_key,
         }
     }
 
@@ -111,6 +139,16 @@ impl DataView {
             texture: None,
             preview: None,
             preview_blocked: None,
+            data_key: None,
+        }
+    }
+
+    /// The data set's report, once read and split.
+    pub fn report(&mut self) -> Option<&DataReport> {
+        self.stage.poll();
+        match &self.stage {
+            Answer::Ready(inspected) => Some(&inspected.report),
+            _ => None,
         }
     }
 
@@ -125,13 +163,20 @@ impl DataView {
         }
     }
 
-    /// Keeps the augmentation preview drawn with the form's current settings: a change starts
-    /// a redraw on a thread named `kiln-preview`, through the batch pass training uses.
+    /// Keeps the view drawn with the form's current settings: another data set or split reads
+    /// the data anew, and another augmentation redraws the preview on a thread named
+    /// `kiln-preview`, through the batch pass training uses.
     pub fn follow(
         &mut self,
         experiment: Result<&Experiment, String>,
         wake: impl Fn() + Send + 'static,
     ) {
+        if let (Ok(experiment), Some(key)) = (&experiment, &self.data_key)
+            && *key != DataKey::of(experiment)
+        {
+            *self = Self::open((*experiment).clone(), wake);
+            return;
+        }
         let Answer::Ready(inspected) = &self.stage else {
             return;
         };
@@ -355,12 +400,7 @@ fn problems_ui(ui: &mut egui::Ui, report: &DataReport) {
             ),
         );
         for duplicate in report.duplicates.iter().take(50) {
-            let places: Vec<String> = duplicate
-                .places
-                .iter()
-                .map(|&(split, index)| format!("{} #{index}", SPLIT_NAMES[split]))
-                .collect();
-            ui.label(places.join(" = "));
+            ui.label(duplicate.describe());
         }
     }
 }

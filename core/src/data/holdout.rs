@@ -97,6 +97,9 @@ pub fn carve(
         target
             .images
             .extend_from_slice(from.image(index, pixels_per_image));
+        if let Some(file) = from.file(index) {
+            target.files.push(file.to_owned());
+        }
     }
     *from = kept;
     carved
@@ -118,6 +121,7 @@ mod tests {
         Split {
             images: (0..labels.len()).map(|i| i as u8).collect(),
             labels,
+            files: Vec::new(),
         }
     }
 

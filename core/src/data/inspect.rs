@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
+use std::path::PathBuf;
 
 use super::{ImageDataset, SkippedFile, SourceFormat, Split};
 
@@ -33,8 +34,35 @@ pub struct DataReport {
 /// One image that appears, pixel for pixel, in more than one split.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Duplicate {
-    /// Every place it appears: split (an index into [`SPLIT_NAMES`]) and position in it.
-    pub places: Vec<(usize, usize)>,
+    /// Every place it appears, in split order.
+    pub places: Vec<Place>,
+}
+
+/// Where one copy of an image is.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Place {
+    /// The split, an index into [`SPLIT_NAMES`].
+    pub split: usize,
+    /// The image's position in that split.
+    pub index: usize,
+    /// The file it was read from, where the data set names one (a folder of images).
+    pub file: Option<PathBuf>,
+}
+
+impl Duplicate {
+    /// Its places in a line a person can act on: the files where the data set names them
+    /// ("train: …/cat/a.png = test: …/cat/a copy.png"), else positions ("train #3 = test #0").
+    pub fn describe(&self) -> String {
+        let places: Vec<String> = self
+            .places
+            .iter()
+            .map(|place| match &place.file {
+                Some(file) => format!("{}: {}", SPLIT_NAMES[place.split], file.display()),
+                None => format!("{} #{}", SPLIT_NAMES[place.split], place.index),
+            })
+            .collect();
+        places.join(" = ")
+    }
 }
 
 impl DataReport {
@@ -108,7 +136,15 @@ fn duplicates_across(splits: &[&Split; 3], per_image: usize) -> Vec<Duplicate> {
                 .partition(|&(s, i)| image(s, i) == image(first.0, first.1));
             rest = other;
             if same.iter().any(|&(s, _)| s != first.0) {
-                found.push(Duplicate { places: same });
+                let places = same
+                    .into_iter()
+                    .map(|(split, index)| Place {
+                        split,
+                        index,
+                        file: splits[split].file(index).map(|f| f.to_owned()),
+                    })
+                    .collect();
+                found.push(Duplicate { places });
             }
         }
     }
@@ -179,6 +215,7 @@ mod tests {
         Split {
             images: pixels.to_vec(),
             labels: labels.to_vec(),
+            files: Vec::new(),
         }
     }
 
@@ -200,6 +237,19 @@ mod tests {
         }
     }
 
+    fn duplicate(places: &[(usize, usize)]) -> Duplicate {
+        Duplicate {
+            places: places
+                .iter()
+                .map(|&(split, index)| Place {
+                    split,
+                    index,
+                    file: None,
+                })
+                .collect(),
+        }
+    }
+
     #[test]
     fn the_report_counts_each_class_in_each_split_and_finds_leaks_across_splits() {
         let report = inspect(&dataset());
@@ -208,14 +258,11 @@ mod tests {
         assert_eq!(
             report.duplicates,
             vec![
-                Duplicate {
-                    places: vec![(0, 0), (0, 2), (2, 1)]
-                },
-                Duplicate {
-                    places: vec![(0, 1), (1, 0)]
-                },
+                duplicate(&[(0, 0), (0, 2), (2, 1)]),
+                duplicate(&[(0, 1), (1, 0)]),
             ]
         );
+        assert_eq!(report.duplicates[1].describe(), "train #1 = validation #0");
         assert!((report.imbalance() - 1.5).abs() < 1e-9);
     }
 

@@ -216,7 +216,11 @@ fn generate_split(seed: u64, per_class: usize) -> Split {
         // No thread to be had: draw everything here; per-image streams give the same result.
         draw_range(0, &mut images);
     }
-    Split { images, labels }
+    Split {
+        images,
+        labels,
+        files: Vec::new(),
+    }
 }
 
 /// The built-in synthetic data set: 10 classes of shapes, 12 000 training and 2 000 test

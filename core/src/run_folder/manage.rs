@@ -101,11 +101,14 @@ pub fn rename_run(folder: &Path, new_name: &str) -> Result<PathBuf, FolderError>
     };
     let new_config = match &old_config {
         Some(text) => {
-            let mut draft = ExperimentDraft::from_toml(text, &config_path.display().to_string())
-                .map_err(|e| FolderError::Config {
-                    path: config_path.clone(),
-                    message: e.to_string(),
-                })?;
+            // Read as a run's config, so a folder from before validation splits keeps reading
+            // as validated on test once its config is written back.
+            let mut draft =
+                ExperimentDraft::from_run_config(text, &config_path.display().to_string())
+                    .map_err(|e| FolderError::Config {
+                        path: config_path.clone(),
+                        message: e.to_string(),
+                    })?;
             draft.name = new_name.to_owned();
             Some(draft.to_toml())
         }

@@ -194,6 +194,13 @@ fn a_folder_from_before_validation_splits_reads_as_validated_on_test() {
     summary.as_object_mut().unwrap().remove("validated_on");
     let older: RunSummary = serde_json::from_value(summary).unwrap();
     assert_eq!(older.validated_on, crate::selection::ValidatedOn::Test);
+    // Renamed, it still reads as the run it was: its config is written back as validated on
+    // test and keeping its last epoch (a resume must not carve validation out of its training).
+    let renamed = rename_run(&path, "older-renamed").unwrap();
+    let config = RunHistory::load(&renamed).unwrap().config.unwrap();
+    assert_eq!(config.name, "older-renamed");
+    assert_eq!(config.validation, crate::config::Validation::Test);
+    assert_eq!(config.keep, crate::config::Keep::Last);
     let _ = fs::remove_dir_all(&dir);
 }
 

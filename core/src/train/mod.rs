@@ -512,6 +512,7 @@ mod tests {
                 .flat_map(|&i| data.train.images[i * 16..(i + 1) * 16].to_vec())
                 .collect(),
             labels: keep.iter().map(|&i| data.train.labels[i]).collect(),
+            files: Vec::new(),
         };
         assert_eq!(data.class_counts(), vec![100, 25]);
         let weights = trainee::class_weights(crate::config::ClassWeights::Balanced, &data).unwrap();
