@@ -595,6 +595,14 @@ mod tests {
         RgbImage::from_pixel(8, 6, Rgb(color)).save(path).unwrap();
     }
 
+    /// A 5×5 grey image of value `v` at `dir/name`, the folder made first.
+    fn write_grey(dir: &Path, name: &str, v: u8) {
+        std::fs::create_dir_all(dir).unwrap();
+        GrayImage::from_pixel(5, 5, Luma([v]))
+            .save(dir.join(name))
+            .unwrap();
+    }
+
     #[test]
     fn a_flat_folder_loads_every_image_for_training_and_leaves_the_holdouts_to_the_engine() {
         let root = test_dir("folder-valid");
@@ -629,11 +637,7 @@ mod tests {
         let root = test_dir("folder-split");
         for split in ["train", "test"] {
             for (class, v) in [("a", 30u8), ("b", 220u8)] {
-                let dir = root.join(split).join(class);
-                std::fs::create_dir_all(&dir).unwrap();
-                GrayImage::from_pixel(5, 5, Luma([v]))
-                    .save(dir.join("x.png"))
-                    .unwrap();
+                write_grey(&root.join(split).join(class), "x.png", v);
             }
         }
         let ds = load_image_folder(&root, 3).unwrap();
@@ -648,12 +652,8 @@ mod tests {
         let root = test_dir("folder-three");
         for (split, count) in [("train", 3), ("val", 2), ("test", 1)] {
             for (class, v) in [("a", 30u8), ("b", 220u8)] {
-                let dir = root.join(split).join(class);
-                std::fs::create_dir_all(&dir).unwrap();
                 for i in 0..count {
-                    GrayImage::from_pixel(5, 5, Luma([v]))
-                        .save(dir.join(format!("{i}.png")))
-                        .unwrap();
+                    write_grey(&root.join(split).join(class), &format!("{i}.png"), v);
                 }
             }
         }
@@ -677,11 +677,7 @@ mod tests {
         let root = test_dir("folder-split-names");
         for (split, v) in [("Train", 30u8), ("validation", 120), ("TEST", 220)] {
             for class in ["a", "b"] {
-                let dir = root.join(split).join(class);
-                std::fs::create_dir_all(&dir).unwrap();
-                GrayImage::from_pixel(5, 5, Luma([v]))
-                    .save(dir.join("x.png"))
-                    .unwrap();
+                write_grey(&root.join(split).join(class), "x.png", v);
             }
         }
         let ds = load_image_folder(&root, 3).unwrap();
