@@ -30,6 +30,15 @@ choice! {
     }
 }
 
+impl Validation {
+    /// What a run keeps once its validation moves from `self` to `to`, where the move changes
+    /// it: a preset validated on test keeps its last epoch, as the frameworks it matches do;
+    /// with a validation split to choose on, the best epoch is what a run keeps.
+    pub fn keep_after_switch_to(self, to: Validation) -> Option<Keep> {
+        (self == Validation::Test && to == Validation::Split).then_some(Keep::Best)
+    }
+}
+
 choice! {
     /// The evaluation figure that picks the best epoch and drives early stopping.
     Monitor for Monitor {

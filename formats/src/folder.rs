@@ -5,8 +5,8 @@
 //! images only (the engine carves stratified validation and test splits from it). Split
 //! folders are found in any case, and validation also as `valid/` or `validation/`. Classes
 //! are the sub-folder names in sorted order; a file outside every class folder is listed as
-//! skipped. Images are stretched to a square of the requested side (Triangle filter). The data set is grayscale (1 channel) when every image is
-//! grayscale, else RGB: grayscale scans then cost a third of the memory and match MNIST-style
+//! skipped. Images are stretched to a square of the requested side (Triangle filter). The
+//! data set is grayscale (1 channel) when every image is grayscale, else RGB: grayscale scans then cost a third of the memory and match MNIST-style
 //! models, while one colour image is enough to keep colour for all.
 
 use std::ffi::OsString;
@@ -97,23 +97,24 @@ fn loose_files(dir: &Path, skipped: &mut Vec<SkippedFile>) -> Result<(), DataErr
 /// Roboflow's `valid/` as well as `val/`.
 const SPLIT_FOLDERS: [&[&str]; 3] = [&["train"], &["val", "valid", "validation"], &["test"]];
 
-/// `root`'s sub-folder for the split named by `names`, whatever its case; two of them (say
-/// `val/` and `validation/`) are refused, since either choice would drop the other's images.
-fn split_dir(root: &Path, names: &[&str]) -> Result<Option<PathBuf>, DataError> {
-    let found: Vec<(OsString, PathBuf)> = sorted_entries(root, |p| p.is_dir())?
-        .into_iter()
-        .filter(|(name, _)| names.contains(&name.to_string_lossy().to_ascii_lowercase().as_str()))
+/// Of `root`'s sub-folders `dirs`, the one for the split named by `names`, whatever its case;
+/// two of them (say `val/` and `validation/`) are refused, since either choice would drop the
+/// other's images.
+fn split_dir(
+    root: &Path,
+    dirs: &[(String, PathBuf)],
+    names: &[&str],
+) -> Result<Option<PathBuf>, DataError> {
+    let found: Vec<&(String, PathBuf)> = dirs
+        .iter()
+        .filter(|(name, _)| names.contains(&name.to_ascii_lowercase().as_str()))
         .collect();
     match found.as_slice() {
         [] => Ok(None),
         [(_, dir)] => Ok(Some(dir.clone())),
         [(first, _), (second, _), ..] => Err(bad_folder(
             root,
-            format!(
-                "it has both {}/ and {}/ for one split; merge them into one",
-                first.to_string_lossy(),
-                second.to_string_lossy()
-            ),
+            format!("it has both {first}/ and {second}/ for one split; merge them into one"),
         )),
     }
 }
@@ -538,9 +539,10 @@ type SplitFiles = [Vec<(PathBuf, u8)>; 3];
 fn gather_files(root: &Path) -> Result<(Vec<String>, SplitFiles, Vec<SkippedFile>), DataError> {
     let mut files: SplitFiles = Default::default();
     let mut skipped = Vec::new();
+    let root_dirs = class_dirs(root)?;
     let mut split_dirs: [Option<PathBuf>; 3] = Default::default();
     for (slot, names) in split_dirs.iter_mut().zip(SPLIT_FOLDERS) {
-        *slot = split_dir(root, names)?;
+        *slot = split_dir(root, &root_dirs, names)?;
     }
     let [train_dir, val_dir, test_dir] = split_dirs;
     let given: Vec<(PathBuf, usize)> = [(val_dir, 1), (test_dir, 2)]
@@ -558,7 +560,11 @@ fn gather_files(root: &Path) -> Result<(Vec<String>, SplitFiles, Vec<SkippedFile
             loose_files(dir, &mut skipped)?;
         }
     }
-    let class_list = class_dirs(&classes)?;
+    let class_list = if classes == root {
+        root_dirs
+    } else {
+        class_dirs(&classes)?
+    };
     check_class_count(&classes, &class_list)?;
     for (label, (_, dir)) in class_list.iter().enumerate() {
         let label = label as u8;

@@ -6,9 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::Context;
 use clap::Args;
-use kiln_core::config::{
-    self, ExperimentDraft, Keep, OptimizerSpec, Schedule, Setting, Validation,
-};
+use kiln_core::config::{self, ExperimentDraft, OptimizerSpec, Schedule, Setting, Validation};
 use kiln_core::data::DatasetSpec;
 use kiln_core::device::DeviceChoice;
 use kiln_core::model::ModelSpec;
@@ -163,7 +161,7 @@ impl TrainArgs {
             // torchvision's weights were trained on ImageNet-normalized pixels.
             draft.input_scaling = kiln_core::config::InputScaling::ImageNet;
         }
-        let validated_on_test = draft.validation == Validation::Test;
+        let validated_on = draft.validation;
         self.augmentation.apply(&mut draft)?;
         self.choices.apply(&mut draft)?;
         self.numbers.apply(&mut draft)?;
@@ -171,13 +169,10 @@ impl TrainArgs {
             // A fraction asks for a validation split, also over a preset validated on test.
             draft.validation = Validation::Split;
         }
-        if validated_on_test
-            && draft.validation == Validation::Split
+        if let Some(keep) = validated_on.keep_after_switch_to(draft.validation)
             && !self.choices.gave(Setting::Keep)
         {
-            // A preset validated on test keeps its last epoch, as the frameworks it matches do;
-            // with a validation split to choose on, the best epoch is what a run keeps.
-            draft.keep = Keep::Best;
+            draft.keep = keep;
         }
         if self.keep_going_on_nan {
             draft.stop_on_non_finite_loss = false;
@@ -281,6 +276,7 @@ fn cancel_on_interrupt(control: &Arc<Control>) {
 mod tests {
     use super::*;
     use clap::Parser;
+    use kiln_core::config::Keep;
 
     #[derive(Debug, Parser)]
     struct Train {

@@ -1132,11 +1132,10 @@ fn optimizer_rows_ui(ui: &mut egui::Ui, form: &mut SetupForm, errors: &BTreeMap<
 
 /// The Validation rows: where epochs are evaluated, how the best one is chosen, early stopping.
 fn validation_rows_ui(ui: &mut egui::Ui, form: &mut SetupForm, errors: &BTreeMap<Setting, String>) {
-    let validated_on_test = form.validation == Validation::Test;
+    let validated_on = form.validation;
     choice_row(ui, Setting::Validation, &mut form.validation);
-    if validated_on_test && form.validation == Validation::Split {
-        // As `kiln train --val-split` over a preset: a split to choose on keeps the best epoch.
-        form.keep = Keep::Best;
+    if let Some(keep) = validated_on.keep_after_switch_to(form.validation) {
+        form.keep = keep;
     }
     if form.validation == Validation::Split {
         number_row(ui, Setting::ValSplit, &mut form.numbers, errors);

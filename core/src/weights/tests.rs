@@ -126,7 +126,8 @@ fn well_scaled(tensor: usize, element: usize, key: &str, shape: &[usize]) -> f32
         v
     } else if shape.len() > 1 {
         2.0 * v * (6.0 / fan_in as f32).sqrt()
-    } else if key.ends_with("weight") && !key.starts_with("fc") && !key.contains("classifier") {
+    } else if key.ends_with("weight") {
+        // Only batch norm scales are weights of one dimension.
         0.6 + 0.2 * v
     } else {
         0.1 * v
