@@ -833,3 +833,24 @@ fn data_inspect_shows_classes_per_split_what_was_left_out_and_leaks() {
         stderr(&output)
     );
 }
+
+#[test]
+fn a_cpu_run_does_not_wake_the_gpu_drivers() {
+    // Mesa's Vulkan loader complains of a missing XDG_RUNTIME_DIR when adapters are listed.
+    let runs = scratch_dir("cpu-quiet");
+    let output = Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .args([
+            "train", "--device", "cpu", "--model", "mlp:8", "--epochs", "1",
+        ])
+        .args(["--runs-dir", runs.to_str().unwrap()])
+        .env_remove("XDG_RUNTIME_DIR")
+        .env_remove("KILN_DATA_DIR")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        !stderr(&output).contains("XDG_RUNTIME_DIR"),
+        "{}",
+        stderr(&output)
+    );
+}

@@ -976,3 +976,24 @@ fn the_data_window_redraws_the_augmentation_preview_when_a_setting_changes() {
     harness.run();
     harness.get_by_label("not shown: the learning rate is empty");
 }
+
+#[test]
+fn add_remote_box_opens_a_window_that_says_what_is_wrong_with_the_address() {
+    let runs_dir = scratch_dir("add-box");
+    let mut harness = app_harness(&runs_dir);
+    harness.run();
+    // The device choice, labelled by its row, at the foot of the scrolled Setup panel.
+    harness.get_by_label("Device").scroll_to_me();
+    harness.run();
+    harness.get_by_label("Device").click_accesskit();
+    harness.run();
+    harness.get_by_label("Add remote box…").click_accesskit();
+    harness.run();
+    harness.get_by_label("Address").focus();
+    harness.run();
+    harness.get_by_label("Address").type_text("gpu-box");
+    harness.run();
+    harness.get_by_label("Add").click();
+    harness.run();
+    harness.get_by_label_contains("\"gpu-box\" is not a box address");
+}

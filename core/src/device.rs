@@ -39,9 +39,13 @@ use burn::tensor::{Device, DeviceKind, FloatDType};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::config::Precision;
+use crate::remote::{BoxAddress, RemoteError};
 
 /// The `backend` text of the CPU entry.
 pub const CPU_BACKEND: &str = "flex (CPU)";
+
+/// The `backend` text of a remote device.
+pub const REMOTE_BACKEND: &str = "WebSocket";
 
 /// How long adapter enumeration may take before Kiln gives up on the GPU and lists only the CPU.
 /// A broken driver can block inside the loader; a working one answers in well under a second.
@@ -61,6 +65,8 @@ pub enum DeviceClass {
     Software,
     /// The CPU through Burn's `flex` backend.
     Cpu,
+    /// A device another machine hosts with `kiln serve` (see [`crate::remote`]).
+    Remote,
 }
 
 impl DeviceClass {
@@ -80,6 +86,7 @@ impl DeviceClass {
             Self::VirtualGpu => "virtual GPU",
             Self::Software => "software rasterizer",
             Self::Cpu => "CPU",
+            Self::Remote => "remote device",
         }
     }
 }
@@ -123,6 +130,24 @@ impl DeviceInfo {
             name: format!("CPU ({cores} core{plural})"),
             backend: CPU_BACKEND.to_owned(),
             class: DeviceClass::Cpu,
+            driver: String::new(),
+            driver_info: String::new(),
+            shader_f16: false,
+        }
+    }
+
+    /// Device `index` of the box at `address`. Burn's remote protocol tells a client how many
+    /// devices a box hosts, not what they are; `kiln serve` prints their names on the box.
+    pub fn remote(address: &BoxAddress, index: usize) -> Self {
+        Self {
+            id: DeviceChoice::Remote {
+                address: address.clone(),
+                index,
+            }
+            .to_string(),
+            name: format!("device {index} of {address}"),
+            backend: REMOTE_BACKEND.to_owned(),
+            class: DeviceClass::Remote,
             driver: String::new(),
             driver_info: String::new(),
             shader_f16: false,
@@ -180,8 +205,8 @@ fn backend_name(backend: wgpu::Backend) -> &'static str {
     }
 }
 
-/// Which device a person asked for: `auto` (default), `cpu` or `gpu:N`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+/// Which device a person asked for: `auto` (default), `cpu`, `gpu:N` or `remote:HOST:PORT/N`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub enum DeviceChoice {
     /// The first hardware GPU (discrete, then integrated, then virtual), else the CPU.
     #[default]
@@ -190,6 +215,13 @@ pub enum DeviceChoice {
     Cpu,
     /// The N-th GPU adapter in [`list_devices`] order.
     Gpu(usize),
+    /// Device `index` of the box `kiln serve` runs on at `address`.
+    Remote {
+        /// Where the box listens.
+        address: BoxAddress,
+        /// Which of its devices, in the order `kiln serve` printed them.
+        index: usize,
+    },
 }
 
 impl fmt::Display for DeviceChoice {
@@ -198,6 +230,7 @@ impl fmt::Display for DeviceChoice {
             Self::Auto => f.write_str("auto"),
             Self::Cpu => f.write_str("cpu"),
             Self::Gpu(index) => write!(f, "gpu:{index}"),
+            Self::Remote { address, index } => write!(f, "remote:{address}/{index}"),
         }
     }
 }
@@ -210,6 +243,23 @@ impl FromStr for DeviceChoice {
         let unknown = || DeviceError::UnknownChoice {
             text: text.to_owned(),
         };
+        if let Some(rest) = text.trim().strip_prefix("remote:") {
+            let (address, index) = match rest.rsplit_once('/') {
+                Some((address, index)) => (address, Some(index)),
+                None => (rest, None),
+            };
+            let index = match index {
+                None => 0,
+                Some(digits)
+                    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) =>
+                {
+                    digits.parse().map_err(|_| unknown())?
+                }
+                Some(_) => return Err(unknown()),
+            };
+            let address = address.parse().map_err(DeviceError::Remote)?;
+            return Ok(Self::Remote { address, index });
+        }
         match lower.as_str() {
             "auto" => Ok(Self::Auto),
             "cpu" => Ok(Self::Cpu),
@@ -241,10 +291,11 @@ impl<'de> Deserialize<'de> for DeviceChoice {
 /// Why a device choice cannot be honoured.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DeviceError {
-    /// The text is not `auto`, `cpu` or `gpu:N`.
+    /// The text is not `auto`, `cpu`, `gpu:N` or `remote:HOST:PORT/N`.
     #[error(
         "unknown device \"{text}\": use `auto` (a hardware GPU if there is one, else the CPU), \
-         `cpu`, or `gpu:N` with N a number shown by `kiln devices`"
+         `cpu`, `gpu:N` with N a number shown by `kiln devices`, or `remote:HOST:PORT/N` for \
+         device N of a box that runs `kiln serve`"
     )]
     UnknownChoice {
         /// What was given.
@@ -266,6 +317,9 @@ pub enum DeviceError {
         /// Why not.
         reason: &'static str,
     },
+    /// A remote device that cannot be named or reached.
+    #[error(transparent)]
+    Remote(#[from] RemoteError),
     /// A second software adapter, which Burn's `DeviceKind::Cpu` cannot select.
     #[error(
         "gpu:{index} ({name}) is a second software rasterizer, and Burn's wgpu backend can only \
@@ -346,10 +400,20 @@ pub fn auto_choice(devices: &[DeviceInfo]) -> DeviceChoice {
 /// The device `choice` names on this machine, with a Burn device for it (without autodiff: the
 /// trainer adds that). The Burn device is lazy: the adapter is opened on first use.
 pub fn resolve(choice: &DeviceChoice) -> Result<(DeviceInfo, Device), DeviceError> {
-    let (info, target) = select(choice, &list_devices())?;
+    // Only `auto` and `gpu:N` need the adapters: listing them wakes every GPU driver, which on
+    // Mesa prints warnings ahead of a CPU run that never touches a GPU.
+    let listed = match choice {
+        DeviceChoice::Auto | DeviceChoice::Gpu(_) => list_devices(),
+        DeviceChoice::Cpu | DeviceChoice::Remote { .. } => Vec::new(),
+    };
+    let (info, target) = select(choice, &listed)?;
     let device = match target {
         Target::Flex => Device::flex(),
         Target::Wgpu(kind) => Device::wgpu(kind),
+        Target::Remote { address, index } => {
+            let token = crate::remote::token_for(&address)?;
+            crate::remote::connect(&address, index, &token)?
+        }
     };
     Ok((info, device))
 }
@@ -359,6 +423,7 @@ pub fn resolve(choice: &DeviceChoice) -> Result<(DeviceInfo, Device), DeviceErro
 enum Target {
     Flex,
     Wgpu(DeviceKind),
+    Remote { address: BoxAddress, index: usize },
 }
 
 /// The GPU entries of a listing, in `gpu:N` order.
@@ -386,6 +451,13 @@ fn select(
                 .unwrap_or_else(DeviceInfo::cpu);
             Ok((info, Target::Flex))
         }
+        DeviceChoice::Remote { address, index } => Ok((
+            DeviceInfo::remote(address, *index),
+            Target::Remote {
+                address: address.clone(),
+                index: *index,
+            },
+        )),
         DeviceChoice::Gpu(index) => {
             let index = *index;
             let info = gpus(devices)
@@ -412,8 +484,8 @@ fn select(
                         first,
                     });
                 }
-                // `gpus` leaves the CPU out.
-                DeviceClass::Cpu => return Ok((info, Target::Flex)),
+                // `gpus` leaves the CPU out, and a listing has no remote devices.
+                DeviceClass::Cpu | DeviceClass::Remote => return Ok((info, Target::Flex)),
             };
             Ok((info, Target::Wgpu(kind)))
         }
@@ -589,6 +661,28 @@ mod tests {
     use DeviceClass::{DiscreteGpu, IntegratedGpu, Software, VirtualGpu};
 
     #[test]
+    fn remote_choices_parse_with_the_device_index_defaulting_to_zero() {
+        let choice: DeviceChoice = "remote:box.lan:7340".parse().unwrap();
+        let address = BoxAddress {
+            host: "box.lan".into(),
+            port: 7340,
+        };
+        assert_eq!(choice, DeviceChoice::Remote { address, index: 0 });
+        assert_eq!(choice.to_string(), "remote:box.lan:7340/0");
+        let ipv6: DeviceChoice = "remote:[::1]:7340/2".parse().unwrap();
+        assert_eq!(ipv6.to_string(), "remote:[::1]:7340/2");
+        for bad in [
+            "remote:box",
+            "remote:box:7340/x",
+            "remote:box:7340/",
+            "remote:",
+        ] {
+            let error = bad.parse::<DeviceChoice>().unwrap_err().to_string();
+            assert!(error.contains("HOST:PORT"), "{bad}: {error}");
+        }
+    }
+
+    #[test]
     fn choices_parse_and_display() {
         for (text, choice) in [
             ("auto", DeviceChoice::Auto),
@@ -596,7 +690,7 @@ mod tests {
             ("gpu:0", DeviceChoice::Gpu(0)),
             ("gpu:12", DeviceChoice::Gpu(12)),
         ] {
-            assert_eq!(text.parse::<DeviceChoice>(), Ok(choice));
+            assert_eq!(text.parse::<DeviceChoice>(), Ok(choice.clone()));
             assert_eq!(choice.to_string(), text);
         }
         assert_eq!(" GPU:1 ".parse::<DeviceChoice>(), Ok(DeviceChoice::Gpu(1)));

@@ -10,6 +10,7 @@ pub mod export;
 pub mod model;
 pub mod plot;
 pub mod predict;
+pub mod remote;
 pub mod results;
 pub mod run;
 pub mod run_folder;

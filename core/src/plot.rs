@@ -251,7 +251,7 @@ pub(crate) fn describe(draft: &ExperimentDraft) -> Settings {
             ..
         } => (None, None, Some(epsilon.to_string()), weight_decay),
     };
-    let device = match draft.device {
+    let device = match &draft.device {
         DeviceChoice::Auto => None,
         other => Some(other.to_string()),
     };

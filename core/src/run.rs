@@ -293,7 +293,11 @@ fn train_into(
             },
         )
     }))
-    .unwrap_or_else(|payload| Err(TrainError::from_panic(payload.as_ref())));
+    .unwrap_or_else(|payload| Err(TrainError::from_panic(payload.as_ref())))
+    .map_err(|e| match &experiment.device {
+        DeviceChoice::Remote { address, .. } => e.on_box(address),
+        _ => e,
+    });
     if let Some(e) = record_error {
         return Err(e);
     }

@@ -7,6 +7,7 @@ mod devices;
 mod export;
 mod export_model;
 mod progress;
+mod serve;
 mod setting_flags;
 mod train;
 mod weights;
@@ -56,6 +57,8 @@ enum Command {
     Compare(compare::CompareArgs),
     /// Time a workload for a fixed number of steps: warm-up, ms per step, samples/s, memory.
     Bench(Box<bench::BenchArgs>),
+    /// Host this machine's devices for Kiln on other machines (`--device remote:HOST:PORT/N`).
+    Serve(serve::ServeArgs),
 }
 
 /// Runs the command line; errors are printed once, here, as one sentence.
@@ -82,6 +85,7 @@ pub fn main() -> ExitCode {
         Some(Command::ExportModel(args)) => export_model::run(&args),
         Some(Command::Compare(args)) => compare::run(&args),
         Some(Command::Bench(args)) => bench::run(*args),
+        Some(Command::Serve(args)) => serve::run(&args),
         Some(Command::Presets) => {
             print_presets();
             Ok(())

@@ -64,7 +64,7 @@ pub struct TrainArgs {
     weight_decay: Option<f64>,
     #[arg(long, value_name = "constant|step:EVERY:GAMMA|cosine[:MIN_LR]", help = Setting::Schedule.help())]
     schedule: Option<Schedule>,
-    #[arg(long, value_name = "auto|cpu|gpu:N", help = Setting::Device.help())]
+    #[arg(long, value_name = "auto|cpu|gpu:N|remote:HOST:PORT/N", help = Setting::Device.help())]
     device: Option<DeviceChoice>,
     #[command(flatten)]
     choices: SettingFlags<Choices>,
@@ -189,9 +189,12 @@ impl TrainArgs {
 /// complete folder and summary.json, a second one ends the process at once.
 pub fn run(args: TrainArgs) -> anyhow::Result<()> {
     let resume_folder = args.resume.clone();
-    let resume_device = args.device;
+    let resume_device = args.device.clone();
     let (experiment, runs_dir) = match &resume_folder {
-        Some(folder) => (run::resume_plan(folder, args.device)?.0, PathBuf::new()),
+        Some(folder) => (
+            run::resume_plan(folder, resume_device.clone())?.0,
+            PathBuf::new(),
+        ),
         None => {
             let (draft, runs_dir) = args.into_draft()?;
             (draft.validate()?, runs_dir)
@@ -200,7 +203,7 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
     let control = Arc::new(Control::new());
     cancel_on_interrupt(&control);
     let mut reporter = Reporter::new(&experiment);
-    if let (Some(_), Some(device)) = (&resume_folder, resume_device) {
+    if let (Some(_), Some(device)) = (&resume_folder, &resume_device) {
         reporter.line(&format!(
             "resuming on {device} (config.toml keeps the device the run started on)"
         ));

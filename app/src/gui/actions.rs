@@ -38,7 +38,10 @@ impl KilnApp {
             return;
         }
         let ctx = self.ctx.clone();
-        match Session::resume_run(folder, move || wake(&ctx)) {
+        // The device row of Setup says where to train, a resumed run included: the way on when
+        // the device it started on is gone.
+        let device = self.form.device.parse().ok();
+        match Session::resume_run(folder, device, move || wake(&ctx)) {
             Ok(session) => {
                 self.session = Some(session);
                 self.notice = None;
@@ -104,6 +107,7 @@ impl KilnApp {
                     self.form.weights_file = Some(file);
                 }
             }
+            SetupAction::AddRemoteBox => self.remote_boxes.open_dialog(),
             SetupAction::InspectData => match self.form.check().experiment {
                 Some(experiment) => {
                     let ctx = self.ctx.clone();

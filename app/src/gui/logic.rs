@@ -11,6 +11,7 @@ impl KilnApp {
         {
             self.devices = Devices::Ready(list);
         }
+        self.remote_boxes.poll();
         let mut finished = false;
         if let Some(session) = &mut self.session {
             let was_active = session.state.is_active();

@@ -24,6 +24,7 @@ mod fetch;
 mod logic;
 mod plots;
 mod profile;
+mod remote_boxes;
 mod results_panel;
 mod runs;
 mod session;
@@ -90,6 +91,8 @@ struct Remembered {
     wall_time_axis: bool,
     /// The folder last picked with the Runs panel's Change…, for launches from a menu.
     chosen_runs_dir: Option<PathBuf>,
+    /// The addresses of the boxes added with *Add remote box…* (their tokens are kept apart).
+    remote_boxes: Vec<String>,
 }
 
 /// Where the window keeps runs, as decided at launch.
@@ -150,6 +153,8 @@ pub struct KilnApp {
     pub runs: RunsPanel,
     x_axis: XAxis,
     devices: Devices,
+    /// The boxes added with *Add remote box…* and their devices.
+    remote_boxes: remote_boxes::RemoteBoxes,
     data_location: Option<(DatasetKind, Option<PathBuf>, Result<PathBuf, String>)>,
     fetch: Option<FetchJob>,
     fetch_message: Option<String>,
@@ -199,6 +204,10 @@ impl KilnApp {
                 XAxis::Steps
             },
             devices,
+            remote_boxes: remote_boxes::RemoteBoxes::remembered(
+                &remembered.remote_boxes,
+                &cc.egui_ctx,
+            ),
             data_location: None,
             fetch: None,
             fetch_message: None,
@@ -289,7 +298,12 @@ impl eframe::App for KilnApp {
         let fetch_progress = self.fetch.as_ref().map(|job| (job.what, job.status()));
         let locked = self.is_training();
         // Cloned so the panel can borrow the form mutably; a handful of entries.
-        let devices: Option<Vec<DeviceInfo>> = self.device_list().map(<[DeviceInfo]>::to_vec);
+        let devices: Option<Vec<DeviceInfo>> = self.device_list().map(|local| {
+            let mut all = local.to_vec();
+            all.extend(self.remote_boxes.devices());
+            all
+        });
+        let box_problems = self.remote_boxes.problems();
         let mut setup_actions = Vec::new();
         egui::Panel::left("setup")
             .resizable(true)
@@ -304,6 +318,7 @@ impl eframe::App for KilnApp {
                             fetch_progress,
                             fetch_message: self.fetch_message.clone(),
                             devices: devices.as_deref(),
+                            box_problems: &box_problems,
                             locked,
                         };
                         setup_actions = setup_ui(ui, &mut self.form, &check, &context);
@@ -323,6 +338,7 @@ impl eframe::App for KilnApp {
             });
         egui::CentralPanel::default().show(ui, |ui| self.central_ui(ui, &check));
         let ctx = ui.ctx().clone();
+        self.remote_boxes.dialog_ui(&ctx);
         if let Some(view) = &mut self.data_view {
             let experiment = check
                 .experiment
@@ -353,6 +369,7 @@ impl eframe::App for KilnApp {
             form: self.form.clone(),
             wall_time_axis: self.x_axis == XAxis::WallSecs,
             chosen_runs_dir: self.chosen_runs_dir.clone(),
+            remote_boxes: self.remote_boxes.addresses(),
         };
         eframe::set_value(storage, eframe::APP_KEY, &remembered);
     }

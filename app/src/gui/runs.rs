@@ -396,7 +396,7 @@ fn run_row_ui(
             && ui
                 .add_enabled(editable, egui::Button::new("Resume run").small())
                 .on_hover_text(
-                    "Go on from the last finished epoch, in this folder: the run ends as if it had never stopped.",
+                    "Go on from the last finished epoch, in this folder, on the device chosen in Setup: the run ends as if it had never stopped.",
                 )
                 .clicked()
         {

@@ -690,6 +690,8 @@ pub enum SetupAction {
     CancelFetch,
     /// Open the Data window on the chosen data set.
     InspectData,
+    /// Open the *Add remote box* window.
+    AddRemoteBox,
 }
 
 /// What the panel shows about the data set and devices, gathered outside the form.
@@ -703,6 +705,8 @@ pub struct SetupContext<'a> {
     pub fetch_message: Option<String>,
     /// Devices, or none while they are being listed.
     pub devices: Option<&'a [DeviceInfo]>,
+    /// Why a remembered remote box could not be listed, one sentence each.
+    pub box_problems: &'a [String],
     /// Whether a run is going (the form is then read-only).
     pub locked: bool,
 }
@@ -827,7 +831,9 @@ pub fn setup_ui(
         });
         section_ui(ui, "Optimizer", |ui| optimizer_rows_ui(ui, form, errors));
         section_ui(ui, "Validation", |ui| validation_rows_ui(ui, form, errors));
-        section_ui(ui, "Run", |ui| run_rows_ui(ui, form, errors, context));
+        section_ui(ui, "Run", |ui| {
+            run_rows_ui(ui, form, errors, context, &mut actions);
+        });
     });
     actions
 }
@@ -1155,11 +1161,17 @@ fn run_rows_ui(
     form: &mut SetupForm,
     errors: &BTreeMap<Setting, String>,
     context: &SetupContext<'_>,
+    actions: &mut Vec<SetupAction>,
 ) {
     number_row(ui, Setting::BatchSize, &mut form.numbers, errors);
     number_row(ui, Setting::Epochs, &mut form.numbers, errors);
     number_row(ui, Setting::Seed, &mut form.numbers, errors);
-    device_row(ui, form, context.devices);
+    device_row(ui, form, context.devices, actions);
+    for problem in context.box_problems {
+        ui.label("");
+        ui.colored_label(ui.visuals().warn_fg_color, problem);
+        ui.end_row();
+    }
     error_row(ui, Setting::Device, errors);
     precision_row(ui, form, context.devices);
     number_row(ui, Setting::ProfileSteps, &mut form.numbers, errors);
@@ -1227,7 +1239,12 @@ fn presets_ui(ui: &mut egui::Ui, form: &mut SetupForm) {
     });
 }
 
-fn device_row(ui: &mut egui::Ui, form: &mut SetupForm, devices: Option<&[DeviceInfo]>) {
+fn device_row(
+    ui: &mut egui::Ui,
+    form: &mut SetupForm,
+    devices: Option<&[DeviceInfo]>,
+    actions: &mut Vec<SetupAction>,
+) {
     let label = ui
         .label(Setting::Device.label())
         .on_hover_text(Setting::Device.help());
@@ -1264,6 +1281,14 @@ fn device_row(ui: &mut egui::Ui, form: &mut SetupForm, devices: Option<&[DeviceI
             ui.selectable_value(&mut form.device, "auto".to_owned(), auto_text);
             for device in devices {
                 ui.selectable_value(&mut form.device, device.id.clone(), describe(device));
+            }
+            ui.separator();
+            if ui
+                .selectable_label(false, "Add remote box…")
+                .on_hover_text("Train on a device of a machine that runs `kiln serve`.")
+                .clicked()
+            {
+                actions.push(SetupAction::AddRemoteBox);
             }
         })
         .response

@@ -35,6 +35,17 @@ pub enum TrainError {
         "the device stopped answering while reading metrics back ({0}); it may be out of memory or lost. Try a smaller batch or model."
     )]
     Readback(String),
+    /// The connection to the box a remote device is on broke off: the box stopped, or the
+    /// network between went away.
+    #[error(
+        "the connection to the box at {address} was lost ({reason}). The run folder keeps everything up to this point; `kiln train --resume RUN --device D` goes on from the last finished epoch, on this machine or another box."
+    )]
+    BoxLost {
+        /// The box.
+        address: String,
+        /// What the remote backend said.
+        reason: String,
+    },
 }
 
 impl From<crate::weights::WeightsError> for TrainError {
@@ -53,6 +64,20 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
 }
 
 impl TrainError {
+    /// What this error means for a run on a device of the box at `address`: the device going
+    /// silent there is the connection going, whatever the remote backend's words for it.
+    pub fn on_box(self, address: &crate::remote::BoxAddress) -> Self {
+        match self {
+            Self::DeviceLost(reason) | Self::Readback(reason) | Self::Crashed(reason) => {
+                Self::BoxLost {
+                    address: address.to_string(),
+                    reason,
+                }
+            }
+            other => other,
+        }
+    }
+
     /// The error a panic inside Burn or the GPU runtime stands for, told as what to do about it.
     pub fn from_panic(payload: &(dyn std::any::Any + Send)) -> Self {
         let message = panic_message(payload);

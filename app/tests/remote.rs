@@ -1,0 +1,359 @@
+//! Training on another machine's device: a real `kiln serve` on loopback hosting the CPU (Burn's
+//! flex backend), and `kiln train --device remote:…` against it, as two shells would run them.
+
+// A failed unwrap in a test or an example is a failure that names its line.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use kiln_test_support::scratch_dir;
+
+const TOKEN: &str = "loopback-test-token";
+
+/// A `kiln serve` child process, killed when dropped; `log` receives its stdout lines.
+struct KilnBox {
+    child: Child,
+    address: String,
+    log: mpsc::Receiver<String>,
+}
+
+impl KilnBox {
+    /// Serves the CPU on a free loopback port with the token in a file.
+    fn start(scratch: &Path) -> Self {
+        let token_file = scratch.join("box.token");
+        std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kiln"))
+            .args([
+                "serve",
+                "--device",
+                "cpu",
+                "--listen",
+                "127.0.0.1:0",
+                "--token-file",
+            ])
+            .arg(&token_file)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the kiln binary runs");
+        let (lines, log) = mpsc::channel();
+        let stdout = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if lines.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut this = Self {
+            child,
+            address: String::new(),
+            log,
+        };
+        let line = this.wait_for_line("Kiln serves on ");
+        this.address = line
+            .trim_start_matches("Kiln serves on ")
+            .trim_end_matches(". On the client:")
+            .to_owned();
+        this
+    }
+
+    /// The first line of the box's log that starts with `start` (earlier ones are dropped).
+    fn wait_for_line(&self, start: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.log.recv_timeout(left) {
+                Ok(line) if line.starts_with(start) => return line,
+                Ok(_) => {}
+                Err(e) => panic!("kiln serve printed no line starting {start:?}: {e}"),
+            }
+        }
+    }
+
+    fn device(&self) -> String {
+        format!("remote:{}/0", self.address)
+    }
+}
+
+impl Drop for KilnBox {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `kiln train` on `device` with a small seeded MLP on the built-in data.
+fn train(device: &str, runs: &Path, epochs: &str) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_kiln"));
+    command
+        .args([
+            "train", "--device", device, "--model", "mlp:32", "--epochs", epochs,
+        ])
+        .args(["--batch", "64", "--seed", "7", "--runs-dir"])
+        .arg(runs)
+        // No token remembered from the machine's own user.
+        .env("XDG_CONFIG_HOME", runs.join("no-config"))
+        .env_remove("KILN_REMOTE_TOKEN");
+    command
+}
+
+fn run(mut command: Command) -> Output {
+    command.output().expect("the kiln binary runs")
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+fn run_folder(runs: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(runs)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.join("config.toml").is_file())
+}
+
+/// epochs.csv's data rows as numbers (empty cells left out).
+fn epoch_rows(folder: &Path) -> Vec<Vec<f64>> {
+    learning_columns(folder, |_| true)
+}
+
+/// The cells of epochs.csv's columns whose header `keep` takes, row by row, as numbers.
+fn learning_columns(folder: &Path, keep: impl Fn(&str) -> bool) -> Vec<Vec<f64>> {
+    let text = std::fs::read_to_string(folder.join("epochs.csv")).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
+    lines
+        .map(|line| {
+            line.split(',')
+                .zip(&header)
+                .filter(|(_, name)| keep(name))
+                .filter_map(|(cell, _)| cell.parse().ok())
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn a_run_on_a_remote_cpu_equals_the_same_run_on_the_local_cpu() {
+    let scratch = scratch_dir("remote-equal");
+    let kiln_box = KilnBox::start(&scratch);
+    let remote_runs = scratch.join("remote");
+    let mut remote = train(&kiln_box.device(), &remote_runs, "2");
+    remote.env("KILN_REMOTE_TOKEN", TOKEN);
+    let output = run(remote);
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(
+        kiln_box
+            .wait_for_line("127.0.0.1:")
+            .contains("opened a session on device 0")
+    );
+
+    let local_runs = scratch.join("local");
+    let output = run(train("cpu", &local_runs, "2"));
+    assert!(output.status.success(), "{}", text(&output));
+
+    let remote_folder = run_folder(&remote_runs).unwrap();
+    // Losses and accuracies; the timing columns differ by design.
+    let learned = |name: &str| name.ends_with("_loss") || name.ends_with("_accuracy");
+    let (remote_rows, local_rows) = (
+        learning_columns(&remote_folder, learned),
+        learning_columns(&run_folder(&local_runs).unwrap(), learned),
+    );
+    assert_eq!(remote_rows.len(), 2);
+    assert_eq!(remote_rows.len(), local_rows.len());
+    // The box sums on its own threads, so the last bits of a loss may differ, nothing more.
+    for (remote, local) in remote_rows.iter().zip(&local_rows) {
+        assert_eq!(remote.len(), local.len(), "{remote:?} {local:?}");
+        for (r, l) in remote.iter().zip(local) {
+            assert!(
+                (r - l).abs() <= 1e-3 * l.abs().max(1.0),
+                "remote {remote:?}, local {local:?}"
+            );
+        }
+    }
+    let summary = std::fs::read_to_string(remote_folder.join("summary.json")).unwrap();
+    assert!(summary.contains("\"completed\""), "{summary}");
+    assert!(
+        summary.contains(&format!("of {}", kiln_box.address)),
+        "{summary}"
+    );
+}
+
+#[test]
+fn a_wrong_or_missing_token_is_refused_before_a_run_folder_exists() {
+    let scratch = scratch_dir("remote-token");
+    let kiln_box = KilnBox::start(&scratch);
+    let runs = scratch.join("runs");
+
+    let mut wrong = train(&kiln_box.device(), &runs, "1");
+    wrong.env("KILN_REMOTE_TOKEN", "not-the-token");
+    let output = run(wrong);
+    assert!(!output.status.success());
+    assert!(
+        text(&output).contains("refused the token"),
+        "{}",
+        text(&output)
+    );
+    assert!(
+        kiln_box
+            .wait_for_line("refused ")
+            .contains("wrong or missing token")
+    );
+
+    let output = run(train(&kiln_box.device(), &runs, "1"));
+    assert!(!output.status.success());
+    assert!(
+        text(&output).contains(&format!("no token for {}", kiln_box.address)),
+        "{}",
+        text(&output)
+    );
+    assert!(
+        run_folder(&runs).is_none(),
+        "no folder for a run that never started"
+    );
+
+    // A device the box does not host is named with how many it does.
+    let mut missing = train(&format!("remote:{}/3", kiln_box.address), &runs, "1");
+    missing.env("KILN_REMOTE_TOKEN", TOKEN);
+    let output = run(missing);
+    assert!(
+        text(&output).contains("hosts 1 device(s)"),
+        "{}",
+        text(&output)
+    );
+}
+
+#[test]
+fn kiln_devices_lists_a_box_and_remembers_its_token_for_its_user_alone() {
+    let scratch = scratch_dir("remote-devices");
+    let kiln_box = KilnBox::start(&scratch);
+    let config = scratch.join("config");
+    let devices = |remember: bool, token: Option<&str>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_kiln"));
+        command
+            .args(["devices", "--remote", &kiln_box.address])
+            .env("XDG_CONFIG_HOME", &config)
+            .env_remove("KILN_REMOTE_TOKEN");
+        if remember {
+            command.arg("--remember");
+        }
+        if let Some(token) = token {
+            command.env("KILN_REMOTE_TOKEN", token);
+        }
+        run(command)
+    };
+    let output = devices(true, Some(TOKEN));
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(
+        text(&output).contains(&kiln_box.device()),
+        "{}",
+        text(&output)
+    );
+    // Remembered: no variable needed any more.
+    let output = devices(false, None);
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(text(&output).contains("remote device"), "{}", text(&output));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let file = std::fs::read_dir(config.join("kiln").join("remotes"))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{}", file.display());
+    }
+}
+
+#[test]
+fn a_box_killed_mid_run_fails_the_run_keeps_its_rows_and_it_resumes_on_the_local_cpu() {
+    let scratch = scratch_dir("remote-killed");
+    let mut kiln_box = KilnBox::start(&scratch);
+    let runs = scratch.join("runs");
+    let mut command = train(&kiln_box.device(), &runs, "500");
+    command
+        .env("KILN_REMOTE_TOKEN", TOKEN)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut client = command.spawn().unwrap();
+
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let folder = loop {
+        assert!(Instant::now() < deadline, "no epoch row within two minutes");
+        if let Some(folder) = run_folder(&runs)
+            && epoch_rows(&folder).len() >= 2
+        {
+            break folder;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    kiln_box.child.kill().unwrap();
+    kiln_box.child.wait().unwrap();
+
+    // The client must notice on its own, not hang.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        if let Some(status) = client.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = client.kill();
+            panic!("the client still runs two minutes after its box was killed");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut client.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(!status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "error: the connection to the box at {} was lost",
+            kiln_box.address
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--resume"), "{stderr}");
+    let kept = epoch_rows(&folder);
+    assert!(kept.len() >= 2, "every row so far is kept");
+    let summary = std::fs::read_to_string(folder.join("summary.json")).unwrap();
+    assert!(summary.contains("\"failed\""), "{summary}");
+
+    // The way out: go on from the last checkpoint on this machine's CPU.
+    let mut resume = Command::new(env!("CARGO_BIN_EXE_kiln"));
+    resume
+        .args(["train", "--resume"])
+        .arg(&folder)
+        .args(["--device", "cpu"]);
+    let started = Instant::now();
+    let mut resumed = resume
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // 500 epochs would take too long: a few more rows prove it goes on, then it is stopped.
+    loop {
+        if epoch_rows(&folder).len() > kept.len() {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the resumed run wrote no row"
+        );
+        assert!(resumed.try_wait().unwrap().is_none(), "the resume ended");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = resumed.kill();
+    let _ = resumed.wait();
+}

@@ -1,0 +1,560 @@
+//! Devices on another machine: a box runs `kiln serve`, which hosts its devices with Burn's own
+//! remote server (`burn::server::RemoteServer`, WebSocket transport), and a client trains on
+//! them as `remote:HOST:PORT/N` through Burn's remote backend, exactly as on a local device.
+//! The run folder, the autodiff graph and the data's host copy stay on the client; the data set
+//! is uploaded to the box once, and each step sends the operations and an index slice.
+//!
+//! # Tokens
+//!
+//! A box serves only the clients that present its token (Burn's `TokenAuthorizer`). The client
+//! reads it from `KILN_REMOTE_TOKEN`, else from the file remembered for that box, never from a
+//! command-line argument, which other users of the machine can read:
+//!
+//! ```text
+//! <config dir>/kiln/remotes/          (~/.config/kiln/remotes on Linux)
+//! └── HOST_PORT.token                 the token, mode 0600 where the platform has modes
+//! ```
+//!
+//! Over WebSocket the token travels unencrypted, as Burn's docs say: it keeps stray clients of a
+//! trusted network out, not someone reading the traffic. The box binds 127.0.0.1 unless told
+//! otherwise; an SSH tunnel (`ssh -L PORT:127.0.0.1:PORT box`) reaches it from elsewhere.
+
+use std::fmt;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use burn::server::{AuthorizationRequest, RemoteServer, TokenAuthorizer, WebSocketTransport};
+use burn::tensor::Device;
+
+use crate::device::{self, DeviceChoice, DeviceClass, DeviceError, DeviceInfo};
+use burn::remote::{ConnectError, RemoteHost};
+
+/// The environment variable a client reads a box's token from.
+pub const TOKEN_VARIABLE: &str = "KILN_REMOTE_TOKEN";
+
+/// The port `kiln serve` listens on unless `--listen` says otherwise.
+pub const DEFAULT_PORT: u16 = 7340;
+
+/// Where a box listens: a host name or address and a port, as `HOST:PORT` (`[::1]:PORT` for an
+/// IPv6 address).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct BoxAddress {
+    /// The host name or address, without brackets.
+    pub host: String,
+    /// The TCP port.
+    pub port: u16,
+}
+
+impl BoxAddress {
+    /// The WebSocket address Burn's remote client dials.
+    fn url(&self) -> String {
+        format!("ws://{self}")
+    }
+
+    /// The file name this box's remembered token is kept under: the address with the characters
+    /// a file system may refuse (`:` of IPv6, `/`) replaced.
+    fn token_file_name(&self) -> String {
+        let host: String = self
+            .host
+            .chars()
+            .map(|c| match c {
+                'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '-' => c,
+                _ => '_',
+            })
+            .collect();
+        format!("{host}_{}.token", self.port)
+    }
+}
+
+impl fmt::Display for BoxAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.host.contains(':') {
+            write!(f, "[{}]:{}", self.host, self.port)
+        } else {
+            write!(f, "{}:{}", self.host, self.port)
+        }
+    }
+}
+
+impl FromStr for BoxAddress {
+    type Err = RemoteError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let bad = || RemoteError::BadAddress {
+            text: text.to_owned(),
+        };
+        let text = text.trim();
+        let (host, port) = match text.strip_prefix('[') {
+            Some(rest) => {
+                let (host, port) = rest.split_once("]:").ok_or_else(bad)?;
+                (host, port)
+            }
+            None => text.rsplit_once(':').ok_or_else(bad)?,
+        };
+        let plain_host = !host.is_empty()
+            && host
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':'));
+        // A port of digits only: `u16::from_str` also takes "+80".
+        if !plain_host || port.is_empty() || !port.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad());
+        }
+        let port: u16 = port.parse().map_err(|_| bad())?;
+        if port == 0 {
+            return Err(bad());
+        }
+        Ok(Self {
+            host: host.to_owned(),
+            port,
+        })
+    }
+}
+
+/// A box's shared secret. Its `Debug` never shows it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Token(String);
+
+impl fmt::Debug for Token {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Token(..)")
+    }
+}
+
+impl Token {
+    /// A fresh token of 32 random bytes from the operating system, as 64 hex digits.
+    pub fn generate() -> Result<Self, RemoteError> {
+        let mut bytes = [0u8; 32];
+        getrandom::fill(&mut bytes).map_err(|e| RemoteError::NoRandomness(e.to_string()))?;
+        Ok(Self(bytes.iter().map(|b| format!("{b:02x}")).collect()))
+    }
+
+    /// A token given as text; surrounding whitespace (a file's last newline) is not part of it.
+    pub fn new(text: &str) -> Result<Self, RemoteError> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Err(RemoteError::EmptyToken);
+        }
+        Ok(Self(text.to_owned()))
+    }
+
+    /// The token in the file at `path`.
+    pub fn read(path: &Path) -> Result<Self, RemoteError> {
+        let text = std::fs::read_to_string(path).map_err(|e| RemoteError::TokenFile {
+            path: path.to_owned(),
+            reason: e.to_string(),
+        })?;
+        Self::new(&text).map_err(|_| RemoteError::TokenFile {
+            path: path.to_owned(),
+            reason: "it is empty".to_owned(),
+        })
+    }
+
+    /// The token's text, for the one line `kiln serve` prints and for a token file.
+    pub fn reveal(&self) -> &str {
+        &self.0
+    }
+}
+
+/// The folder remembered tokens are kept in (see the module docs).
+pub fn tokens_dir() -> Option<PathBuf> {
+    dirs::config_dir().map(|dir| dir.join("kiln").join("remotes"))
+}
+
+/// The token to present to `address`: `KILN_REMOTE_TOKEN`, else the one remembered for it.
+pub fn token_for(address: &BoxAddress) -> Result<Token, RemoteError> {
+    if let Ok(text) = std::env::var(TOKEN_VARIABLE) {
+        return Token::new(&text);
+    }
+    let path = tokens_dir().map(|dir| dir.join(address.token_file_name()));
+    match path {
+        Some(path) if path.is_file() => Token::read(&path),
+        _ => Err(RemoteError::NoToken {
+            address: address.clone(),
+        }),
+    }
+}
+
+/// Keeps `token` for `address` in the per-user tokens folder, readable by this user only, and
+/// returns the file's path.
+pub fn remember_token(address: &BoxAddress, token: &Token) -> Result<PathBuf, RemoteError> {
+    let dir = tokens_dir().ok_or(RemoteError::NoConfigDir)?;
+    write_private(&dir.join(address.token_file_name()), token.reveal())
+}
+
+/// Writes `text` to `path` so that only this user can read it: on Unix the file is created with
+/// mode 0600 before a byte is in it, and written whole through a temporary file.
+fn write_private(path: &Path, text: &str) -> Result<PathBuf, RemoteError> {
+    use std::io::Write;
+    let failed = |e: std::io::Error| RemoteError::TokenFile {
+        path: path.to_owned(),
+        reason: e.to_string(),
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(failed)?;
+    }
+    let partial = path.with_extension("token.partial");
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options.open(&partial).map_err(failed)?;
+    file.write_all(text.as_bytes())
+        .and_then(|()| file.sync_all())
+        .map_err(failed)?;
+    std::fs::rename(&partial, path).map_err(failed)?;
+    Ok(path.to_owned())
+}
+
+/// Why a box could not be served or reached, told as what to do.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RemoteError {
+    /// An address that is not `HOST:PORT`.
+    #[error(
+        "\"{text}\" is not a box address: write HOST:PORT (for example 192.168.1.20:{DEFAULT_PORT} \
+         or [::1]:{DEFAULT_PORT}), as `kiln serve` prints it"
+    )]
+    BadAddress {
+        /// What was given.
+        text: String,
+    },
+    /// No token for a box.
+    #[error(
+        "no token for {address}: set {TOKEN_VARIABLE} to the token its `kiln serve` printed, or \
+         remember it with `kiln devices --remote {address} --remember`"
+    )]
+    NoToken {
+        /// The box.
+        address: BoxAddress,
+    },
+    /// An empty token, which a box would take as no token at all.
+    #[error("the token is empty: use the one `kiln serve` printed")]
+    EmptyToken,
+    /// A token file that cannot be read or written.
+    #[error("the token file {} cannot be used: {reason}", path.display())]
+    TokenFile {
+        /// The file.
+        path: PathBuf,
+        /// Why not.
+        reason: String,
+    },
+    /// No per-user configuration folder to remember a token in.
+    #[error(
+        "this system has no per-user configuration folder to remember the token in; set {TOKEN_VARIABLE} instead"
+    )]
+    NoConfigDir,
+    /// The operating system gave no random bytes for a token.
+    #[error(
+        "the operating system gave no random bytes for a token ({0}); write one into a file and pass --token-file"
+    )]
+    NoRandomness(String),
+    /// Nothing answered at the address.
+    #[error(
+        "nothing answers at {address} ({reason}): is `kiln serve` running there, and does its \
+         --listen address let this machine in?"
+    )]
+    Unreachable {
+        /// The box.
+        address: BoxAddress,
+        /// What the connection said.
+        reason: String,
+    },
+    /// The box refused the token.
+    #[error(
+        "{address} refused the token: set {TOKEN_VARIABLE} to the token its `kiln serve` printed \
+         (a restarted box prints a new one unless it reads --token-file)"
+    )]
+    WrongToken {
+        /// The box.
+        address: BoxAddress,
+    },
+    /// The box has fewer devices than the index asked for.
+    #[error(
+        "{address} hosts {count} device(s), so there is no remote:{address}/{index}; `kiln devices --remote {address}` lists them"
+    )]
+    NoSuchDevice {
+        /// The box.
+        address: BoxAddress,
+        /// The index asked for.
+        index: usize,
+        /// How many it hosts.
+        count: usize,
+    },
+    /// A server of another Burn release.
+    #[error(
+        "{address} runs another Kiln or Burn version (its remote protocol is version \
+         {server_version}, this Kiln's {client_version}): install the same Kiln version on both \
+         machines"
+    )]
+    OtherVersion {
+        /// The box.
+        address: BoxAddress,
+        /// The box's protocol version.
+        server_version: u16,
+        /// This client's.
+        client_version: u16,
+    },
+    /// Something answered but the session broke off.
+    #[error(
+        "{address} answered, but not as a Kiln box of this version ({reason}): check that \
+         `kiln serve` of the same Kiln version listens there"
+    )]
+    Handshake {
+        /// The box.
+        address: BoxAddress,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The box could not start serving.
+    #[error("cannot serve on {listen}: {reason}")]
+    Serve {
+        /// Where it was to listen.
+        listen: String,
+        /// Why not.
+        reason: String,
+    },
+}
+
+impl RemoteError {
+    fn from_connect(error: ConnectError, address: &BoxAddress, index: usize) -> Self {
+        let address = address.clone();
+        match error {
+            ConnectError::Unauthorized => Self::WrongToken { address },
+            ConnectError::NoSuchDevice { device_count } => Self::NoSuchDevice {
+                address,
+                index,
+                count: device_count,
+            },
+            ConnectError::IncompatibleProtocol {
+                client_version,
+                server_version,
+            } => Self::OtherVersion {
+                address,
+                server_version,
+                client_version,
+            },
+            ConnectError::Handshake { reason } => Self::Handshake { address, reason },
+            ConnectError::Unreachable { reason } => Self::Unreachable { address, reason },
+            other => Self::Unreachable {
+                address,
+                reason: other.to_string(),
+            },
+        }
+    }
+}
+
+fn host(address: &BoxAddress, token: &Token) -> RemoteHost {
+    RemoteHost::websocket(&address.url()).with_credential(token.reveal())
+}
+
+/// Device `index` of the box at `address`, connected (so a wrong token or a stopped box is told
+/// here, before any run folder exists for it).
+pub fn connect(address: &BoxAddress, index: usize, token: &Token) -> Result<Device, RemoteError> {
+    Device::remote_options(&host(address, token))
+        .device_index(index)
+        .init()
+        .map_err(|e| RemoteError::from_connect(e, address, index))
+}
+
+/// How many devices the box at `address` hosts.
+pub fn device_count(address: &BoxAddress, token: &Token) -> Result<usize, RemoteError> {
+    host(address, token)
+        .devices()
+        .map(|devices| devices.len())
+        .map_err(|e| RemoteError::from_connect(e, address, 0))
+}
+
+/// What `kiln serve` hosts: `choice`, or with `all` every GPU of this machine (the CPU when it
+/// has none, since Burn's server hosts devices of one backend only).
+pub fn devices_to_host(
+    choice: &DeviceChoice,
+    all: bool,
+) -> Result<Vec<(DeviceInfo, Device)>, DeviceError> {
+    let choices = match all {
+        false => vec![choice.clone()],
+        true => {
+            let gpus: Vec<DeviceChoice> = device::list_devices()
+                .iter()
+                .filter(|info| info.class != DeviceClass::Cpu)
+                .filter_map(|info| info.id.parse().ok())
+                .collect();
+            match gpus.is_empty() {
+                true => vec![DeviceChoice::Cpu],
+                false => gpus,
+            }
+        }
+    };
+    choices.iter().map(device::resolve).collect()
+}
+
+/// One session a box opened or refused, for its log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionLog {
+    /// The client's address.
+    pub client: String,
+    /// The device it asked for.
+    pub device_index: u32,
+    /// Whether its token was right.
+    pub admitted: bool,
+}
+
+impl fmt::Display for SessionLog {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.admitted {
+            true => write!(
+                f,
+                "{} opened a session on device {}",
+                self.client, self.device_index
+            ),
+            false => write!(
+                f,
+                "refused {} (wrong or missing token) on device {}",
+                self.client, self.device_index
+            ),
+        }
+    }
+}
+
+/// Serves `devices` (all of one backend: GPUs or the CPU) to the clients that present `token`,
+/// on `listener`, one session after another and several at once, until Ctrl+C or SIGTERM.
+/// `on_session` hears of every session opened or refused; a client that goes away ends its
+/// session, and what it held on the box is freed with it.
+pub fn serve(
+    devices: Vec<Device>,
+    listener: TcpListener,
+    token: &Token,
+    on_session: impl Fn(SessionLog) + Send + Sync + 'static,
+) -> Result<(), RemoteError> {
+    let listen = listener
+        .local_addr()
+        .map_or_else(|_| "?".to_owned(), |a| a.to_string());
+    let refused = |reason: String| RemoteError::Serve {
+        listen: listen.clone(),
+        reason,
+    };
+    let check =
+        TokenAuthorizer::new(token.reveal()).map_err(|_| refused("the token is empty".into()))?;
+    let authorizer = move |request: AuthorizationRequest<'_>| {
+        use burn::server::PeerAuthorizer;
+        let client = request.client.to_string();
+        let device_index = request.device_index;
+        let verdict = check.authorize(request);
+        on_session(SessionLog {
+            client: client
+                .strip_prefix("WebSocket client ")
+                .unwrap_or(&client)
+                .to_owned(),
+            device_index,
+            admitted: verdict.is_ok(),
+        });
+        verdict
+    };
+    RemoteServer::new(devices)
+        .with_authorizer(authorizer)
+        .serve(WebSocketTransport::from_listener(listener))
+        .map_err(|e| refused(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn box_addresses_parse_and_display_with_ipv6_in_brackets() {
+        for (text, host, port) in [
+            ("127.0.0.1:7340", "127.0.0.1", 7340),
+            ("gpu-box.lan:80", "gpu-box.lan", 80),
+            ("[::1]:7340", "::1", 7340),
+        ] {
+            let address: BoxAddress = text.parse().unwrap();
+            assert_eq!(
+                address,
+                BoxAddress {
+                    host: host.into(),
+                    port
+                }
+            );
+            assert_eq!(address.to_string(), text);
+        }
+    }
+
+    #[test]
+    fn malformed_box_addresses_are_refused_with_an_example() {
+        for text in [
+            "",
+            "box",
+            "box:",
+            ":80",
+            "box:0",
+            "box:+80",
+            "box:70000",
+            "a b:1",
+            "ws://box:1",
+        ] {
+            let error = text.parse::<BoxAddress>().unwrap_err();
+            assert!(error.to_string().contains("HOST:PORT"), "{text}: {error}");
+        }
+    }
+
+    #[test]
+    fn a_generated_token_is_64_hex_digits_and_new_each_time() {
+        let one = Token::generate().unwrap();
+        let two = Token::generate().unwrap();
+        assert_eq!(one.reveal().len(), 64);
+        assert!(one.reveal().bytes().all(|b| b.is_ascii_hexdigit()));
+        assert_ne!(one, two);
+        assert_eq!(format!("{one:?}"), "Token(..)");
+    }
+
+    #[test]
+    fn a_token_file_is_read_without_its_newline_and_an_empty_one_is_refused() {
+        let dir = std::env::temp_dir().join(format!("kiln-token-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("box.token");
+        std::fs::write(&path, "s3cret\n").unwrap();
+        assert_eq!(Token::read(&path).unwrap().reveal(), "s3cret");
+        std::fs::write(&path, " \n").unwrap();
+        let error = Token::read(&path).unwrap_err().to_string();
+        assert!(error.contains("empty"), "{error}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_remembered_token_is_written_for_its_owner_alone() {
+        let dir = std::env::temp_dir().join(format!("kiln-remember-{}", std::process::id()));
+        let address: BoxAddress = "[fe80::1]:7340".parse().unwrap();
+        let path = write_private(&dir.join(address.token_file_name()), "s3cret").unwrap();
+        assert_eq!(
+            path.file_name().unwrap().to_str().unwrap(),
+            "fe80__1_7340.token"
+        );
+        assert_eq!(Token::read(&path).unwrap().reveal(), "s3cret");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn nothing_listening_is_told_as_unreachable_with_what_to_check() {
+        // A port bound and dropped at once is free and closed for the moment of this test.
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let address: BoxAddress = format!("127.0.0.1:{port}").parse().unwrap();
+        let error = connect(&address, 0, &Token::new("t").unwrap()).unwrap_err();
+        assert!(
+            matches!(error, RemoteError::Unreachable { .. }),
+            "{error:?}"
+        );
+        assert!(error.to_string().contains("kiln serve"), "{error}");
+    }
+}
