@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What a remote device costs: fashion-mlp on a `kiln serve` box over loopback (the CPU, Burn's
 # flex backend, as the box) against the same device local, side by side in one sitting, and the
-# bytes that cross the connection per step.
+# bytes that cross the connection per step; then the same run data parallel on two devices of
+# the box (the CPU hosted twice) against one, for the learning figures and what the split costs.
 #
 # usage: bench/remote.sh KILN DATA_ROOT [EPOCHS]
 #   KILN       a kiln binary (`cargo build --release -p kiln`, then target/release/kiln)
@@ -29,7 +30,7 @@ export XDG_CONFIG_HOME=$work/config
 # The box's arithmetic on one thread, as Kiln's own rule puts this MLP on one thread locally:
 # the difference between the two runs is then the remote protocol, not the thread count.
 head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$work/token"
-RAYON_NUM_THREADS=${BOX_THREADS:-1} "$kiln" serve --device cpu --listen 127.0.0.1:0 \
+RAYON_NUM_THREADS=${BOX_THREADS:-1} "$kiln" serve --devices cpu,cpu --listen 127.0.0.1:0 \
   --token-file "$work/token" >"$work/box.log" &
 box_pid=$!
 for _ in $(seq 100); do
@@ -46,8 +47,8 @@ lo_bytes() { cat /sys/class/net/lo/statistics/tx_bytes; }
 epoch_figures() {
   python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(s["mean_epoch_train_secs"], s["steps"]/s["epochs_completed"])' "$1"
 }
-train() { # DEVICE EPOCHS RUNS_DIR
-  "$kiln" train --preset fashion-mlp --data-dir "$data/fashion-mnist" --device "$1" \
+train() { # DEVICES EPOCHS RUNS_DIR
+  "$kiln" train --preset fashion-mlp --data-dir "$data/fashion-mnist" --devices "$1" \
     --epochs "$2" --runs-dir "$3" >/dev/null
   echo "$3"/*/summary.json
 }
@@ -72,4 +73,14 @@ print(f"local cpu:        {local:.2f} s/epoch, {steps / local:.0f} steps/s")
 print(f"remote (loopback): {remote:.2f} s/epoch, {steps / remote:.0f} steps/s ({remote / local:.2f}x local)")
 print(f"bytes over loopback: {one_run / 1e6:.1f} MB for 1 epoch, {many_run / 1e6:.1f} MB for {epochs}")
 print(f"bytes per step (upload excluded): {per_step:.0f}")
+EOF
+
+parallel=$(train "remote:$address/0,remote:$address/1" "$epochs" "$work/parallel")
+python3 - "$many" "$parallel" <<'EOF'
+import json, sys
+one, two = (json.load(open(path)) for path in sys.argv[1:3])
+for name, s in (("one box device", one), ("two, data parallel", two)):
+    # fashion-mlp is a parity preset, validated on test: it has no validation figures.
+    print(f"{name:>19}: {s['mean_epoch_train_secs']:.2f} s/epoch, final train loss {s['final_train_loss']:.6f}, "
+          f"test accuracy {s['final_test_accuracy']:.4f}")
 EOF

@@ -24,17 +24,17 @@ struct KilnBox {
 impl KilnBox {
     /// Serves the CPU on a free loopback port with the token in a file.
     fn start(scratch: &Path) -> Self {
+        Self::hosting(scratch, &["--device", "cpu"])
+    }
+
+    /// Serves what `devices` (kiln serve's flags) name on a free loopback port.
+    fn hosting(scratch: &Path, devices: &[&str]) -> Self {
         let token_file = scratch.join("box.token");
         std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_kiln"))
-            .args([
-                "serve",
-                "--device",
-                "cpu",
-                "--listen",
-                "127.0.0.1:0",
-                "--token-file",
-            ])
+            .arg("serve")
+            .args(devices)
+            .args(["--listen", "127.0.0.1:0", "--token-file"])
             .arg(&token_file)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -89,11 +89,16 @@ impl Drop for KilnBox {
 
 /// `kiln train` on `device` with a small seeded MLP on the built-in data.
 fn train(device: &str, runs: &Path, epochs: &str) -> Command {
+    train_on(&["--device", device], runs, epochs)
+}
+
+/// `kiln train` on the devices `flags` name, otherwise as [`train`].
+fn train_on(flags: &[&str], runs: &Path, epochs: &str) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_kiln"));
     command
-        .args([
-            "train", "--device", device, "--model", "mlp:32", "--epochs", epochs,
-        ])
+        .arg("train")
+        .args(flags)
+        .args(["--model", "mlp:32", "--epochs", epochs])
         .args(["--batch", "64", "--seed", "7", "--runs-dir"])
         .arg(runs)
         // No token remembered from the machine's own user.
@@ -163,30 +168,87 @@ fn a_run_on_a_remote_cpu_equals_the_same_run_on_the_local_cpu() {
     assert!(output.status.success(), "{}", text(&output));
 
     let remote_folder = run_folder(&remote_runs).unwrap();
-    // Losses and accuracies; the timing columns differ by design.
-    let learned = |name: &str| name.ends_with("_loss") || name.ends_with("_accuracy");
-    let (remote_rows, local_rows) = (
-        learning_columns(&remote_folder, learned),
-        learning_columns(&run_folder(&local_runs).unwrap(), learned),
-    );
-    assert_eq!(remote_rows.len(), 2);
-    assert_eq!(remote_rows.len(), local_rows.len());
     // The box sums on its own threads, so the last bits of a loss may differ, nothing more.
-    for (remote, local) in remote_rows.iter().zip(&local_rows) {
-        assert_eq!(remote.len(), local.len(), "{remote:?} {local:?}");
-        for (r, l) in remote.iter().zip(local) {
-            assert!(
-                (r - l).abs() <= 1e-3 * l.abs().max(1.0),
-                "remote {remote:?}, local {local:?}"
-            );
-        }
-    }
+    assert_same_learning(&remote_folder, &run_folder(&local_runs).unwrap(), 1e-3);
+    assert_eq!(epoch_rows(&remote_folder).len(), 2);
     let summary = std::fs::read_to_string(remote_folder.join("summary.json")).unwrap();
     assert!(summary.contains("\"completed\""), "{summary}");
     assert!(
         summary.contains(&format!("of {}", kiln_box.address)),
         "{summary}"
     );
+}
+
+/// Losses and accuracies of two run folders agree row by row within `tolerance` (relative).
+fn assert_same_learning(a: &Path, b: &Path, tolerance: f64) {
+    // The timing columns differ by design.
+    let learned = |name: &str| name.ends_with("_loss") || name.ends_with("_accuracy");
+    let (a_rows, b_rows) = (learning_columns(a, learned), learning_columns(b, learned));
+    assert!(!a_rows.is_empty());
+    assert_eq!(a_rows.len(), b_rows.len());
+    for (a, b) in a_rows.iter().zip(&b_rows) {
+        assert_eq!(a.len(), b.len(), "{a:?} {b:?}");
+        for (x, y) in a.iter().zip(b) {
+            assert!(
+                (x - y).abs() <= tolerance * y.abs().max(1.0),
+                "{a:?} against {b:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn two_devices_of_a_box_in_data_parallel_learn_what_one_device_learns_on_the_same_batch() {
+    let scratch = scratch_dir("remote-parallel");
+    let kiln_box = KilnBox::hosting(&scratch, &["--devices", "cpu,cpu"]);
+    let both = format!("remote:{0}/0,remote:{0}/1", kiln_box.address);
+    let parallel_runs = scratch.join("parallel");
+    let mut parallel = train_on(&["--devices", &both], &parallel_runs, "2");
+    parallel.env("KILN_REMOTE_TOKEN", TOKEN);
+    let output = run(parallel);
+    assert!(output.status.success(), "{}", text(&output));
+    for device in ["device 0", "device 1"] {
+        assert!(
+            kiln_box
+                .wait_for_line("127.0.0.1:")
+                .contains(&format!("opened a session on {device}"))
+        );
+    }
+
+    let single_runs = scratch.join("single");
+    let output = run(train("cpu", &single_runs, "2"));
+    assert!(output.status.success(), "{}", text(&output));
+
+    // Each device takes half of every batch of 64 and the gradients are summed: the same step
+    // as one device's on all 64, up to the order of float sums.
+    let parallel_folder = run_folder(&parallel_runs).unwrap();
+    assert_same_learning(&parallel_folder, &run_folder(&single_runs).unwrap(), 2e-3);
+    let summary = std::fs::read_to_string(parallel_folder.join("summary.json")).unwrap();
+    assert!(summary.contains("\"completed\""), "{summary}");
+    let config = std::fs::read_to_string(parallel_folder.join("config.toml")).unwrap();
+    assert!(config.contains("data_parallel"), "{config}");
+
+    // Devices of different kinds, or one twice, are refused before anything is connected.
+    for (devices, said) in [
+        (
+            format!("{both},gpu:0"),
+            "all GPUs of this machine or all devices of one box",
+        ),
+        (
+            format!("remote:{0}/0,remote:{0}/0", kiln_box.address),
+            "is listed twice",
+        ),
+        ("cpu,gpu:0".to_owned(), "the CPU is one device"),
+    ] {
+        let output = run(train_on(
+            &["--devices", &devices],
+            &scratch.join("refused"),
+            "1",
+        ));
+        assert!(!output.status.success());
+        assert!(text(&output).contains(said), "{}", text(&output));
+    }
+    assert!(run_folder(&scratch.join("refused")).is_none());
 }
 
 #[test]

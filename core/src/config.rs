@@ -547,8 +547,12 @@ pub struct ExperimentDraft {
     pub epochs: usize,
     /// Seeds weight init, shuffling and dropout.
     pub seed: u64,
-    /// Where to train.
+    /// Where to train: the device the model lives on, evaluates on and is saved from.
     pub device: DeviceChoice,
+    /// Further devices each step's batch is split across (data parallel); none trains on
+    /// `device` alone.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub data_parallel: Vec<DeviceChoice>,
     /// How often the loop reads metrics back from the device; each readback is one host sync.
     pub readback_interval_ms: u64,
     /// Whether a NaN or infinite loss ends the run (it cannot recover on its own).
@@ -618,6 +622,7 @@ impl Default for ExperimentDraft {
             epochs: 5,
             seed: 42,
             device: DeviceChoice::default(),
+            data_parallel: Vec::new(),
             readback_interval_ms: 250,
             stop_on_non_finite_loss: true,
             profile_steps: 0,
@@ -771,6 +776,7 @@ impl ExperimentDraft {
                 "must be between 10 and 60000 milliseconds",
             ));
         }
+        self.validate_data_parallel()?;
         self.validate_selection()?;
         self.optimizer.validate()?;
         self.schedule.validate(self.lr)?;
@@ -795,6 +801,58 @@ impl ExperimentDraft {
 }
 
 impl ExperimentDraft {
+    /// Every device the run trains on, the one holding the model first.
+    pub fn devices(&self) -> Vec<DeviceChoice> {
+        std::iter::once(self.device.clone())
+            .chain(self.data_parallel.iter().cloned())
+            .collect()
+    }
+
+    /// Trains on `devices`: the first alone, or all of them data parallel.
+    pub fn set_devices(&mut self, devices: Vec<DeviceChoice>) {
+        let mut devices = devices.into_iter();
+        self.device = devices.next().unwrap_or_default();
+        self.data_parallel = devices.collect();
+    }
+
+    fn validate_data_parallel(&self) -> Result<(), ConfigError> {
+        let devices = self.devices();
+        if devices.len() < 2 {
+            return Ok(());
+        }
+        let refuse = |reason: String| {
+            Err(invalid(
+                Setting::Device,
+                crate::device::devices_text(&devices),
+                reason,
+            ))
+        };
+        if let Some(problem) = crate::device::data_parallel_problem(&devices) {
+            return refuse(problem);
+        }
+        if self.batch_size < devices.len() {
+            return refuse(format!(
+                "a batch of {} cannot be split across {} devices; use a batch of at least {}",
+                self.batch_size,
+                devices.len(),
+                devices.len()
+            ));
+        }
+        if self.precision != Precision::F32 {
+            return refuse(
+                "data-parallel runs train in f32: each device's f16 loss scale would skip steps the others took (`--precision f32`)"
+                    .to_owned(),
+            );
+        }
+        if self.fine_tune == FineTune::LinearProbe {
+            return refuse(
+                "a linear probe trains its head on features cached on one device, seconds per epoch; train it on one device"
+                    .to_owned(),
+            );
+        }
+        Ok(())
+    }
+
     /// Whether any training augmentation is on.
     pub fn augments(&self) -> bool {
         self.crop_padding > 0
@@ -1183,6 +1241,43 @@ mod tests {
             ..ExperimentDraft::default()
         };
         assert_eq!(field_of(widthless).0, Setting::MlpWidths);
+    }
+
+    #[test]
+    fn a_data_parallel_run_keeps_its_devices_and_refuses_what_cannot_be_split() {
+        let mut draft = preset("fashion-mlp").unwrap();
+        draft.set_devices(crate::device::parse_devices("gpu:0,gpu:1").unwrap());
+        assert_eq!(draft.device, DeviceChoice::Gpu(0));
+        let text = draft.to_toml();
+        assert!(text.contains("data_parallel = [\"gpu:1\"]"), "{text}");
+        let back = ExperimentDraft::from_toml(&text, "config.toml").unwrap();
+        assert_eq!(
+            back.devices(),
+            vec![DeviceChoice::Gpu(0), DeviceChoice::Gpu(1)]
+        );
+        assert!(back.clone().validate().is_ok());
+        // One device writes no data_parallel key, so older config files read unchanged.
+        assert!(
+            !preset("fashion-mlp")
+                .unwrap()
+                .to_toml()
+                .contains("data_parallel")
+        );
+        let refused = |change: fn(&mut ExperimentDraft)| {
+            let mut draft = back.clone();
+            change(&mut draft);
+            match draft.validate() {
+                Err(ConfigError::Invalid { field, reason, .. }) => {
+                    assert_eq!(field, Setting::Device);
+                    reason
+                }
+                other => panic!("{other:?}"),
+            }
+        };
+        assert!(refused(|d| d.batch_size = 1).contains("at least 2"));
+        assert!(refused(|d| d.precision = Precision::F16).contains("f32"));
+        assert!(refused(|d| d.device = DeviceChoice::Auto).contains("name each device"));
+        assert!(refused(|d| d.data_parallel = vec![DeviceChoice::Gpu(0)]).contains("twice"));
     }
 
     #[test]

@@ -275,6 +275,60 @@ impl FromStr for DeviceChoice {
     }
 }
 
+/// The devices of `gpu:0,gpu:1`, in order: a data-parallel run's list (one entry trains alone).
+pub fn parse_devices(text: &str) -> Result<Vec<DeviceChoice>, DeviceError> {
+    text.split(',').map(str::parse).collect()
+}
+
+/// The devices of a list joined as [`parse_devices`] reads them.
+pub fn devices_text(devices: &[DeviceChoice]) -> String {
+    devices
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Why `devices` cannot train one model data parallel, if they cannot: each must be named, none
+/// twice, and all of one kind (GPUs of this machine, or devices of one box), since gradients
+/// travel between them every step and Burn moves them between devices of one backend only.
+pub fn data_parallel_problem(devices: &[DeviceChoice]) -> Option<String> {
+    if devices.len() < 2 {
+        return None;
+    }
+    if devices.contains(&DeviceChoice::Auto) {
+        return Some(
+            "name each device of a data-parallel run, such as gpu:0,gpu:1 or \
+             remote:HOST:PORT/0,remote:HOST:PORT/1; auto picks one"
+                .to_owned(),
+        );
+    }
+    if devices.contains(&DeviceChoice::Cpu) {
+        return Some(
+            "the CPU is one device and its cores already share every step; list GPUs or the \
+             devices of one box"
+                .to_owned(),
+        );
+    }
+    let repeated = (1..devices.len()).find(|&i| devices[..i].contains(&devices[i]));
+    if let Some(i) = repeated {
+        return Some(format!("{} is listed twice", devices[i]));
+    }
+    let box_of = |d: &DeviceChoice| match d {
+        DeviceChoice::Remote { address, .. } => Some(address.clone()),
+        _ => None,
+    };
+    let first = box_of(&devices[0]);
+    if devices.iter().any(|d| box_of(d) != first) {
+        return Some(
+            "the devices of a data-parallel run are all GPUs of this machine or all devices of \
+             one box: gradients move between them every step"
+                .to_owned(),
+        );
+    }
+    None
+}
+
 impl Serialize for DeviceChoice {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_str(self)
@@ -630,6 +684,32 @@ pub fn keep_kernel_cache_in(dir: &std::path::Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_device_list_parses_in_order_and_data_parallel_takes_one_kind_of_device() {
+        let list = parse_devices("gpu:0, gpu:1").unwrap();
+        assert_eq!(list, vec![DeviceChoice::Gpu(0), DeviceChoice::Gpu(1)]);
+        assert_eq!(devices_text(&list), "gpu:0,gpu:1");
+        assert!(data_parallel_problem(&list).is_none());
+        let boxed = parse_devices("remote:box:7340/0,remote:box:7340/1").unwrap();
+        assert!(data_parallel_problem(&boxed).is_none());
+        assert!(parse_devices("gpu:0,").is_err(), "an empty entry is a typo");
+        for (list, said) in [
+            ("remote:box:7340/0,remote:other:7340/0", "one box"),
+            ("gpu:0,remote:box:7340/1", "one box"),
+            ("gpu:1,gpu:1", "gpu:1 is listed twice"),
+            ("auto,gpu:1", "name each device"),
+            ("gpu:0,cpu", "the CPU is one device"),
+        ] {
+            let problem = data_parallel_problem(&parse_devices(list).unwrap());
+            assert!(
+                problem.as_deref().is_some_and(|p| p.contains(said)),
+                "{list}: {problem:?}"
+            );
+        }
+        // One device is not data parallel, whatever it is.
+        assert!(data_parallel_problem(&[DeviceChoice::Auto]).is_none());
+    }
 
     #[test]
     fn the_cpu_is_named_by_its_cores_not_by_the_threads_a_run_steps_on() {

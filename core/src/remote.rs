@@ -27,7 +27,7 @@ use std::str::FromStr;
 use burn::server::{AuthorizationRequest, RemoteServer, TokenAuthorizer, WebSocketTransport};
 use burn::tensor::Device;
 
-use crate::device::{self, DeviceChoice, DeviceClass, DeviceError, DeviceInfo};
+use crate::device::{self, DeviceChoice, DeviceClass, DeviceInfo};
 use burn::remote::{ConnectError, RemoteHost};
 
 /// The environment variable a client reads a box's token from.
@@ -308,6 +308,14 @@ pub enum RemoteError {
         /// What went wrong.
         reason: String,
     },
+    /// Devices a box cannot host together.
+    #[error("cannot host {devices}: {reason}")]
+    Host {
+        /// The devices asked for.
+        devices: String,
+        /// Why not.
+        reason: String,
+    },
     /// The box could not start serving.
     #[error("cannot serve on {listen}: {reason}")]
     Serve {
@@ -367,15 +375,15 @@ pub fn device_count(address: &BoxAddress, token: &Token) -> Result<usize, Remote
         .map_err(|e| RemoteError::from_connect(e, address, 0))
 }
 
-/// What `kiln serve` hosts: `choice`, or with `all` every GPU of this machine (the CPU when it
-/// has none, since Burn's server hosts devices of one backend only).
+/// What `kiln serve` hosts: `choices` in order, or without them every GPU of this machine (the
+/// CPU when it has none). Burn's server hosts devices of one backend, so the list is all GPUs or
+/// all the CPU; the CPU listed twice is hosted twice, as two streams sharing its cores.
 pub fn devices_to_host(
-    choice: &DeviceChoice,
-    all: bool,
-) -> Result<Vec<(DeviceInfo, Device)>, DeviceError> {
-    let choices = match all {
-        false => vec![choice.clone()],
-        true => {
+    choices: Option<Vec<DeviceChoice>>,
+) -> Result<Vec<(DeviceInfo, Device)>, RemoteError> {
+    let choices = match choices {
+        Some(choices) => choices,
+        None => {
             let gpus: Vec<DeviceChoice> = device::list_devices()
                 .iter()
                 .filter(|info| info.class != DeviceClass::Cpu)
@@ -387,7 +395,28 @@ pub fn devices_to_host(
             }
         }
     };
-    choices.iter().map(device::resolve).collect()
+    let refuse = |reason: &str| RemoteError::Host {
+        devices: device::devices_text(&choices),
+        reason: reason.to_owned(),
+    };
+    if choices
+        .iter()
+        .any(|c| matches!(c, DeviceChoice::Remote { .. }))
+    {
+        return Err(refuse(
+            "a box serves its own devices, not another box's: use auto, cpu or gpu:N",
+        ));
+    }
+    let cpus = choices.iter().filter(|c| **c == DeviceChoice::Cpu).count();
+    if cpus > 0 && cpus < choices.len() {
+        return Err(refuse(
+            "Burn's server hosts devices of one backend: list GPUs, or the CPU",
+        ));
+    }
+    choices
+        .iter()
+        .map(|choice| device::resolve(choice).map_err(|e| refuse(&e.to_string())))
+        .collect()
 }
 
 /// One session a box opened or refused, for its log.

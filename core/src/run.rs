@@ -145,11 +145,11 @@ pub enum ResumeError {
     Checkpoint(#[from] CheckpointError),
 }
 
-/// The experiment of a past run and the checkpoint it would resume from; `device`, when given,
-/// replaces the device the run started on (the way on when a GPU or a box is lost).
+/// The experiment of a past run and the checkpoint it would resume from; `devices`, when given,
+/// replace the devices the run started on (the way on when a GPU or a box is lost).
 pub fn resume_plan(
     run_folder: &Path,
-    device: Option<DeviceChoice>,
+    devices: Option<Vec<DeviceChoice>>,
 ) -> Result<(Experiment, ResumePoint), ResumeError> {
     let not_a_run = |reason: String| ResumeError::NotARun {
         path: run_folder.to_owned(),
@@ -161,8 +161,8 @@ pub fn resume_plan(
     let experiment = crate::config::ExperimentDraft::from_run_config(&text, "config.toml")
         .and_then(|mut draft| {
             // config.toml keeps the device the run started on; only this resume moves.
-            if let Some(device) = device {
-                draft.device = device;
+            if let Some(devices) = devices {
+                draft.set_devices(devices);
             }
             draft.validate()
         })
@@ -187,15 +187,15 @@ pub fn resume_plan(
 
 /// Continues the run in `run_folder` from its last checkpoint, in the same folder: rows written
 /// after that checkpoint are dropped, and the run ends as the uninterrupted run would have.
-/// `device` moves it to another device than it started on.
+/// `devices` move it to other devices than it started on.
 pub fn resume(
     run_folder: &Path,
-    device: Option<DeviceChoice>,
+    devices: Option<Vec<DeviceChoice>>,
     control: &Arc<Control>,
     on_stage: &mut dyn FnMut(Stage),
     on_event: &mut dyn FnMut(&TrainEvent),
 ) -> Result<RunRecord, RunError> {
-    let (experiment, point) = resume_plan(run_folder, device)?;
+    let (experiment, point) = resume_plan(run_folder, devices)?;
     let prepared = prepare(&experiment, on_stage)?;
     let folder = RunFolder::reopen(run_folder, point.state.counters.epochs_completed)?;
     on_stage(Stage::FolderCreated(folder.path().to_owned()));
@@ -242,18 +242,29 @@ fn prepare(experiment: &Experiment, on_stage: &mut dyn FnMut(Stage)) -> Result<P
             }))?;
         }
     }
-    let (info, device) = device::resolve(&experiment.device)?;
-    device::check_precision(&info, &device, experiment.precision)?;
-    let target = TrainDevice {
-        device,
-        id: info.id.clone(),
-        name: info.name.clone(),
-    };
+    let target = train_device(experiment)?;
     Ok(Prepared {
         data,
         load_secs,
         target,
     })
+}
+
+/// Every device `experiment` trains on, connected: the first alone, or all data parallel.
+fn train_device(experiment: &Experiment) -> Result<TrainDevice, RunError> {
+    let (info, device) = device::resolve(&experiment.device)?;
+    device::check_precision(&info, &device, experiment.precision)?;
+    let mut target = TrainDevice::one(device, info.id.clone(), info.name.clone());
+    for choice in &experiment.data_parallel {
+        let (other, replica) = device::resolve(choice)?;
+        target.id = format!("{},{}", target.id, other.id);
+        target.name = match other.name == info.name && !target.name.contains(" + ") {
+            true => format!("{} × {}", target.replicas.len() + 2, info.name),
+            false => format!("{} + {}", target.name, other.name),
+        };
+        target.replicas.push(replica);
+    }
+    Ok(target)
 }
 
 /// Trains and records every event into `folder`.

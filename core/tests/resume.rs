@@ -222,7 +222,7 @@ fn a_run_moves_to_another_device_when_it_resumes() {
 
     let resumed = resume(
         &stopped.path,
-        Some(target),
+        Some(vec![target]),
         &Arc::new(Control::new()),
         &mut |_| {},
         &mut |_| {},

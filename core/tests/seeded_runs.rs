@@ -65,11 +65,7 @@ fn dataset(train_len: usize) -> ImageDataset {
 }
 
 fn cpu() -> TrainDevice {
-    TrainDevice {
-        device: Device::flex(),
-        id: "cpu".into(),
-        name: "CPU".into(),
-    }
+    TrainDevice::one(Device::flex(), "cpu", "CPU")
 }
 
 #[test]

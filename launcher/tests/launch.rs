@@ -7,6 +7,19 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::{Mutex, MutexGuard};
+
+/// Held by each test from its first written file to its last spawned process. Linux refuses to
+/// run a file that any process holds open for writing ("Text file busy"), and a child forked by
+/// one test holds a copy of every descriptor the other test has open until it execs; CI saw
+/// that once, so the tests take turns.
+static WRITING_OR_SPAWNING: Mutex<()> = Mutex::new(());
+
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    WRITING_OR_SPAWNING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// A folder holding a copy of `kilnw`, as an installer lays it out.
 fn install_dir(name: &str) -> PathBuf {
@@ -25,6 +38,7 @@ fn write_stand_in(dir: &Path, script: &str) {
 
 #[test]
 fn kilnw_becomes_the_kiln_beside_it_with_the_same_arguments_and_exit_status() {
+    let _turn = one_at_a_time();
     let dir = install_dir("runs");
     let record = dir.join("args.txt");
     write_stand_in(
@@ -45,6 +59,7 @@ fn kilnw_becomes_the_kiln_beside_it_with_the_same_arguments_and_exit_status() {
 
 #[test]
 fn kilnw_without_kiln_beside_it_says_to_reinstall() {
+    let _turn = one_at_a_time();
     let dir = install_dir("missing");
 
     let output = Command::new(dir.join("kilnw")).output().unwrap();

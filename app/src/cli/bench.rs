@@ -35,15 +35,15 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let steps = usize::try_from(args.steps).context("--steps is too large")?;
     let (draft, _) = args.workload.into_draft()?;
     let experiment = draft.validate()?;
+    anyhow::ensure!(
+        experiment.data_parallel.is_empty(),
+        "kiln bench times the loop on one device; time a data-parallel run with `kiln train --devices …`, whose summary.json has its samples per second"
+    );
     let data = data::load(&experiment.dataset, experiment.data_dir.as_deref())?;
     experiment.check_against(&data)?;
     let (info, device) = device::resolve(&experiment.device)?;
     device::check_precision(&info, &device, experiment.precision)?;
-    let target = TrainDevice {
-        device,
-        id: info.id,
-        name: info.name,
-    };
+    let target = TrainDevice::one(device, info.id, info.name);
     let styles: &[LoopStyle] = match (args.naive, args.compare) {
         (_, true) => &[LoopStyle::Kiln, LoopStyle::Naive],
         (true, false) => &[LoopStyle::Naive],

@@ -11,7 +11,7 @@ use kiln_core::remote::{self, SessionLog, Token};
 /// Options of `kiln serve`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// The device to host (`auto`, `cpu` or `gpu:N`).
+    /// The device to host (`auto`, `cpu` or `gpu:N`), as remote:…/0.
     #[arg(
         long,
         value_name = "auto|cpu|gpu:N",
@@ -19,8 +19,10 @@ pub struct ServeArgs {
         conflicts_with = "devices"
     )]
     device: DeviceChoice,
-    /// `all`: host every GPU of this machine (the CPU when it has none), as remote:…/0, /1, ….
-    #[arg(long, value_name = "all", value_parser = ["all"])]
+    /// Host several devices, as remote:…/0, /1, …: `all` is every GPU of this machine (the CPU
+    /// when it has none), or list them (`gpu:0,gpu:1`; `cpu,cpu` hosts the CPU twice, two streams
+    /// sharing its cores, for trying data parallel on a machine without GPUs).
+    #[arg(long, value_name = "all|gpu:0,gpu:1")]
     devices: Option<String>,
     /// Where to listen. Only this machine can connect unless this names another interface
     /// (`0.0.0.0:PORT` for all of them); port 0 lets the system pick one.
@@ -35,12 +37,12 @@ pub struct ServeArgs {
 /// Serves until Ctrl+C: prints what it hosts and the line a client needs, then one line per
 /// session a client opens or is refused.
 pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
-    if let DeviceChoice::Remote { .. } = args.device {
-        anyhow::bail!(
-            "a box serves its own devices, not another box's: use --device auto, cpu or gpu:N"
-        );
-    }
-    let hosted = remote::devices_to_host(&args.device, args.devices.is_some())?;
+    let choices = match args.devices.as_deref().map(str::trim) {
+        Some("all") => None,
+        Some(list) => Some(kiln_core::device::parse_devices(list).context("--devices")?),
+        None => Some(vec![args.device.clone()]),
+    };
+    let hosted = remote::devices_to_host(choices)?;
     let token = match &args.token_file {
         Some(path) => Token::read(path)?,
         None => Token::generate()?,
@@ -62,6 +64,16 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
         "  {}={token_text} kiln train --device remote:{dial}/0",
         remote::TOKEN_VARIABLE
     );
+    if hosted.len() > 1 {
+        let all: Vec<String> = (0..hosted.len())
+            .map(|index| format!("remote:{dial}/{index}"))
+            .collect();
+        println!(
+            "  (--devices {} trains on all {} at once, data parallel)",
+            all.join(","),
+            hosted.len()
+        );
+    }
     if bound.ip().is_loopback() {
         println!(
             "Only this machine can connect; from another, tunnel with `ssh -L {port}:127.0.0.1:{port} THIS-BOX` or serve with --listen 0.0.0.0:{port}.",

@@ -20,7 +20,7 @@ use super::setting_flags::{Augmentation, Choices, SettingFlags, Training};
 #[derive(Debug, Args)]
 pub struct TrainArgs {
     /// Continue a stopped run from its last checkpoint, in its own folder, with its own config
-    /// (and on another device with --device).
+    /// (and on other devices with --device or --devices).
     #[arg(
         long,
         value_name = "RUN_DIR",
@@ -66,6 +66,15 @@ pub struct TrainArgs {
     schedule: Option<Schedule>,
     #[arg(long, value_name = "auto|cpu|gpu:N|remote:HOST:PORT/N", help = Setting::Device.help())]
     device: Option<DeviceChoice>,
+    /// Train data parallel: each step's batch is split across these devices (GPUs of this
+    /// machine, or devices of one box) and their gradients are summed by Burn's multi-device
+    /// optimizer step; the learning rate is the whole batch's. The first device evaluates.
+    #[arg(
+        long,
+        value_name = "gpu:0,gpu:1|remote:HOST:PORT/0,remote:HOST:PORT/1",
+        conflicts_with = "device"
+    )]
+    devices: Option<String>,
     #[command(flatten)]
     choices: SettingFlags<Choices>,
     #[command(flatten)]
@@ -103,6 +112,17 @@ impl AugmentationArgs {
 }
 
 impl TrainArgs {
+    /// The devices `--device` or `--devices` names, if either was given.
+    fn devices(&self) -> anyhow::Result<Option<Vec<DeviceChoice>>> {
+        match (&self.device, &self.devices) {
+            (Some(device), _) => Ok(Some(vec![device.clone()])),
+            (None, Some(list)) => Ok(Some(
+                kiln_core::device::parse_devices(list).context("--devices")?,
+            )),
+            (None, None) => Ok(None),
+        }
+    }
+
     /// Whether `--resume` was given, which only `kiln train` understands.
     pub(super) fn is_resume(&self) -> bool {
         self.resume.is_some()
@@ -110,6 +130,7 @@ impl TrainArgs {
 
     /// Layers flags over the starting draft; the result still goes through `validate`.
     pub(super) fn into_draft(self) -> anyhow::Result<(ExperimentDraft, PathBuf)> {
+        let devices = self.devices()?;
         let mut draft = match (&self.preset, &self.config) {
             (Some(name), _) => config::preset(name)?,
             (None, Some(path)) => {
@@ -153,8 +174,8 @@ impl TrainArgs {
         if let Some(v) = self.schedule {
             draft.schedule = v;
         }
-        if let Some(v) = self.device {
-            draft.device = v;
+        if let Some(devices) = devices {
+            draft.set_devices(devices);
         }
         if let Some(source) = self.weights {
             draft.weights = Some(source);
@@ -189,7 +210,7 @@ impl TrainArgs {
 /// complete folder and summary.json, a second one ends the process at once.
 pub fn run(args: TrainArgs) -> anyhow::Result<()> {
     let resume_folder = args.resume.clone();
-    let resume_device = args.device.clone();
+    let resume_device = args.devices()?;
     let (experiment, runs_dir) = match &resume_folder {
         Some(folder) => (
             run::resume_plan(folder, resume_device.clone())?.0,
@@ -203,9 +224,10 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
     let control = Arc::new(Control::new());
     cancel_on_interrupt(&control);
     let mut reporter = Reporter::new(&experiment);
-    if let (Some(_), Some(device)) = (&resume_folder, &resume_device) {
+    if let (Some(_), Some(devices)) = (&resume_folder, &resume_device) {
         reporter.line(&format!(
-            "resuming on {device} (config.toml keeps the device the run started on)"
+            "resuming on {} (config.toml keeps the devices the run started on)",
+            kiln_core::device::devices_text(devices)
         ));
     }
     let reporter_ref = &reporter;

@@ -40,8 +40,8 @@ impl KilnApp {
         let ctx = self.ctx.clone();
         // The device row of Setup says where to train, a resumed run included: the way on when
         // the device it started on is gone.
-        let device = self.form.device.parse().ok();
-        match Session::resume_run(folder, device, move || wake(&ctx)) {
+        let devices = kiln_core::device::parse_devices(&self.form.device).ok();
+        match Session::resume_run(folder, devices, move || wake(&ctx)) {
             Ok(session) => {
                 self.session = Some(session);
                 self.notice = None;

@@ -94,15 +94,15 @@ impl Session {
         Ok(Self::new(control, messages, history, epochs))
     }
 
-    /// Continues the stopped run in `folder` on a thread named `kiln-train`, on `device` when
+    /// Continues the stopped run in `folder` on a thread named `kiln-train`, on `devices` when
     /// given; the rows it had before its last checkpoint are shown from the start.
     pub fn resume_run(
         folder: &Path,
-        device: Option<DeviceChoice>,
+        devices: Option<Vec<DeviceChoice>>,
         wake: impl Fn() + Send + 'static,
     ) -> Result<Self, String> {
         let (experiment, point) =
-            run::resume_plan(folder, device.clone()).map_err(|e| e.to_string())?;
+            run::resume_plan(folder, devices.clone()).map_err(|e| e.to_string())?;
         let mut history = RunHistory::load(folder).map_err(|e| e.to_string())?;
         let done = point.state.counters.epochs_completed;
         history.metrics.retain(|row| row.epoch <= done);
@@ -112,7 +112,7 @@ impl Session {
         let folder = folder.to_owned();
         let epochs = experiment.epochs;
         let messages = spawn_worker(&control, wake, move |control, on_stage, on_event| {
-            run::resume(&folder, device, control, on_stage, on_event)
+            run::resume(&folder, devices, control, on_stage, on_event)
         })
         .map_err(|e| format!("could not start the training thread: {e}"))?;
         Ok(Self::new(control, messages, history, epochs))

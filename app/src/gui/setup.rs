@@ -322,7 +322,7 @@ impl SetupForm {
             step_every_epochs: "5".to_owned(),
             step_gamma: "0.1".to_owned(),
             cosine_min_lr: "0".to_owned(),
-            device: draft.device.to_string(),
+            device: kiln_core::device::devices_text(&draft.devices()),
             readback_interval_ms: draft.readback_interval_ms,
             stop_on_non_finite_loss: draft.stop_on_non_finite_loss,
             flip: draft.flip,
@@ -459,13 +459,13 @@ impl SetupForm {
         let weight_decay = parse_float(&self.weight_decay, Setting::WeightDecay, errors);
         draft.optimizer = self.optimizer_spec(errors, weight_decay);
         draft.schedule = self.schedule_spec(errors);
-        draft.device = match self.device.parse::<DeviceChoice>() {
-            Ok(device) => device,
+        match kiln_core::device::parse_devices(&self.device) {
+            Ok(devices) => draft.set_devices(devices),
             Err(e) => {
                 errors.insert(Setting::Device, e.to_string());
-                DeviceChoice::Auto
+                draft.set_devices(vec![DeviceChoice::Auto]);
             }
-        };
+        }
         draft
     }
 
@@ -1239,6 +1239,36 @@ fn presets_ui(ui: &mut egui::Ui, form: &mut SetupForm) {
     });
 }
 
+/// The devices that can train one model together, each group as its `--devices` list and a
+/// label: every hardware GPU of this machine, and every box's devices, when there are two or more.
+fn parallel_groups(devices: &[DeviceInfo]) -> Vec<(String, String)> {
+    let mut groups: Vec<(String, Vec<&DeviceInfo>)> = Vec::new();
+    for device in devices {
+        let group = match device.class {
+            DeviceClass::Remote => device.id.rsplit_once('/').map(|(at, _)| at.to_owned()),
+            class if class.is_hardware_gpu() => Some("gpu".to_owned()),
+            _ => None,
+        };
+        let Some(group) = group else { continue };
+        match groups.iter_mut().find(|(name, _)| *name == group) {
+            Some((_, members)) => members.push(device),
+            None => groups.push((group, vec![device])),
+        }
+    }
+    groups
+        .into_iter()
+        .filter(|(_, members)| members.len() >= 2)
+        .map(|(group, members)| {
+            let ids: Vec<&str> = members.iter().map(|d| d.id.as_str()).collect();
+            let text = match group.strip_prefix("remote:") {
+                Some(address) => format!("all {} devices of {address} at once", members.len()),
+                None => format!("all {} GPUs at once", members.len()),
+            };
+            (ids.join(","), text)
+        })
+        .collect()
+}
+
 fn device_row(
     ui: &mut egui::Ui,
     form: &mut SetupForm,
@@ -1266,8 +1296,11 @@ fn device_row(
         .find(|d| d.id == auto.to_string())
         .map_or_else(|| "CPU".to_owned(), |d| d.name.clone());
     let auto_text = format!("auto: {auto_name}");
+    let together = parallel_groups(devices);
     let selected = if form.device == "auto" {
         auto_text.clone()
+    } else if let Some((_, text)) = together.iter().find(|(ids, _)| *ids == form.device) {
+        text.clone()
     } else {
         devices
             .iter()
@@ -1281,6 +1314,11 @@ fn device_row(
             ui.selectable_value(&mut form.device, "auto".to_owned(), auto_text);
             for device in devices {
                 ui.selectable_value(&mut form.device, device.id.clone(), describe(device));
+            }
+            for (ids, text) in together {
+                ui.selectable_value(&mut form.device, ids, text).on_hover_text(
+                    "Data parallel: each step's batch is split across these devices and their gradients summed.",
+                );
             }
             ui.separator();
             if ui
@@ -1311,6 +1349,47 @@ mod tests {
             let experiment = check.experiment.expect("valid");
             assert_eq!(experiment.draft(), &draft, "{name}");
         }
+    }
+
+    #[test]
+    fn two_gpus_or_a_box_of_two_are_offered_together_and_the_form_keeps_the_list() {
+        let gpu = |index: usize, class| DeviceInfo {
+            id: format!("gpu:{index}"),
+            class,
+            ..DeviceInfo::cpu()
+        };
+        let big: kiln_core::remote::BoxAddress = "big:7340".parse().unwrap();
+        let small: kiln_core::remote::BoxAddress = "small:7340".parse().unwrap();
+        let devices = vec![
+            gpu(0, DeviceClass::DiscreteGpu),
+            gpu(1, DeviceClass::DiscreteGpu),
+            gpu(2, DeviceClass::Software),
+            DeviceInfo::remote(&big, 0),
+            DeviceInfo::remote(&big, 1),
+            DeviceInfo::remote(&small, 0),
+            DeviceInfo::cpu(),
+        ];
+        let groups = parallel_groups(&devices);
+        assert_eq!(
+            groups,
+            vec![
+                ("gpu:0,gpu:1".to_owned(), "all 2 GPUs at once".to_owned()),
+                (
+                    "remote:big:7340/0,remote:big:7340/1".to_owned(),
+                    "all 2 devices of big:7340 at once".to_owned()
+                ),
+            ]
+        );
+        let form = SetupForm {
+            device: groups[0].0.clone(),
+            ..SetupForm::default()
+        };
+        let experiment = form.check().experiment.expect("valid");
+        assert_eq!(experiment.data_parallel, vec![DeviceChoice::Gpu(1)]);
+        assert_eq!(
+            SetupForm::from_draft(experiment.draft()).device,
+            "gpu:0,gpu:1"
+        );
     }
 
     #[test]

@@ -11,6 +11,7 @@
 //!   state        RunState: what a run holds between those steps, and each step
 //!   counters     RunCounters (what survives a resume), the window rule, the speed book
 //!   trainee      one optimizer step: optimizer, loss, CPU threads
+//!   parallel     a step split across devices (data parallel), combined by Burn's step_multi
 //!   pipeline     pixel scaling, the seeded epoch order, the splits on the device (as bytes,
 //!                or a linear probe's cached features)
 //!   probe        a linear probe's frozen backbone and when it unfreezes
@@ -26,6 +27,7 @@ mod control;
 mod counters;
 pub(crate) mod error;
 mod events;
+mod parallel;
 mod pipeline;
 pub mod precision;
 mod probe;
@@ -56,12 +58,28 @@ use state::{EpochEnd, RunState};
 /// Where to train: the Burn device and how to name it to a person.
 #[derive(Debug, Clone)]
 pub struct TrainDevice {
-    /// The device tensors are created on (without autodiff; the loop adds it).
+    /// The device tensors are created on (without autodiff; the loop adds it); the model lives,
+    /// evaluates and is saved here.
     pub device: Device,
-    /// `cpu` or `gpu:N`.
+    /// `cpu` or `gpu:N`; for a data-parallel run every device, comma separated.
     pub id: String,
     /// Adapter or CPU name.
     pub name: String,
+    /// Further devices each step's batch is split across (data parallel); none trains on
+    /// `device` alone.
+    pub replicas: Vec<Device>,
+}
+
+impl TrainDevice {
+    /// `device` alone, named `id` and `name`.
+    pub fn one(device: Device, id: impl Into<String>, name: impl Into<String>) -> Self {
+        Self {
+            device,
+            id: id.into(),
+            name: name.into(),
+            replicas: Vec::new(),
+        }
+    }
 }
 
 /// What the caller did before the loop and where the loop may keep what it makes.
@@ -590,11 +608,7 @@ mod tests {
     }
 
     pub(super) fn cpu() -> TrainDevice {
-        TrainDevice {
-            device: Device::flex(),
-            id: "cpu".into(),
-            name: "CPU".into(),
-        }
+        TrainDevice::one(Device::flex(), "cpu", "CPU")
     }
 
     #[test]
@@ -647,6 +661,47 @@ mod tests {
         assert_eq!(choice.forward_multiply_adds, Some(32 * (16 * 16 + 16 * 2)));
         assert_eq!(summary.precision, crate::config::Precision::F32);
         assert_eq!(summary.loss_scale, None);
+    }
+
+    #[test]
+    fn a_batch_split_across_two_devices_steps_as_the_whole_batch_does_on_one() {
+        // Two lanes on the one CPU device: the split, the weighed shard losses and Burn's
+        // multi-device step, without a second device to move tensors to.
+        let learned = |target: &TrainDevice| {
+            let mut rows = Vec::new();
+            let summary = train(
+                &tiny_experiment(3),
+                &tiny_dataset(),
+                target,
+                Preparation::default(),
+                &Control::new(),
+                &mut |e| {
+                    if let TrainEvent::EpochEnd(row) = e {
+                        rows.push([
+                            row.train_loss,
+                            row.train_accuracy,
+                            row.val_loss.unwrap(),
+                            row.val_accuracy.unwrap(),
+                        ]);
+                    }
+                },
+            )
+            .unwrap();
+            (summary, rows)
+        };
+        let two = TrainDevice {
+            replicas: vec![Device::flex()],
+            ..cpu()
+        };
+        let (one_summary, one_rows) = learned(&cpu());
+        let (two_summary, two_rows) = learned(&two);
+        assert_eq!(two_summary.samples_seen, one_summary.samples_seen);
+        assert_eq!(two_rows.len(), 3);
+        for (one, two) in one_rows.iter().zip(&two_rows) {
+            for (a, b) in one.iter().zip(two) {
+                assert!((a - b).abs() < 1e-4, "one device {one:?}, two {two:?}");
+            }
+        }
     }
 
     #[test]

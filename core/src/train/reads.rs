@@ -99,6 +99,7 @@ pub(super) struct DeviceTotals {
 }
 
 /// What one readback of [`DeviceTotals`] holds.
+#[derive(Default)]
 pub(super) struct Sums {
     /// Loss summed over every image (the batch means times the batch sizes).
     pub(super) loss_sum: f64,

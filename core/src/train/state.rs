@@ -1,16 +1,19 @@
 //! One run as a state and the steps [`super::train`] takes over it: prepare, train an epoch
 //! (steps and readbacks), evaluate, end the epoch, checkpoint, finish.
 
+use std::ops::Range;
 use std::time::{Duration, Instant};
 
-use burn::tensor::{Int, Tensor, TensorData};
+use burn::module::Module;
+use burn::tensor::{Int, Tensor};
 use kiln_shaders::{BatchOptions, PixelTransform};
 
 use super::counters::{SpeedBook, Window, WindowKind, step_profile};
+use super::parallel::{Lane, Replicas, Shard, read_lanes, shards};
 use super::pipeline::{BatchSource, InputPipeline, epoch_order, epoch_seed, pixel_transform};
 use super::precision::StepPrecision;
 use super::probe::Probe;
-use super::reads::{DeviceTotals, Sums, evaluate, predict};
+use super::reads::{Sums, evaluate, predict};
 use super::store::RunStore;
 use super::trainee::{Trainee, is_cpu};
 use super::watch::LossWatch;
@@ -36,6 +39,8 @@ pub(super) struct RunState<'a> {
     store: Box<dyn RunStore>,
     transform: PixelTransform,
     pipeline: InputPipeline,
+    /// The devices after the first of a data-parallel run, with the training images on each.
+    replicas: Replicas,
     trainee: Trainee,
     precision: StepPrecision,
     /// The figures that survive a resume.
@@ -80,12 +85,12 @@ pub(super) struct RunState<'a> {
     profile: Vec<[f64; 5]>,
 }
 
-/// One epoch's progress: its order, the device sums and the open readback window.
+/// One epoch's progress: its order and device sums on each device, the open readback window.
 struct Epoch {
     index: usize,
     started: Instant,
-    order: Tensor<1, Int>,
-    totals: DeviceTotals,
+    /// One per device the run trains on, the model's own first.
+    lanes: Vec<Lane>,
     /// Overflowed f16 steps the loss scale has already been told about.
     overflows_seen: u64,
     window: Window,
@@ -93,6 +98,14 @@ struct Epoch {
     steps_done: usize,
     /// Learning rate of the last step.
     lr: f64,
+}
+
+/// A step's input: one batch, or one shard of it per device.
+// One lives for a step and is moved once; boxing the batch would buy nothing.
+#[allow(clippy::large_enum_variant)]
+enum Batches {
+    One((Tensor<4>, Tensor<1, Int>)),
+    Shards(Vec<(usize, Shard)>),
 }
 
 /// How the training part of an epoch ended.
@@ -194,6 +207,7 @@ impl<'a> RunState<'a> {
         let transform = pixel_transform(experiment.input_scaling, data);
         let upload_started = Instant::now();
         let mut pipeline = InputPipeline::upload(experiment, data, &transform, device)?;
+        let replicas = Replicas::upload(&target.replicas, data)?;
         let upload_secs = upload_started.elapsed().as_secs_f64();
         let Preparation {
             load_secs,
@@ -240,6 +254,7 @@ impl<'a> RunState<'a> {
             target,
             store,
             pipeline,
+            replicas,
             trainee,
             precision,
             speed: SpeedBook::new(is_cpu(device), first_epoch == 0),
@@ -330,8 +345,25 @@ impl<'a> RunState<'a> {
         self.wall_before_launch + self.launch_started.elapsed().as_secs_f64()
     }
 
-    /// Trains every step of `epoch`, reading metrics back a few times per second.
+    /// Trains every step of `epoch`, reading metrics back a few times per second; the model
+    /// comes back on the run's first device.
     pub(super) fn train_epoch(
+        &mut self,
+        model: Classifier,
+        epoch: usize,
+        control: &Control,
+        on_event: &mut dyn FnMut(TrainEvent),
+    ) -> Result<(Classifier, EpochEnd), TrainError> {
+        let (model, ended) = self.train_steps(model, epoch, control, on_event)?;
+        let model = match self.replicas.is_empty() {
+            true => model,
+            // Burn's multi-device step leaves each parameter where its gradients were summed.
+            false => model.fork(&self.target.device.clone().autodiff()),
+        };
+        Ok((model, ended))
+    }
+
+    fn train_steps(
         &mut self,
         mut model: Classifier,
         epoch: usize,
@@ -394,13 +426,12 @@ impl<'a> RunState<'a> {
         // draws what the uninterrupted run drew.
         device.seed(epoch_seed(experiment.seed, index));
         let started = Instant::now();
-        let len = self.pipeline.train.len();
-        let order = epoch_order(len, experiment.seed, index);
+        let order = epoch_order(self.pipeline.train.len(), experiment.seed, index);
+        let devices = std::iter::once(device).chain(self.replicas.iter().map(|(d, _)| d));
         Epoch {
             index,
             started,
-            order: Tensor::<1, Int>::from_data(TensorData::new(order, [len]), device),
-            totals: DeviceTotals::zeros(device),
+            lanes: devices.map(|device| Lane::new(&order, device)).collect(),
             overflows_seen: 0,
             window: Window::default(),
             samples: 0,
@@ -464,10 +495,14 @@ impl<'a> RunState<'a> {
         // Each step draws its own crops and flips from the seed and the step alone.
         let options = &mut self.pipeline.augmented;
         options.seed = BatchOptions::step_seed(experiment.seed, self.counters.steps as u64);
-        let batch = self
-            .pipeline
-            .train
-            .batch(epoch.order.clone().slice(start..end), options)?;
+        let batches = match self.replicas.is_empty() {
+            true => Batches::One(
+                self.pipeline
+                    .train
+                    .batch(epoch.lanes[0].order.clone().slice(start..end), options)?,
+            ),
+            false => Batches::Shards(self.shards(epoch, start..end)?),
+        };
         settle()?;
         let data_done = Instant::now();
         epoch.lr = experiment.schedule.lr_at(
@@ -476,19 +511,36 @@ impl<'a> RunState<'a> {
             self.counters.steps,
             self.steps_per_epoch * experiment.epochs,
         );
-        let totals = &mut epoch.totals;
-        let stepped = self.trainee.step(
-            model,
-            &self.precision,
-            batch,
-            epoch.lr,
-            |logits, loss, labels| {
-                totals.add(logits, labels, loss);
-                Ok(())
-            },
-            &settle,
-        )?;
-        epoch.totals.add_overflow(stepped.overflowed);
+        let stepped = match batches {
+            Batches::One(batch) => {
+                let totals = &mut epoch.lanes[0].totals;
+                let stepped = self.trainee.step(
+                    model,
+                    &self.precision,
+                    batch,
+                    epoch.lr,
+                    |logits, loss, labels| {
+                        totals.add(logits, labels, loss);
+                        Ok(())
+                    },
+                    &settle,
+                )?;
+                epoch.lanes[0].totals.add_overflow(stepped.overflowed);
+                (stepped.model, stepped.forward_done, stepped.backward_done)
+            }
+            Batches::Shards(shards) => {
+                let lanes: Vec<usize> = shards.iter().map(|(lane, _)| *lane).collect();
+                let shards = shards.into_iter().map(|(_, shard)| shard).collect();
+                let (model, outputs) = self.trainee.step_parallel(model, shards, epoch.lr);
+                for (lane, (logits, loss, labels)) in lanes.into_iter().zip(outputs) {
+                    epoch.lanes[lane].totals.add(logits, labels, loss);
+                }
+                settle()?;
+                let done = Instant::now();
+                (model, done, done)
+            }
+        };
+        let (model, forward_done, backward_done) = stepped;
         let compute_done = Instant::now();
 
         let window = &mut epoch.window;
@@ -504,19 +556,50 @@ impl<'a> RunState<'a> {
 
         if profiled {
             let read_started = Instant::now();
-            epoch.totals.read()?;
+            read_lanes(&epoch.lanes)?;
             let ms = |from: Instant, to: Instant| (to - from).as_secs_f64() * 1e3;
             self.profile.push([
                 ms(step_started, data_done),
-                ms(data_done, stepped.forward_done),
-                ms(stepped.forward_done, stepped.backward_done),
-                ms(stepped.backward_done, compute_done),
+                ms(data_done, forward_done),
+                ms(forward_done, backward_done),
+                ms(backward_done, compute_done),
                 ms(read_started, Instant::now()),
             ]);
             // A synced step is not a normal step: keep it out of every throughput figure.
             epoch.window = Window::starting(Instant::now());
         }
-        Ok((stepped.model, compute_done))
+        Ok((model, compute_done))
+    }
+
+    /// Each device's shard of rows `rows` of the epoch's order, built on that device; devices
+    /// left without rows by a short last batch sit the step out.
+    fn shards(&self, epoch: &Epoch, rows: Range<usize>) -> Result<Vec<(usize, Shard)>, TrainError> {
+        let options = &self.pipeline.augmented;
+        let batch_rows = rows.len() as f64;
+        let devices = std::iter::once((&self.target.device, self.pipeline.train.images()))
+            .chain(self.replicas.iter());
+        let mut built = Vec::new();
+        for (lane, ((device, images), rows)) in
+            devices.zip(shards(rows, epoch.lanes.len())).enumerate()
+        {
+            if rows.is_empty() {
+                continue;
+            }
+            // Each device draws its own crops and flips, from the step's seed and its place.
+            let mut options = options.clone();
+            options.seed ^= (lane as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            let share = rows.len() as f64 / batch_rows;
+            let batch = images.batch(epoch.lanes[lane].order.clone().slice(rows), &options)?;
+            built.push((
+                lane,
+                Shard {
+                    batch,
+                    device: device.clone(),
+                    share,
+                },
+            ));
+        }
+        Ok(built)
     }
 
     /// Reads the epoch's sums back (the only sync), counts the window by its kind, tells the
@@ -528,7 +611,7 @@ impl<'a> RunState<'a> {
         on_event: &mut dyn FnMut(TrainEvent),
     ) -> Result<Readout, TrainError> {
         let sync_started = Instant::now();
-        let sums = epoch.totals.read()?;
+        let sums = read_lanes(&epoch.lanes)?;
         let done = Instant::now();
         let window = &epoch.window;
         self.precision

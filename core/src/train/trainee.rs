@@ -216,6 +216,23 @@ impl Trainee {
     }
 }
 
+impl Trainee {
+    /// One optimizer step of `model` on a batch split into `shards` across devices (data
+    /// parallel); hands back the stepped model (its parameters spread over the devices, each
+    /// where its gradients were summed) and each shard's detached logits, mean loss and labels.
+    pub(super) fn step_parallel(
+        &mut self,
+        model: Classifier,
+        shards: Vec<super::parallel::Shard>,
+        lr: f64,
+    ) -> (Classifier, Vec<super::parallel::ShardOutput>) {
+        let (grads, outputs) =
+            super::parallel::gradients(&model, &self.loss_fn, self.loss_input, shards);
+        let lr = rates(self.head_rate.as_ref(), lr);
+        (self.optimizer.step_multi(lr, model, grads), outputs)
+    }
+}
+
 /// Whether `device` is the CPU backend, which computes each op as it is called.
 pub(super) fn is_cpu(device: &Device) -> bool {
     matches!(device.as_dispatch(), burn::backend::DispatchDevice::Flex(_))

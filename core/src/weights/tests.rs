@@ -595,11 +595,7 @@ fn fine_tuned(
     let experiment = draft.validate().expect("a valid draft");
     let kept = KeepModel::default();
     let saved = std::sync::Arc::clone(&kept.0);
-    let target = crate::train::TrainDevice {
-        device: device(),
-        id: "cpu".into(),
-        name: "CPU".into(),
-    };
+    let target = crate::train::TrainDevice::one(device(), "cpu", "CPU");
     let preparation = crate::train::Preparation {
         load_secs: 0.0,
         store: Box::new(kept),
