@@ -254,16 +254,19 @@ fn prepare(experiment: &Experiment, on_stage: &mut dyn FnMut(Stage)) -> Result<P
 fn train_device(experiment: &Experiment) -> Result<TrainDevice, RunError> {
     let (info, device) = device::resolve(&experiment.device)?;
     device::check_precision(&info, &device, experiment.precision)?;
-    let mut target = TrainDevice::one(device, info.id.clone(), info.name.clone());
+    let (mut ids, mut names) = (vec![info.id], vec![info.name]);
+    let mut target = TrainDevice::one(device, "", "");
     for choice in &experiment.data_parallel {
         let (other, replica) = device::resolve(choice)?;
-        target.id = format!("{},{}", target.id, other.id);
-        target.name = match other.name == info.name && !target.name.contains(" + ") {
-            true => format!("{} × {}", target.replicas.len() + 2, info.name),
-            false => format!("{} + {}", target.name, other.name),
-        };
+        ids.push(other.id);
+        names.push(other.name);
         target.replicas.push(replica);
     }
+    target.id = ids.join(",");
+    target.name = match names.iter().all(|name| *name == names[0]) && names.len() > 1 {
+        true => format!("{} × {}", names.len(), names[0]),
+        false => names.join(" + "),
+    };
     Ok(target)
 }
 
