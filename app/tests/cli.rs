@@ -835,6 +835,49 @@ fn data_inspect_shows_classes_per_split_what_was_left_out_and_leaks() {
 }
 
 #[test]
+fn a_photo_folder_with_unreadable_files_trains_on_the_rest_and_lists_them() {
+    let dir = scratch_dir("skipped");
+    let root = dir.join("photos");
+    write_photo_folder(&root);
+    let runs = dir.join("runs");
+    let spec = format!("folder:{}@8", root.display());
+    let output = train_tiny(&runs, &["--dataset", &spec, "--batch-size", "4"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}\n{}", stderr(&output));
+    let warned = format!("{stdout}{}", stderr(&output));
+    assert!(
+        warned.contains("3 file(s) of the image folder were left out"),
+        "{warned}"
+    );
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(only_run_folder(&runs).join("summary.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(summary["outcome"], "completed", "{summary}");
+    let skipped: Vec<(String, String)> = summary["skipped_files"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no skipped_files in {summary}"))
+        .iter()
+        .map(|file| {
+            let path = file["path"].as_str().unwrap();
+            let name = Path::new(path).file_name().unwrap().to_string_lossy();
+            (
+                name.into_owned(),
+                file["reason"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let names: Vec<&str> = skipped.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(names.len(), 3, "{skipped:?}");
+    for name in ["broken.png", "notes.txt", "stray.png"] {
+        assert!(names.contains(&name), "{name} missing from {skipped:?}");
+    }
+    assert!(skipped.iter().all(|(_, reason)| !reason.is_empty()));
+    // test/ as given: its four photos (the stray one beside the class folders is not one).
+    assert_eq!(summary["split_sizes"]["test"], 4, "{summary}");
+}
+
+#[test]
 fn a_cpu_run_does_not_wake_the_gpu_drivers() {
     // Mesa's Vulkan loader complains of a missing XDG_RUNTIME_DIR when adapters are listed.
     let runs = scratch_dir("cpu-quiet");

@@ -479,6 +479,60 @@ mod tests {
     }
 
     #[test]
+    fn a_heavily_augmented_run_is_tested_on_the_images_as_they_are() {
+        // Every augmentation at its strongest: an evaluation that went through any of them would
+        // score some test image differently from the saved model fed the image as it is.
+        let experiment = ExperimentDraft {
+            name: "augmented".into(),
+            model: "mlp:16".parse().unwrap(),
+            batch_size: 500,
+            epochs: 1,
+            device: DeviceChoice::Cpu,
+            crop_padding: 4,
+            flip: true,
+            crop_scale: 0.3,
+            rotation_degrees: 30.0,
+            brightness: 0.5,
+            contrast: 0.5,
+            ..ExperimentDraft::default()
+        }
+        .validate()
+        .unwrap();
+        let runs = scratch_dir("augmented-eval");
+        let record = execute(
+            &experiment,
+            &runs,
+            &Arc::new(Control::new()),
+            &mut |_| {},
+            &mut |_| {},
+        )
+        .unwrap();
+        let recorded = run_folder::load_predictions(&record.path)
+            .unwrap()
+            .expect("a completed run keeps its test predictions");
+        let predictor = crate::predict::Predictor::load(&record.path).unwrap();
+        let test = data::make_splits(data::load(&experiment.dataset, None).unwrap(), &experiment)
+            .unwrap()
+            .test;
+        assert_eq!(recorded.labels.len(), test.len());
+        let shape = predictor.card().shape;
+        let image_len: usize = shape.iter().product();
+        // Every 50th image: enough to see one augmented pixel, quick on one thread.
+        for index in (0..test.len()).step_by(50) {
+            let ranked = predictor.classify_pixels(test.image(index, image_len));
+            let (name, confidence) = &ranked[0];
+            let predicted = recorded.predicted[index] as usize;
+            assert_eq!(*name, recorded.class_names[predicted], "test image {index}");
+            assert!(
+                (confidence - recorded.confidence[index]).abs() < 1e-5,
+                "test image {index}: {confidence} against {} recorded",
+                recorded.confidence[index]
+            );
+        }
+        let _ = fs::remove_dir_all(&runs);
+    }
+
+    #[test]
     fn panics_are_told_by_what_they_mean() {
         let lost: Box<dyn std::any::Any + Send> =
             Box::new("Device lost: the driver reset".to_owned());

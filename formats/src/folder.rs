@@ -582,7 +582,9 @@ fn gather_files(root: &Path) -> Result<(Vec<String>, SplitFiles, Vec<SkippedFile
                         ),
                     ));
                 };
-                let found = images_under(&class_dir, &mut skipped)?;
+                // An empty class folder in val/ or test/ is as much a mistake as one in train/;
+                // a class with no folder there is only absent from that split.
+                let found = class_images(&class_dir, &mut skipped)?;
                 files[*slot].extend(found.into_iter().map(|p| (p, label as u8)));
             }
         }
@@ -901,6 +903,34 @@ mod tests {
         );
         assert!(load_image_folder(&root.join("nope"), 8).is_err());
         assert!(load_image_folder(&root, 0).is_err());
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn an_empty_class_folder_in_a_given_split_is_refused_and_an_absent_one_is_not() {
+        let root = test_dir("folder-empty-test-class");
+        for class in ["a", "b"] {
+            for i in 0..3 {
+                let dir = root.join("train").join(class);
+                std::fs::create_dir_all(&dir).unwrap();
+                write_rgb(&dir.join(format!("{i}.png")), [i * 50, 2, 3]);
+            }
+        }
+        std::fs::create_dir_all(root.join("test").join("a")).unwrap();
+        write_rgb(&root.join("test").join("a").join("0.png"), [9, 9, 9]);
+        let data = load_image_folder(&root, 8).expect("class b is only absent from test/");
+        assert_eq!(data.test.labels, [0]);
+        std::fs::create_dir_all(root.join("test").join("b")).unwrap();
+        let err = load_image_folder(&root, 8).unwrap_err();
+        let message = err.to_string();
+        assert!(
+            message.contains("holds no image Kiln can read"),
+            "{message}"
+        );
+        assert!(
+            message.contains(&root.join("test").join("b").display().to_string()),
+            "{message}"
+        );
         std::fs::remove_dir_all(&root).unwrap();
     }
 }
