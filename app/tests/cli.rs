@@ -454,6 +454,57 @@ fn train_tiny(runs: &Path, extra: &[&str]) -> Output {
 }
 
 #[test]
+fn export_model_writes_pytorch_names_and_an_onnx_graph_or_says_why_not() {
+    let runs = scratch_dir("export-model");
+    let output = train_tiny(&runs, &[]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let run = only_run_folder(&runs);
+    let (weights, onnx) = (runs.join("model.safetensors"), runs.join("model.onnx"));
+    let output = kiln(&[
+        "export-model",
+        run.to_str().unwrap(),
+        "--safetensors",
+        weights.to_str().unwrap(),
+        "--onnx",
+        onnx.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}\n{}", stderr(&output));
+    assert!(
+        stdout.contains("4 tensors with PyTorch's names"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("ONNX opset 17"), "{stdout}");
+    // safetensors: an 8-byte little-endian header length, then the header's JSON.
+    let bytes = std::fs::read(&weights).unwrap();
+    let header_len = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    let header: serde_json::Value = serde_json::from_slice(&bytes[8..8 + header_len]).unwrap();
+    // README's Sequential(Flatten(), Linear(784, 16), ReLU(), Linear(16, 10)).
+    assert_eq!(header["1.weight"]["shape"], serde_json::json!([16, 784]));
+    assert_eq!(header["1.bias"]["shape"], serde_json::json!([16]));
+    assert_eq!(header["3.weight"]["shape"], serde_json::json!([10, 16]));
+    assert_eq!(header["3.bias"]["shape"], serde_json::json!([10]));
+    let graph = std::fs::read(&onnx).unwrap();
+    assert!(
+        graph
+            .windows(b"probabilities".len())
+            .any(|w| w == b"probabilities"),
+        "the graph names its outputs"
+    );
+
+    let output = kiln(&[
+        "export-model",
+        runs.to_str().unwrap(),
+        "--onnx",
+        onnx.to_str().unwrap(),
+    ]);
+    assert!(!output.status.success());
+    let message = stderr(&output);
+    assert!(message.contains("has no trained model"), "{message}");
+    assert!(!message.contains("panicked"), "{message}");
+}
+
+#[test]
 fn compare_prints_what_differs_and_the_figures_side_by_side() {
     let runs = scratch_dir("compare");
     for lr in ["0.01", "0.001"] {

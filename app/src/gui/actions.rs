@@ -238,25 +238,32 @@ impl KilnApp {
         let onnx = path
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("onnx"));
-        let written = kiln_core::predict::Predictor::load(run)
-            .map_err(|e| e.to_string())
-            .and_then(|predictor| {
+        let run = run.to_owned();
+        self.notice = Some(format!("writing {}…", path.display()));
+        // A ResNet-50 is a hundred megabytes to load and write: off the UI thread.
+        self.model_export = Some(Answer::start(
+            "kiln-export-model",
+            move || {
+                let predictor =
+                    kiln_core::predict::Predictor::load(&run).map_err(|e| e.to_string())?;
                 let (model, spec) = (predictor.model(), predictor.spec());
-                if onnx {
+                let what = if onnx {
                     kiln_core::weights::onnx::write_onnx(model, spec, predictor.card(), &path)
                         .map(|()| "an ONNX model that takes raw 0–255 pixels".to_owned())
                 } else {
                     kiln_core::weights::export::write_safetensors(model, spec, &path)
                         .map(|n| format!("{n} tensors with PyTorch's names"))
-                }
-            });
-        self.notice = Some(match written {
-            Ok(what) => format!(
-                "wrote {} ({what}; README.md shows how to load it)",
-                path.display()
-            ),
-            Err(reason) => format!("could not export the model: {reason}"),
-        });
+                }?;
+                Ok(format!(
+                    "wrote {} ({what}; README.md shows how to load it)",
+                    path.display()
+                ))
+            },
+            {
+                let ctx = self.ctx.clone();
+                move || ctx.request_repaint()
+            },
+        ));
     }
 
     /// The runs to export: the ticked ones, else the current run.

@@ -35,6 +35,18 @@ impl KilnApp {
             self.fetch = None;
             self.data_location = None;
         }
+        if let Some(export) = &mut self.model_export {
+            export.poll();
+            let done = match export {
+                Answer::Waiting(_) => None,
+                Answer::Ready(written) => Some(written.clone()),
+                Answer::Failed(reason) => Some(format!("could not export the model: {reason}")),
+            };
+            if done.is_some() {
+                self.notice = done;
+                self.model_export = None;
+            }
+        }
     }
 
     pub(super) fn data_location(&mut self) -> Option<Result<PathBuf, String>> {

@@ -12,7 +12,7 @@
 //! data_view.rs       the Data window, which owns its loading and preview threads
 //! cell_images.rs     the test images of a clicked confusion-matrix cell, read back on a thread
 //! session.rs, fetch.rs  the workers: a training run, a download
-//! answer.rs          one answer computed on a named thread, for the Data and cell windows
+//! answer.rs          one answer computed on a named thread: the Data and cell windows, a model export
 //! ```
 
 mod actions;
@@ -54,6 +54,7 @@ pub use runs::{ExportKind, RunsAction, RunsPanel, runs_ui};
 pub use session::{Session, SessionState};
 pub use setup::{DatasetKind, FormCheck, SetupAction, SetupContext, SetupForm, setup_ui};
 
+use answer::Answer;
 pub use cell_images::{CellImages, cell_images_ui};
 pub use compare_panel::compare_ui;
 pub use data_view::{DataView, Inspected, data_view_ui};
@@ -162,6 +163,8 @@ pub struct KilnApp {
     pub notice: Option<String>,
     /// The "Try the model" window, when open.
     pub try_model: Option<TryModel>,
+    /// A model being written by *Export model…*, until it is written or has failed.
+    model_export: Option<Answer<String>>,
     /// The Data window, when open.
     pub data_view: Option<DataView>,
     /// The images of a clicked confusion-matrix cell, when open.
@@ -213,6 +216,7 @@ impl KilnApp {
             fetch_message: None,
             notice: None,
             try_model: None,
+            model_export: None,
             data_view: None,
             cell_images: None,
             past_predictions: None,

@@ -385,7 +385,7 @@ fn run_row_ui(
         }
         if ui
             .add_enabled(status.has_model, egui::Button::new("Export model…").small())
-            .on_hover_text("Write the trained model as a .safetensors file with PyTorch's names, for load_state_dict.")
+            .on_hover_text("Write the trained model as a .safetensors file with PyTorch's names (for load_state_dict), or as an .onnx model that takes raw 0–255 pixels.")
             .on_disabled_hover_text("Only runs that completed keep their trained model.")
             .clicked()
         {
