@@ -343,6 +343,17 @@ mod tests {
     use crate::model::{Activation, ModelSpec};
     use kiln_test_support::scratch_dir;
 
+    /// Runs `experiment` into `runs` with no one pausing it or listening to its events.
+    fn execute_unwatched(experiment: &Experiment, runs: &Path) -> Result<RunRecord, RunError> {
+        execute(
+            experiment,
+            runs,
+            &Arc::new(Control::new()),
+            &mut |_| {},
+            &mut |_| {},
+        )
+    }
+
     /// A small MLP run on the built-in data, quick enough for a unit test.
     fn resumable_experiment() -> Experiment {
         ExperimentDraft {
@@ -389,14 +400,7 @@ mod tests {
         .validate()
         .unwrap();
         let runs = dir.join("runs");
-        let error = execute(
-            &experiment,
-            &runs,
-            &Arc::new(Control::new()),
-            &mut |_| {},
-            &mut |_| {},
-        )
-        .expect_err("no weights file");
+        let error = execute_unwatched(&experiment, &runs).expect_err("no weights file");
         assert!(
             error.to_string().contains("absent.pth does not exist"),
             "{error}"
@@ -455,14 +459,7 @@ mod tests {
         .validate()
         .unwrap();
         let runs = scratch_dir("short-batch");
-        let record = execute(
-            &experiment,
-            &runs,
-            &Arc::new(Control::new()),
-            &mut |_| {},
-            &mut |_| {},
-        )
-        .unwrap();
+        let record = execute_unwatched(&experiment, &runs).unwrap();
         let (_, state) = run_folder::find(&record.path, Slot::Last).unwrap();
         let all = 2 * 12_000;
         assert!(
@@ -499,14 +496,7 @@ mod tests {
         .validate()
         .unwrap();
         let runs = scratch_dir("augmented-eval");
-        let record = execute(
-            &experiment,
-            &runs,
-            &Arc::new(Control::new()),
-            &mut |_| {},
-            &mut |_| {},
-        )
-        .unwrap();
+        let record = execute_unwatched(&experiment, &runs).unwrap();
         let recorded = run_folder::load_predictions(&record.path)
             .unwrap()
             .expect("a completed run keeps its test predictions");

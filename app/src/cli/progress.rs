@@ -167,13 +167,8 @@ impl Reporter {
                     s.total_secs
                 ));
                 if let Some(cpu) = &s.cpu_threads {
-                    let why = match cpu.forward_multiply_adds {
-                        Some(macs) => {
-                            format!("an MLP step of {:.1} M multiply-adds", macs as f64 / 1e6)
-                        }
-                        None => "a model with convolutions".to_owned(),
-                    };
-                    self.line(&format!("CPU threads: {} ({why})", cpu.threads));
+                    let engine = cpu.engine.as_deref().unwrap_or("flex");
+                    self.line(&format!("CPU: {} thread(s), {engine}", cpu.threads));
                 }
                 if let Some(scale) = &s.loss_scale {
                     self.line(&format!(

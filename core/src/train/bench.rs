@@ -102,6 +102,8 @@ pub fn bench(
             peak_device_bytes = Some(peak_device_bytes.unwrap_or(0).max(usage.bytes_reserved));
         }
     };
+    // The timed loop keeps the CPU's workers awake as an epoch of `kiln train` does.
+    let awake = trainee.threads.keep_awake();
     let started = Instant::now();
     let mut warmup_secs = 0.0;
     let mut window_started = started;
@@ -181,6 +183,7 @@ pub fn bench(
         window_started = now;
     }
     let steady_secs = (Instant::now() - started).as_secs_f64() - warmup_secs;
+    drop(awake);
     // The Kiln loop reads its sums a few times per second; once here keeps them honest work.
     let (loss_sum, correct) = match style {
         LoopStyle::Kiln => {

@@ -47,7 +47,7 @@ pub(crate) use pipeline::ShuffleRng;
 pub use pipeline::{augmentation_preview, epoch_order, pixel_transform};
 pub use store::{KeepNothing, Restored, RunStore};
 pub use summary::{RunOutcome, RunSummary, SplitSizes, StepProfile};
-pub use threads::CpuThreadChoice;
+pub use threads::{CPU_ENGINE, CpuThreadChoice};
 
 use burn::tensor::Device;
 
@@ -652,13 +652,14 @@ mod tests {
             _ => None,
         });
         assert_eq!(last_progress.map(|p| p.samples_seen), Some(600));
-        // A tiny MLP step is far below the one-thread bound.
+        // Every core, and the engine named.
         let choice = summary
             .cpu_threads
             .as_ref()
             .expect("a CPU run reports its threads");
-        assert_eq!(choice.threads, 1);
-        assert_eq!(choice.forward_multiply_adds, Some(32 * (16 * 16 + 16 * 2)));
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(choice.threads, cores);
+        assert_eq!(choice.engine.as_deref(), Some(CPU_ENGINE));
         assert_eq!(summary.precision, crate::config::Precision::F32);
         assert_eq!(summary.loss_scale, None);
     }

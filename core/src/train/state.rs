@@ -379,9 +379,18 @@ impl<'a> RunState<'a> {
         }
         let mut current = self.begin_epoch(epoch);
         let readback_every = Duration::from_millis(self.experiment.readback_interval_ms);
+        let mut awake = self.trainee.threads.keep_awake();
         for step in 0..self.steps_per_epoch {
+            // A paused run leaves the cores alone.
+            let paused = control.state() == ControlState::Paused;
+            if paused {
+                awake = None;
+            }
             if !self.wait_while_paused(control, &mut current.window) {
                 return Ok((model, EpochEnd::Stopped(RunOutcome::Cancelled)));
+            }
+            if paused {
+                awake = self.trainee.threads.keep_awake();
             }
             // Profiling mode: after the warm-up step, a few steps wait for the device after each
             // phase so each phase's time is its own.
@@ -405,6 +414,7 @@ impl<'a> RunState<'a> {
             }
             current.window = Window::starting(readout.done);
         }
+        drop(awake);
         let readout = self.readback(&mut current, true, on_event)?;
         let secs = current.started.elapsed().as_secs_f64();
         self.counters.train_secs_total += secs;
@@ -677,14 +687,13 @@ impl<'a> RunState<'a> {
         split: &BatchSource,
     ) -> Result<Evaluation, TrainError> {
         let started = Instant::now();
-        let (loss, accuracy) = evaluate(
-            model,
-            split,
-            &self.pipeline.plain,
-            self.eval_batch,
-            self.experiment.loss,
-            &self.target.device,
-        )?;
+        let (plain, batch, loss_input) =
+            (&self.pipeline.plain, self.eval_batch, self.experiment.loss);
+        let device = &self.target.device;
+        let (loss, accuracy) = self
+            .trainee
+            .threads
+            .run(|| evaluate(model, split, plain, batch, loss_input, device))?;
         Ok(Evaluation {
             loss,
             accuracy,
@@ -925,12 +934,11 @@ impl<'a> RunState<'a> {
         if self.validated_on != ValidatedOn::Validation {
             return Ok(None);
         }
-        let predicted = predict(
-            model,
-            &self.pipeline.val,
-            &self.pipeline.plain,
-            self.eval_batch,
-        )?;
+        let (split, plain, batch) = (&self.pipeline.val, &self.pipeline.plain, self.eval_batch);
+        let predicted = self
+            .trainee
+            .threads
+            .run(|| predict(model, split, plain, batch))?;
         let predictions = TestPredictions {
             class_names: self.data.class_names.clone(),
             labels: self.data.val.labels.clone(),
@@ -945,12 +953,11 @@ impl<'a> RunState<'a> {
     /// Every test image's prediction by `model`, with the surest wrong ones' pixels for a
     /// gallery.
     fn predictions(&self, model: &Classifier) -> Result<TestPredictions, TrainError> {
-        let predicted = predict(
-            model,
-            &self.pipeline.test,
-            &self.pipeline.plain,
-            self.eval_batch,
-        )?;
+        let (split, plain, batch) = (&self.pipeline.test, &self.pipeline.plain, self.eval_batch);
+        let predicted = self
+            .trainee
+            .threads
+            .run(|| predict(model, split, plain, batch))?;
         let test = &self.data.test;
         let mut predictions = TestPredictions {
             class_names: self.data.class_names.clone(),

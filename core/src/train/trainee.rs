@@ -125,7 +125,7 @@ impl Trainee {
                     .with_weights(class_weights(experiment.class_weights, data))
                     .init(&autodiff),
                 loss_input: experiment.loss,
-                threads: CpuThreads::new(is_cpu(device), experiment, data.shape, classes),
+                threads: CpuThreads::new(is_cpu(device)),
                 head_rate: None,
             },
         ))
