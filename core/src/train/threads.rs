@@ -465,6 +465,59 @@ mod tests {
     }
 
     #[test]
+    fn the_cpu_engines_element_wise_ops_on_large_tensors_are_the_same_bits_cut_or_whole() {
+        use burn::tensor::activation::relu;
+        use burn::tensor::{Device, Tensor, TensorData};
+        let device = Device::flex();
+        // Above the 128 K elements from which flex (patched) cuts a loop into one piece per
+        // thread, and not a multiple of the piece length.
+        let len = 300_007;
+        let (a, b) = (drawn(len, 11), drawn(len, 12));
+        let tensor =
+            |v: &[f32]| Tensor::<1>::from_data(TensorData::new(v.to_vec(), [len]), &device);
+        type Op = fn(Tensor<1>, Tensor<1>) -> Tensor<1>;
+        type Direct = fn(f32, f32) -> f32;
+        // Operands still held elsewhere make an op write a new tensor instead of updating one.
+        let ops: [(&str, Op, Direct); 7] = [
+            ("a - b", |a, b| a - b, |a, b| a - b),
+            ("a * b", |a, b| a * b, |a, b| a * b),
+            ("a * 0.01", |a, _| a.mul_scalar(0.01), |a, _| a * 0.01),
+            (
+                "relu(a)",
+                |a, _| relu(a),
+                |a, _| if a > 0.0 { a } else { 0.0 },
+            ),
+            (
+                "a + b, both held",
+                |a, b| (a.clone() + b.clone(), a, b).0,
+                |a, b| a + b,
+            ),
+            (
+                "a * 0.01, held",
+                |a, _| (a.clone().mul_scalar(0.01), a).0,
+                |a, _| a * 0.01,
+            ),
+            (
+                "relu(a), held",
+                |a, _| (relu(a.clone()), a).0,
+                |a, _| if a > 0.0 { a } else { 0.0 },
+            ),
+        ];
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .expect("a pool");
+        let every = CpuThreads::new(true);
+        for (name, op, direct) in ops {
+            let alone = one.install(|| values(op(tensor(&a), tensor(&b))));
+            let cut = every.run(|| values(op(tensor(&a), tensor(&b))));
+            let expected: Vec<f32> = a.iter().zip(&b).map(|(&x, &y)| direct(x, y)).collect();
+            assert!(alone == cut, "{name}: one thread and every core differ");
+            assert!(cut == expected, "{name}: not each element's own expression");
+        }
+    }
+
+    #[test]
     fn a_summary_from_before_the_engine_was_named_still_reads() {
         let old: CpuThreadChoice =
             serde_json::from_str(r#"{"threads":1,"forward_multiply_adds":42795008}"#)

@@ -101,6 +101,7 @@ pub mod conv2d_gemm;
 pub mod conv_transpose;
 pub mod cumulative;
 pub mod deform_conv;
+pub(crate) mod elementwise;
 pub mod expand;
 #[cfg(feature = "fft")]
 pub mod fft;
