@@ -21,6 +21,9 @@ use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer, SgdConfig};
 use burn::tensor::activation::relu;
 use burn::tensor::{Device, Distribution, Int, Tensor};
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const BATCH: usize = 64;
 
 /// `fashion-mlp`: 784-512-512-10, ReLU.
