@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use serde::{Deserialize, Serialize};
 
 /// The engine behind CPU runs, as `summary.json` names it.
-pub const CPU_ENGINE: &str = "flex (Burn 0.22.1's CPU backend) with Kiln's patch: im2col convolutions and their gradients as one gemm per image, matrix products cut into a strip per thread";
+pub const CPU_ENGINE: &str = "flex (Burn 0.22.1's CPU backend) with Kiln's patch: im2col convolutions and their gradients as one gemm per image, matrix products and large element-wise ops cut into a piece per thread";
 
 /// The threads a CPU run's steps ran on, and the engine, for `summary.json` and `kiln bench`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
