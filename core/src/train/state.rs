@@ -15,6 +15,7 @@ use super::precision::StepPrecision;
 use super::probe::Probe;
 use super::reads::{Sums, evaluate, predict};
 use super::store::RunStore;
+use super::threads::Awake;
 use super::trainee::{Trainee, is_cpu};
 use super::watch::LossWatch;
 use super::{
@@ -381,16 +382,8 @@ impl<'a> RunState<'a> {
         let readback_every = Duration::from_millis(self.experiment.readback_interval_ms);
         let mut awake = self.trainee.threads.keep_awake();
         for step in 0..self.steps_per_epoch {
-            // A paused run leaves the cores alone.
-            let paused = control.state() == ControlState::Paused;
-            if paused {
-                awake = None;
-            }
-            if !self.wait_while_paused(control, &mut current.window) {
+            if !self.wait_while_paused(control, &mut current.window, &mut awake) {
                 return Ok((model, EpochEnd::Stopped(RunOutcome::Cancelled)));
-            }
-            if paused {
-                awake = self.trainee.threads.keep_awake();
             }
             // Profiling mode: after the warm-up step, a few steps wait for the device after each
             // phase so each phase's time is its own.
@@ -464,13 +457,24 @@ impl<'a> RunState<'a> {
         }
     }
 
-    /// Obeys a pause at a step boundary; false when the run was cancelled.
-    fn wait_while_paused(&self, control: &Control, window: &mut Window) -> bool {
+    /// Obeys a pause at a step boundary, with the CPU's workers (`awake`) at rest through it;
+    /// false when the run was cancelled.
+    fn wait_while_paused(
+        &self,
+        control: &Control,
+        window: &mut Window,
+        awake: &mut Option<Awake>,
+    ) -> bool {
         match control.state() {
             ControlState::Running => true,
             ControlState::Cancelled => false,
             ControlState::Paused => {
+                // A paused run leaves the cores alone.
+                *awake = None;
                 let resumed = control.wait_while_paused();
+                if resumed {
+                    *awake = self.trainee.threads.keep_awake();
+                }
                 // Paused time is not training time: the window restarts after the wait.
                 *window = Window::starting(Instant::now());
                 resumed
