@@ -173,8 +173,9 @@ fn a_run_on_a_remote_cpu_equals_the_same_run_on_the_local_cpu() {
     assert_eq!(epoch_rows(&remote_folder).len(), 2);
     let summary = std::fs::read_to_string(remote_folder.join("summary.json")).unwrap();
     assert!(summary.contains("\"completed\""), "{summary}");
+    // The run names the box's adapter, as the box described it.
     assert!(
-        summary.contains(&format!("of {}", kiln_box.address)),
+        summary.contains("CPU (") && summary.contains(&format!(" on {}", kiln_box.address)),
         "{summary}"
     );
 }
@@ -296,7 +297,7 @@ fn a_wrong_or_missing_token_is_refused_before_a_run_folder_exists() {
 }
 
 #[test]
-fn kiln_devices_lists_a_box_and_remembers_its_token_for_its_user_alone() {
+fn kiln_devices_lists_a_box_by_its_adapters_and_remembers_its_token_for_its_user_alone() {
     let scratch = scratch_dir("remote-devices");
     let kiln_box = KilnBox::start(&scratch);
     let config = scratch.join("config");
@@ -305,6 +306,8 @@ fn kiln_devices_lists_a_box_and_remembers_its_token_for_its_user_alone() {
         command
             .args(["devices", "--remote", &kiln_box.address])
             .env("XDG_CONFIG_HOME", &config)
+            // The file, not the keyring of whoever runs the tests.
+            .env("KILN_KEYRING", "off")
             .env_remove("KILN_REMOTE_TOKEN");
         if remember {
             command.arg("--remember");
@@ -325,6 +328,15 @@ fn kiln_devices_lists_a_box_and_remembers_its_token_for_its_user_alone() {
     let output = devices(false, None);
     assert!(output.status.success(), "{}", text(&output));
     assert!(text(&output).contains("remote device"), "{}", text(&output));
+    // The box says what it hosts: here its CPU, named as `kiln devices` names it on the box.
+    let on_box = format!(" on {}", kiln_box.address);
+    let listed = text(&output);
+    assert!(
+        listed
+            .lines()
+            .any(|line| line.contains("CPU (") && line.ends_with(&on_box)),
+        "{listed}"
+    );
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

@@ -93,7 +93,8 @@ impl DeviceClass {
 
 impl fmt::Display for DeviceClass {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.label())
+        // `pad`, so `kiln devices` can line its KIND column up with `{:<19}`.
+        f.pad(self.label())
     }
 }
 
@@ -136,8 +137,8 @@ impl DeviceInfo {
         }
     }
 
-    /// Device `index` of the box at `address`. Burn's remote protocol tells a client how many
-    /// devices a box hosts, not what they are; `kiln serve` prints their names on the box.
+    /// Device `index` of the box at `address`, before the box has said what it is (see
+    /// [`DeviceInfo::on_box`]).
     pub fn remote(address: &BoxAddress, index: usize) -> Self {
         Self {
             id: DeviceChoice::Remote {
@@ -151,6 +152,17 @@ impl DeviceInfo {
             driver: String::new(),
             driver_info: String::new(),
             shader_f16: false,
+        }
+    }
+
+    /// Device `index` of the box at `address`, named as the box describes it (`box_device`,
+    /// see [`crate::remote::About`]).
+    pub fn on_box(address: &BoxAddress, index: usize, box_device: &DeviceInfo) -> Self {
+        Self {
+            name: format!("{} on {address}", box_device.name),
+            driver: box_device.driver.clone(),
+            driver_info: box_device.driver_info.clone(),
+            ..Self::remote(address, index)
         }
     }
 
@@ -461,15 +473,15 @@ pub fn resolve(choice: &DeviceChoice) -> Result<(DeviceInfo, Device), DeviceErro
         DeviceChoice::Cpu | DeviceChoice::Remote { .. } => Vec::new(),
     };
     let (info, target) = select(choice, &listed)?;
-    let device = match target {
-        Target::Flex => Device::flex(),
-        Target::Wgpu(kind) => Device::wgpu(kind),
+    match target {
+        Target::Flex => Ok((info, Device::flex())),
+        Target::Wgpu(kind) => Ok((info, Device::wgpu(kind))),
         Target::Remote { address, index } => {
             let token = crate::remote::token_for(&address)?;
-            crate::remote::connect(&address, index, &token)?
+            let (device, about) = crate::remote::connect(&address, index, &token)?;
+            Ok((DeviceInfo::on_box(&address, index, &about.device), device))
         }
-    };
-    Ok((info, device))
+    }
 }
 
 /// Where a listed device runs.
@@ -684,6 +696,14 @@ pub fn keep_kernel_cache_in(dir: &std::path::Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_device_class_fills_the_width_of_its_column() {
+        assert_eq!(
+            format!("{:<19}|", DeviceClass::Remote),
+            "remote device      |"
+        );
+    }
 
     #[test]
     fn a_device_list_parses_in_order_and_data_parallel_takes_one_kind_of_device() {

@@ -67,12 +67,10 @@ fn remote_devices(address: &BoxAddress, remember: bool) -> anyhow::Result<Vec<De
         })?)?,
         false => remote::token_for(address)?,
     };
-    let count = remote::device_count(address, &token)?;
+    let devices = remote::box_devices(address, &token)?;
     if remember {
-        let path = remote::remember_token(address, &token)?;
-        eprintln!("kept the token for {address} in {}", path.display());
+        let kept = remote::remember_token(address, &token)?;
+        eprintln!("kept the token for {address} in {kept}");
     }
-    Ok((0..count)
-        .map(|index| DeviceInfo::remote(address, index))
-        .collect())
+    Ok(devices)
 }

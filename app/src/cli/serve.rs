@@ -80,8 +80,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
             port = bound.port()
         );
     }
-    let devices = hosted.into_iter().map(|(_, device)| device).collect();
-    remote::serve(devices, listener, &token, |log: SessionLog| {
+    remote::serve(&hosted, listener, &token, |log: SessionLog| {
         println!("{log}");
     })?;
     Ok(())

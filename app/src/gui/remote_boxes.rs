@@ -1,5 +1,5 @@
 //! The window's remote boxes: those added with *Add remote box…*, remembered by address (their
-//! tokens in the per-user token files of `kiln_core::remote`, never in the window's settings),
+//! tokens in the keyring or the per-user token files of `kiln_core::remote`, never in the window's settings),
 //! each listed on a background thread and offered beside the local devices.
 
 use std::sync::mpsc::{self, Receiver};
@@ -184,7 +184,10 @@ fn add_box_ui(ui: &mut egui::Ui, dialog: &mut AddBoxDialog, ctx: &egui::Context)
             ui.label("connecting…");
         }
     });
-    ui.label("The token is kept in a file only you can read, never in the window's settings.");
+    ui.label(
+        "The token is kept in this system's keyring, or in a file only you can read; never in \
+         the window's settings.",
+    );
 }
 
 /// Lists the box's devices on a named thread: with `token` (then remembered once the box took
@@ -218,11 +221,9 @@ fn list(address: &BoxAddress, token: Option<Token>) -> Listing {
         Some(token) => token,
         None => remote::token_for(address).map_err(|e| e.to_string())?,
     };
-    let count = remote::device_count(address, &token).map_err(|e| e.to_string())?;
+    let devices = remote::box_devices(address, &token).map_err(|e| e.to_string())?;
     if given {
         remote::remember_token(address, &token).map_err(|e| e.to_string())?;
     }
-    Ok((0..count)
-        .map(|index| DeviceInfo::remote(address, index))
-        .collect())
+    Ok(devices)
 }

@@ -7,13 +7,9 @@
 //! # Tokens
 //!
 //! A box serves only the clients that present its token (Burn's `TokenAuthorizer`). The client
-//! reads it from `KILN_REMOTE_TOKEN`, else from the file remembered for that box, never from a
-//! command-line argument, which other users of the machine can read:
-//!
-//! ```text
-//! <config dir>/kiln/remotes/          (~/.config/kiln/remotes on Linux)
-//! └── HOST_PORT.token                 the token, mode 0600 where the platform has modes
-//! ```
+//! reads it from `KILN_REMOTE_TOKEN`, else from where it remembered it for that box (the
+//! keyring, or a file only its user can read: see the `tokens` module), never from a command-line
+//! argument, which other users of the machine can read.
 //!
 //! Over WebSocket the token travels unencrypted, as Burn's docs say: it keeps stray clients of a
 //! trusted network out, not someone reading the traffic. The box binds 127.0.0.1 unless told
@@ -29,6 +25,12 @@ use burn::tensor::Device;
 
 use crate::device::{self, DeviceChoice, DeviceClass, DeviceInfo};
 use burn::remote::{ConnectError, RemoteHost};
+
+mod about;
+mod tokens;
+
+pub use about::{About, KILN_VERSION};
+pub use tokens::{KEYRING_VARIABLE, Kept, remember_token, token_for};
 
 /// The environment variable a client reads a box's token from.
 pub const TOKEN_VARIABLE: &str = "KILN_REMOTE_TOKEN";
@@ -156,59 +158,6 @@ impl Token {
     }
 }
 
-/// The folder remembered tokens are kept in (see the module docs).
-pub fn tokens_dir() -> Option<PathBuf> {
-    dirs::config_dir().map(|dir| dir.join("kiln").join("remotes"))
-}
-
-/// The token to present to `address`: `KILN_REMOTE_TOKEN`, else the one remembered for it.
-pub fn token_for(address: &BoxAddress) -> Result<Token, RemoteError> {
-    if let Ok(text) = std::env::var(TOKEN_VARIABLE) {
-        return Token::new(&text);
-    }
-    let path = tokens_dir().map(|dir| dir.join(address.token_file_name()));
-    match path {
-        Some(path) if path.is_file() => Token::read(&path),
-        _ => Err(RemoteError::NoToken {
-            address: address.clone(),
-        }),
-    }
-}
-
-/// Keeps `token` for `address` in the per-user tokens folder, readable by this user only, and
-/// returns the file's path.
-pub fn remember_token(address: &BoxAddress, token: &Token) -> Result<PathBuf, RemoteError> {
-    let dir = tokens_dir().ok_or(RemoteError::NoConfigDir)?;
-    write_private(&dir.join(address.token_file_name()), token.reveal())
-}
-
-/// Writes `text` to `path` so that only this user can read it: on Unix the file is created with
-/// mode 0600 before a byte is in it, and written whole through a temporary file.
-fn write_private(path: &Path, text: &str) -> Result<PathBuf, RemoteError> {
-    use std::io::Write;
-    let failed = |e: std::io::Error| RemoteError::TokenFile {
-        path: path.to_owned(),
-        reason: e.to_string(),
-    };
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(failed)?;
-    }
-    let partial = path.with_extension("token.partial");
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let mut file = options.open(&partial).map_err(failed)?;
-    file.write_all(text.as_bytes())
-        .and_then(|()| file.sync_all())
-        .map_err(failed)?;
-    std::fs::rename(&partial, path).map_err(failed)?;
-    Ok(path.to_owned())
-}
-
 /// Why a box could not be served or reached, told as what to do.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RemoteError {
@@ -297,6 +246,20 @@ pub enum RemoteError {
         /// This client's.
         client_version: u16,
     },
+    /// A box of another Kiln version, or one that does not say what it hosts.
+    #[error(
+        "{address} did not answer as a box of Kiln {KILN_VERSION} ({reason}; its Kiln: \
+         {box_version}): install the same Kiln version on both machines, and check that its \
+         `kiln serve` still runs"
+    )]
+    OtherKiln {
+        /// The box.
+        address: BoxAddress,
+        /// The Kiln version the box said it runs, or "unknown".
+        box_version: String,
+        /// What its answer was.
+        reason: String,
+    },
     /// Something answered but the session broke off.
     #[error(
         "{address} answered, but not as a Kiln box of this version ({reason}): check that \
@@ -358,17 +321,51 @@ fn host(address: &BoxAddress, token: &Token) -> RemoteHost {
     RemoteHost::websocket(&address.url()).with_credential(token.reveal())
 }
 
-/// Device `index` of the box at `address`, connected (so a wrong token or a stopped box is told
-/// here, before any run folder exists for it).
-pub fn connect(address: &BoxAddress, index: usize, token: &Token) -> Result<Device, RemoteError> {
-    Device::remote_options(&host(address, token))
+/// Device `index` of the box at `address`, connected, with what the box says about it (so a
+/// wrong token, a stopped box or one of another Kiln version is told here, before any run folder
+/// exists for it).
+pub fn connect(
+    address: &BoxAddress,
+    index: usize,
+    token: &Token,
+) -> Result<(Device, About), RemoteError> {
+    let device = Device::remote_options(&host(address, token))
         .device_index(index)
         .init()
-        .map_err(|e| RemoteError::from_connect(e, address, index))
+        .map_err(|e| RemoteError::from_connect(e, address, index))?;
+    let about = same_kiln(address, about::ask(&device))?;
+    Ok((device, about))
+}
+
+/// The box's answer about a device, if it comes from a box of this Kiln version.
+fn same_kiln(address: &BoxAddress, answer: Result<About, String>) -> Result<About, RemoteError> {
+    let other_kiln = |box_version: &str, reason: String| RemoteError::OtherKiln {
+        address: address.clone(),
+        box_version: box_version.to_owned(),
+        reason,
+    };
+    match answer {
+        Ok(about) if about.kiln_version == KILN_VERSION => Ok(about),
+        Ok(about) => Err(other_kiln(
+            &about.kiln_version,
+            "its Kiln version differs".to_owned(),
+        )),
+        Err(reason) => Err(other_kiln("unknown", reason)),
+    }
+}
+
+/// Every device of the box at `address`, in `remote:…/N` order, named as the box describes them.
+pub fn box_devices(address: &BoxAddress, token: &Token) -> Result<Vec<DeviceInfo>, RemoteError> {
+    (0..device_count(address, token)?)
+        .map(|index| {
+            let (_, about) = connect(address, index, token)?;
+            Ok(DeviceInfo::on_box(address, index, &about.device))
+        })
+        .collect()
 }
 
 /// How many devices the box at `address` hosts.
-pub fn device_count(address: &BoxAddress, token: &Token) -> Result<usize, RemoteError> {
+fn device_count(address: &BoxAddress, token: &Token) -> Result<usize, RemoteError> {
     host(address, token)
         .devices()
         .map(|devices| devices.len())
@@ -447,12 +444,12 @@ impl fmt::Display for SessionLog {
     }
 }
 
-/// Serves `devices` (all of one backend: GPUs or the CPU) to the clients that present `token`,
-/// on `listener`, one session after another and several at once, until Ctrl+C or SIGTERM.
-/// `on_session` hears of every session opened or refused; a client that goes away ends its
-/// session, and what it held on the box is freed with it.
+/// Serves `hosted` (all of one backend: GPUs or the CPU, as [`devices_to_host`] gives them) to
+/// the clients that present `token`, on `listener`, one session after another and several at
+/// once, until Ctrl+C or SIGTERM. `on_session` hears of every session opened or refused; a
+/// client that goes away ends its session, and what it held on the box is freed with it.
 pub fn serve(
-    devices: Vec<Device>,
+    hosted: &[(DeviceInfo, Device)],
     listener: TcpListener,
     token: &Token,
     on_session: impl Fn(SessionLog) + Send + Sync + 'static,
@@ -481,7 +478,8 @@ pub fn serve(
         });
         verdict
     };
-    RemoteServer::new(devices)
+    let devices = hosted.iter().map(|(_, device)| device.clone());
+    about::answering(RemoteServer::new(devices), hosted)
         .with_authorizer(authorizer)
         .serve(WebSocketTransport::from_listener(listener))
         .map_err(|e| refused(e.to_string()))
@@ -552,22 +550,54 @@ mod tests {
     }
 
     #[test]
-    fn a_remembered_token_is_written_for_its_owner_alone() {
-        let dir = std::env::temp_dir().join(format!("kiln-remember-{}", std::process::id()));
-        let address: BoxAddress = "[fe80::1]:7340".parse().unwrap();
-        let path = write_private(&dir.join(address.token_file_name()), "s3cret").unwrap();
-        assert_eq!(
-            path.file_name().unwrap().to_str().unwrap(),
-            "fe80__1_7340.token"
+    fn a_box_of_another_kiln_version_or_none_is_refused_with_both_versions() {
+        let address: BoxAddress = "box:7340".parse().unwrap();
+        let ours = About {
+            kiln_version: KILN_VERSION.to_owned(),
+            device: DeviceInfo::cpu(),
+        };
+        assert_eq!(same_kiln(&address, Ok(ours.clone())).unwrap(), ours);
+        let older = About {
+            kiln_version: "0.0.1".to_owned(),
+            ..ours
+        };
+        let error = same_kiln(&address, Ok(older)).unwrap_err().to_string();
+        assert!(error.contains("its Kiln: 0.0.1"), "{error}");
+        assert!(error.contains(&format!("Kiln {KILN_VERSION}")), "{error}");
+        assert!(
+            error.contains("same Kiln version on both machines"),
+            "{error}"
         );
-        assert_eq!(Token::read(&path).unwrap().reveal(), "s3cret");
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
-            assert_eq!(mode & 0o777, 0o600);
-        }
-        let _ = std::fs::remove_dir_all(&dir);
+        // Burn's own server, or a Kiln before boxes described their devices.
+        let error = same_kiln(&address, Err("the session ended".to_owned()))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("the session ended; its Kiln: unknown"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_server_of_another_burn_protocol_is_told_with_both_versions() {
+        let address: BoxAddress = "box:7340".parse().unwrap();
+        let error = RemoteError::from_connect(
+            ConnectError::IncompatibleProtocol {
+                client_version: 7,
+                server_version: 6,
+            },
+            &address,
+            0,
+        )
+        .to_string();
+        assert!(
+            error.contains("protocol is version 6, this Kiln's 7"),
+            "{error}"
+        );
+        assert!(
+            error.contains("same Kiln version on both machines"),
+            "{error}"
+        );
     }
 
     #[test]
@@ -579,7 +609,9 @@ mod tests {
             .unwrap()
             .port();
         let address: BoxAddress = format!("127.0.0.1:{port}").parse().unwrap();
-        let error = connect(&address, 0, &Token::new("t").unwrap()).unwrap_err();
+        let error = connect(&address, 0, &Token::new("t").unwrap())
+            .map(|(_, about)| about)
+            .unwrap_err();
         assert!(
             matches!(error, RemoteError::Unreachable { .. }),
             "{error:?}"
