@@ -579,6 +579,24 @@ mod tests {
     }
 
     #[test]
+    fn burns_own_server_which_cannot_say_what_it_hosts_is_refused_as_another_kiln() {
+        // Burn's server as any program can start it, without Kiln's answer about its devices.
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let address: BoxAddress = listener.local_addr().unwrap().to_string().parse().unwrap();
+        let authorizer = TokenAuthorizer::new("t").unwrap();
+        std::thread::spawn(move || {
+            RemoteServer::new([Device::flex()])
+                .with_authorizer(authorizer)
+                .serve(WebSocketTransport::from_listener(listener))
+        });
+        let error = connect(&address, 0, &Token::new("t").unwrap())
+            .map(|(_, about)| about)
+            .unwrap_err();
+        assert!(matches!(error, RemoteError::OtherKiln { .. }), "{error:?}");
+        assert!(error.to_string().contains("its Kiln: unknown"), "{error}");
+    }
+
+    #[test]
     fn a_server_of_another_burn_protocol_is_told_with_both_versions() {
         let address: BoxAddress = "box:7340".parse().unwrap();
         let error = RemoteError::from_connect(
