@@ -27,12 +27,8 @@
 //! always means the first of them; a second software adapter cannot be addressed and is refused.
 
 use std::fmt;
-use std::future::Future;
-use std::pin::pin;
 use std::str::FromStr;
-use std::sync::{Arc, OnceLock, mpsc};
-use std::task::{Context, Poll, Wake, Waker};
-use std::thread::Thread;
+use std::sync::{OnceLock, mpsc};
 use std::time::Duration;
 
 use burn::tensor::{Device, DeviceKind, FloatDType};
@@ -476,11 +472,14 @@ pub fn resolve(choice: &DeviceChoice) -> Result<(DeviceInfo, Device), DeviceErro
     match target {
         Target::Flex => Ok((info, Device::flex())),
         Target::Wgpu(kind) => Ok((info, Device::wgpu(kind))),
+        #[cfg(not(target_arch = "wasm32"))]
         Target::Remote { address, index } => {
             let token = crate::remote::token_for(&address)?;
             let (device, about) = crate::remote::connect(&address, index, &token)?;
             Ok((DeviceInfo::on_box(&address, index, &about.device), device))
         }
+        #[cfg(target_arch = "wasm32")]
+        Target::Remote { address, .. } => Err(RemoteError::FromBrowser { address }.into()),
     }
 }
 
@@ -636,12 +635,13 @@ fn graphics_api_chain() -> Vec<wgpu::Backend> {
 
 /// cubecl-wgpu 0.11.3's `probe`: an instance limited to `api` with otherwise default settings,
 /// so the adapters come back in the order cubecl later indexes them in.
+#[cfg(not(target_arch = "wasm32"))]
 fn adapters_on(api: wgpu::Backend) -> Vec<Adapter> {
     let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
         backends: api.into(),
         ..wgpu::InstanceDescriptor::new_without_display_handle()
     });
-    block_on(instance.enumerate_adapters(api.into()))
+    crate::executor::block_on(instance.enumerate_adapters(api.into()))
         .iter()
         .map(|adapter| Adapter {
             info: adapter.get_info(),
@@ -650,27 +650,11 @@ fn adapters_on(api: wgpu::Backend) -> Vec<Adapter> {
         .collect()
 }
 
-/// Wakes the thread blocked in [`block_on`].
-struct Unpark(Thread);
-
-impl Wake for Unpark {
-    fn wake(self: Arc<Self>) {
-        self.0.unpark();
-    }
-}
-
-/// Runs a future to completion on this thread; wgpu's native futures are ready at once, so this
-/// spares a dependency on an executor.
-fn block_on<F: Future>(future: F) -> F::Output {
-    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
-    let mut context = Context::from_waker(&waker);
-    let mut future = pin!(future);
-    loop {
-        match future.as_mut().poll(&mut context) {
-            Poll::Ready(output) => return output,
-            Poll::Pending => std::thread::park(),
-        }
-    }
+/// A browser page cannot wait for wgpu's adapter listing: it asks for its one adapter when the
+/// page starts, asynchronously, so nothing is listed here.
+#[cfg(target_arch = "wasm32")]
+fn adapters_on(_api: wgpu::Backend) -> Vec<Adapter> {
+    Vec::new()
 }
 
 /// The per-user folder Kiln keeps CubeCL's autotune results in.
@@ -682,6 +666,7 @@ pub fn kernel_cache_dir() -> Option<std::path::PathBuf> {
 /// autotuning of the first. CubeCL's own default is the `target/` folder of the nearest Cargo
 /// workspace, which an installed program does not have. Must run before any GPU device starts;
 /// returns false when it came too late or a `cubecl.toml` already chose a place.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn keep_kernel_cache_in(dir: &std::path::Path) -> bool {
     use cubecl::config::cache::CacheConfig;
     use cubecl::config::{CubeClRuntimeConfig, RuntimeConfig};
@@ -691,6 +676,12 @@ pub fn keep_kernel_cache_in(dir: &std::path::Path) -> bool {
     }
     config.environment.path = CacheConfig::Directory(dir.to_owned());
     CubeClRuntimeConfig::try_set(config)
+}
+
+/// In a browser there is no disk for autotune results: each page load autotunes afresh.
+#[cfg(target_arch = "wasm32")]
+pub fn keep_kernel_cache_in(_dir: &std::path::Path) -> bool {
+    false
 }
 
 #[cfg(test)]

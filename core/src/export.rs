@@ -7,12 +7,10 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 use plotters::coord::Shift;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
-use plotters::style::FontStyle;
 
 use crate::plot::{Chart, UnknownXAxis, XAxis, epoch_end, legend_labels, run_rgb};
 use crate::run_folder::RunHistory;
@@ -172,7 +170,10 @@ pub fn write_csv(runs: &[&RunHistory], out: &mut dyn Write) -> Result<(), Export
 }
 
 /// The font every plot's text uses, registered with plotters once per process.
+#[cfg(not(target_arch = "wasm32"))]
 fn register_font() -> Result<(), ExportError> {
+    use plotters::style::FontStyle;
+    use std::sync::OnceLock;
     static REGISTERED: OnceLock<bool> = OnceLock::new();
     let ok = *REGISTERED.get_or_init(|| {
         plotters::style::register_font(
@@ -183,6 +184,12 @@ fn register_font() -> Result<(), ExportError> {
         .is_ok()
     });
     if ok { Ok(()) } else { Err(ExportError::Font) }
+}
+
+/// In a browser plotters draws text with the page's own fonts.
+#[cfg(target_arch = "wasm32")]
+fn register_font() -> Result<(), ExportError> {
+    Ok(())
 }
 
 fn check_size(options: &PlotOptions) -> Result<(), ExportError> {

@@ -128,7 +128,7 @@ impl Predictor {
         let probabilities = burn::tensor::activation::softmax(self.model.forward(input), 1);
         // Through the engine's one read seam; a failed read ranks nothing rather than panicking.
         let probabilities: Vec<f32> =
-            crate::train::reads::read_back(Transaction::default().register(probabilities))
+            crate::train::reads::read_back_now(Transaction::default().register(probabilities))
                 .ok()
                 .and_then(|data| data.into_iter().next())
                 .map(|data| data.iter::<f32>().collect())

@@ -5,7 +5,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
+use web_time::Instant;
 
 use crate::config::{ConfigError, Experiment};
 use crate::data::{self, DataError, ImageDataset};

@@ -12,7 +12,6 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 use flate2::bufread::MultiGzDecoder;
 use sha2::{Digest, Sha256};
@@ -279,22 +278,7 @@ pub(crate) fn download(
     on_progress: &mut dyn FnMut(&FetchProgress),
     cancel: &AtomicBool,
 ) -> Result<PathBuf, DataError> {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_connect(Some(Duration::from_secs(30)))
-        .timeout_recv_response(Some(Duration::from_secs(60)))
-        // A stalled transfer fails instead of hanging a person's terminal forever.
-        .timeout_per_read(Some(Duration::from_secs(60)))
-        .user_agent(concat!("kiln/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .into();
-    let mut open = |url: &str| -> Result<(Box<dyn Read>, Option<u64>), DataError> {
-        let response = agent.get(url).call().map_err(|e| DataError::Network {
-            url: url.to_string(),
-            detail: e.to_string(),
-        })?;
-        let total = response.body().content_length();
-        Ok((Box::new(response.into_body().into_reader()), total))
-    };
+    let mut open = url_opener();
     install(
         destination,
         manifest,
@@ -305,8 +289,48 @@ pub(crate) fn download(
     )
 }
 
-/// Opens one URL: the body and the size the server announced.
-type Opener<'o> = dyn FnMut(&str) -> Result<(Box<dyn Read>, Option<u64>), DataError> + 'o;
+/// Opens URLs over HTTPS, with timeouts so a stalled transfer fails instead of hanging.
+#[cfg(not(target_arch = "wasm32"))]
+fn url_opener() -> impl FnMut(&str) -> Result<Opened, DataError> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_connect(Some(std::time::Duration::from_secs(30)))
+        .timeout_recv_response(Some(std::time::Duration::from_secs(60)))
+        .timeout_per_read(Some(std::time::Duration::from_secs(60)))
+        .user_agent(concat!("kiln/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .into();
+    move |url: &str| {
+        let response = agent.get(url).call().map_err(|e| DataError::Network {
+            url: url.to_string(),
+            detail: e.to_string(),
+        })?;
+        let total = response.body().content_length();
+        Ok((
+            Box::new(response.into_body().into_reader()) as Box<dyn Read>,
+            total,
+        ))
+    }
+}
+
+/// A browser page may read another site's files only where that site allows it (CORS), and the
+/// data sets' mirrors do not: the visitor's own copies of the files are asked for instead.
+#[cfg(target_arch = "wasm32")]
+fn url_opener() -> impl FnMut(&str) -> Result<Opened, DataError> {
+    |url: &str| {
+        Err(DataError::Network {
+            url: url.to_string(),
+            detail: "a browser page may not read files of a site that does not allow it, and this \
+                     mirror does not: download the files yourself and choose them here"
+                .to_owned(),
+        })
+    }
+}
+
+/// An opened URL: the body and the size the server announced.
+type Opened = (Box<dyn Read>, Option<u64>);
+
+/// Opens one URL.
+type Opener<'o> = dyn FnMut(&str) -> Result<Opened, DataError> + 'o;
 
 /// Removes the scratch folder however `install` ends.
 struct ScratchDir(PathBuf);

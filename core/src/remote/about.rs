@@ -25,6 +25,7 @@ use burn::tensor::{DType, Device, Shape, Tensor, TensorData};
 use burn_ir::{CustomOpIr, TensorIr};
 use serde::{Deserialize, Serialize};
 
+use super::KILN_VERSION;
 use crate::device::DeviceInfo;
 
 /// The custom operation's id; a new meaning needs a new id, since old boxes keep the old one.
@@ -32,9 +33,6 @@ const OPERATION: &str = "kiln.about-device";
 
 /// Elements in the answer: room for a device's JSON with a long driver text.
 const CAPACITY: usize = 4096;
-
-/// This build's Kiln version, which a box and its clients compare.
-pub const KILN_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// One hosted device as its box describes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

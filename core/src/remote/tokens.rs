@@ -64,7 +64,7 @@ impl Keeper {
     }
 
     fn file(&self, address: &BoxAddress) -> Option<PathBuf> {
-        Some(self.dir.as_ref()?.join(address.token_file_name()))
+        Some(self.dir.as_ref()?.join(token_file_name(address)))
     }
 
     /// The token remembered for `address`: the keyring's, else the file's.
@@ -177,6 +177,20 @@ fn write_private(path: &Path, text: &str) -> Result<PathBuf, RemoteError> {
         .map_err(failed)?;
     std::fs::rename(&partial, path).map_err(failed)?;
     Ok(path.to_owned())
+}
+
+/// The file name the token of the box at `address` is kept under: the address with the
+/// characters a file system may refuse (`:` of IPv6, `/`) replaced.
+fn token_file_name(address: &BoxAddress) -> String {
+    let host: String = address
+        .host
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '-' => c,
+            _ => '_',
+        })
+        .collect();
+    format!("{host}_{}.token", address.port)
 }
 
 #[cfg(test)]

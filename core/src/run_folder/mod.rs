@@ -43,7 +43,7 @@ pub use writer::RunFolder;
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
+use web_time::{SystemTime, UNIX_EPOCH};
 
 /// The checked experiment, as TOML.
 pub const CONFIG_FILE: &str = "config.toml";

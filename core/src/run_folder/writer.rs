@@ -3,7 +3,7 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use web_time::SystemTime;
 
 use super::{
     CONFIG_FILE, CONFUSION_FILE, EPOCHS_FILE, EpochRow, FolderError, METRICS_FILE, MetricsRow,

@@ -5,7 +5,7 @@
 //! figures are device time, not time to enqueue work; the Kiln style syncs only there, the naive
 //! style also twice after every step, as `loss.item()` and `correct.item()` do.
 
-use std::time::Instant;
+use web_time::Instant;
 
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use serde::Serialize;
@@ -18,6 +18,7 @@ use super::trainee::Trainee;
 use super::{TrainDevice, TrainError};
 use crate::config::{Experiment, Precision};
 use crate::data::ImageDataset;
+use crate::executor::block_on;
 
 /// Steps per timed window; each window ends in one sync.
 pub const WINDOW_STEPS: usize = 10;
@@ -141,9 +142,9 @@ pub fn bench(
                 // `running_loss += loss.item()` and
                 // `correct += (outputs.argmax(1) == labels).sum().item()`, each a wait for the
                 // device.
-                let loss_value = read_scalar(loss)?;
+                let loss_value = block_on(read_scalar(loss))?;
                 let predicted = logits.argmax(1).reshape([rows]);
-                let correct = read_scalar(predicted.equal(labels).int().sum().float())?;
+                let correct = block_on(read_scalar(predicted.equal(labels).int().sum().float()))?;
                 naive_sums.0 += loss_value * rows as f64;
                 naive_sums.1 += correct;
                 Ok(())
@@ -187,7 +188,7 @@ pub fn bench(
     // The Kiln loop reads its sums a few times per second; once here keeps them honest work.
     let (loss_sum, correct) = match style {
         LoopStyle::Kiln => {
-            let sums = totals.read()?;
+            let sums = block_on(totals.read())?;
             (sums.loss_sum, sums.correct)
         }
         LoopStyle::Naive => naive_sums,

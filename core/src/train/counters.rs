@@ -2,7 +2,9 @@
 //! a checkpoint's `state.json`), and the one rule for how a readback window counts toward the
 //! run's speed ([`WindowKind`], applied by [`SpeedBook`]).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use web_time::Instant;
 
 use serde::{Deserialize, Serialize};
 

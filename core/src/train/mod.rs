@@ -22,6 +22,7 @@
 //!   summary      RunSummary, the schema of summary.json
 //! ```
 
+#[cfg(not(target_arch = "wasm32"))]
 pub mod bench;
 mod control;
 mod counters;
@@ -99,11 +100,33 @@ impl Default for Preparation {
     }
 }
 
-/// Trains `experiment` on `data` on `target`, telling `on_event` everything as it happens.
+/// Trains `experiment` on `data` on `target`, telling `on_event` everything as it happens,
+/// blocking this thread until the run ends ([`train_async`] run to its end).
 ///
 /// Returns the summary for every ending a person chose or the data caused (completed, cancelled,
 /// diverged); returns an error only when the device failed.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn train(
+    experiment: &Experiment,
+    data: &ImageDataset,
+    target: &TrainDevice,
+    preparation: Preparation,
+    control: &Control,
+    on_event: &mut dyn FnMut(TrainEvent),
+) -> Result<RunSummary, TrainError> {
+    crate::executor::block_on(train_async(
+        experiment,
+        data,
+        target,
+        preparation,
+        control,
+        on_event,
+    ))
+}
+
+/// The training loop as a future that waits for the device without blocking its thread: what a
+/// browser page runs on its event loop, and what [`train`] runs to its end on native.
+pub async fn train_async(
     experiment: &Experiment,
     data: &ImageDataset,
     target: &TrainDevice,
@@ -116,7 +139,7 @@ pub fn train(
     run.warn_about_data(on_event);
     for epoch in run.first_epoch..experiment.epochs {
         let ended;
-        (model, ended) = run.train_epoch(model, epoch, control, on_event)?;
+        (model, ended) = run.train_epoch(model, epoch, control, on_event).await?;
         let trained = match ended {
             EpochEnd::Trained(trained) => trained,
             EpochEnd::Stopped(outcome) => {
@@ -124,7 +147,7 @@ pub fn train(
                 break;
             }
         };
-        let evaluation = run.evaluate(&model)?;
+        let evaluation = run.evaluate(&model).await?;
         let verdict = run.end_epoch(epoch, &trained, evaluation.as_ref(), &model, on_event);
         run.checkpoint(&model, verdict.best, on_event);
         run.check_progress(epoch, evaluation.as_ref(), on_event);
@@ -133,7 +156,7 @@ pub fn train(
             break;
         }
     }
-    run.finish(model, on_event)
+    run.finish(model, on_event).await
 }
 
 #[cfg(test)]

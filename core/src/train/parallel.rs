@@ -77,10 +77,10 @@ impl Lane {
 }
 
 /// Every lane's sums added up: one sync per device.
-pub(super) fn read_lanes(lanes: &[Lane]) -> Result<Sums, TrainError> {
+pub(super) async fn read_lanes(lanes: &[Lane]) -> Result<Sums, TrainError> {
     let mut sums = Sums::default();
     for lane in lanes {
-        let lane = lane.totals.read()?;
+        let lane = lane.totals.read().await?;
         sums.loss_sum += lane.loss_sum;
         sums.correct += lane.correct;
         sums.overflowed += lane.overflowed;

@@ -156,7 +156,7 @@ pub fn augmentation_preview(
         };
         options.seed = BatchOptions::step_seed(experiment.seed, row as u64);
         let (batch, _) = split.range(0, count, &options)?;
-        let values: Vec<f32> = super::reads::read_back(Transaction::default().register(batch))?
+        let values: Vec<f32> = super::reads::read_back_now(Transaction::default().register(batch))?
             .into_iter()
             .next()
             .ok_or_else(|| TrainError::Readback("the preview batch came back empty".to_owned()))?

@@ -1,8 +1,13 @@
 //! Every read from the device goes through this module: the metric sums of a readback, the
 //! evaluation sums of an epoch and the predictions at the end through [`read_back`] (one
 //! transaction, so one host sync), and the weights and optimizer state a run keeps through
-//! [`weights_bytes`] and [`optimizer_bytes`]. On the web a synchronous read panics; this module is the one place to make
-//! reads asynchronous there, and the loop around it stays the same.
+//! [`weights_bytes`] and [`optimizer_bytes`].
+//!
+//! A browser cannot block on the GPU (a synchronous read panics there), so the loop's reads are
+//! `async`: the loop is one `async fn` on every target, which a native caller runs to the end
+//! with [`crate::executor::block_on`] and a web page spawns on its event loop. Burn's own
+//! synchronous reads are the same futures under its `block_on`, so native speed is unchanged.
+//! Reads outside the loop (a preview, *Try*, a weights check) still use [`read_back_now`].
 
 use burn::module::Module;
 use burn::optim::ModuleOptimizer;
@@ -15,8 +20,18 @@ use super::trainee::batch_loss;
 use crate::config::LossInput;
 use crate::model::Classifier;
 
-/// Reads every tensor registered in `transaction` back to the host in one sync.
-pub(crate) fn read_back(transaction: Transaction) -> Result<Vec<TensorData>, TrainError> {
+/// Reads every tensor registered in `transaction` back to the host in one sync, without
+/// blocking the thread while the device works.
+pub(crate) async fn read_back(transaction: Transaction) -> Result<Vec<TensorData>, TrainError> {
+    transaction
+        .execute_async()
+        .await
+        .map_err(|e| TrainError::Readback(format!("{e:?}")))
+}
+
+/// [`read_back`], blocking this thread until the data is back: for reads outside the training
+/// loop, which do not run in a browser yet.
+pub(crate) fn read_back_now(transaction: Transaction) -> Result<Vec<TensorData>, TrainError> {
     transaction
         .try_execute()
         .map_err(|e| TrainError::Readback(format!("{e:?}")))
@@ -84,9 +99,11 @@ fn first_values(tensors: Vec<TensorData>, count: usize) -> Result<Vec<f64>, Trai
     }
 }
 
-/// The one value of `tensor`, read back to the host: what `.item()` does in a PyTorch loop.
-pub(crate) fn read_scalar(tensor: Tensor<1>) -> Result<f64, TrainError> {
-    let data = read_back(Transaction::default().register(tensor))?;
+/// The one value of `tensor`, read back to the host: what `.item()` does in a PyTorch loop (for
+/// `kiln bench`'s naive loop, which is native only).
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) async fn read_scalar(tensor: Tensor<1>) -> Result<f64, TrainError> {
+    let data = read_back(Transaction::default().register(tensor)).await?;
     Ok(first_values(data, 1)?[0])
 }
 
@@ -136,13 +153,14 @@ impl DeviceTotals {
     }
 
     /// One transaction for every sum: a single sync.
-    pub(super) fn read(&self) -> Result<Sums, TrainError> {
+    pub(super) async fn read(&self) -> Result<Sums, TrainError> {
         let data = read_back(
             Transaction::default()
                 .register(self.loss_sum.clone())
                 .register(self.correct.clone())
                 .register(self.overflowed.clone()),
-        )?;
+        )
+        .await?;
         let values = first_values(data, 3)?;
         Ok(Sums {
             loss_sum: values[0],
@@ -152,15 +170,17 @@ impl DeviceTotals {
     }
 }
 
-/// Mean loss and accuracy of `model` over `split`, in batches of `batch_size`, with one sync.
-pub(super) fn evaluate(
+/// The loss and correct sums of `model` over `split`, in batches of `batch_size`, left on the
+/// device: the work runs here (on the CPU's threads where the caller runs it), the one read in
+/// [`DeviceTotals::means`].
+pub(super) fn evaluation_totals(
     model: &Classifier,
     split: &BatchSource,
     options: &BatchOptions,
     batch_size: usize,
     loss_input: LossInput,
     device: &Device,
-) -> Result<(f64, f64), TrainError> {
+) -> Result<DeviceTotals, TrainError> {
     let model = model.valid();
     let loss_fn = burn::nn::loss::CrossEntropyLossConfig::new().init(device);
     let mut totals = DeviceTotals::zeros(device);
@@ -173,11 +193,18 @@ pub(super) fn evaluate(
         totals.add(logits, labels, loss);
         start = end;
     }
-    let Sums {
-        loss_sum, correct, ..
-    } = totals.read()?;
-    let n = split.len().max(1) as f64;
-    Ok((loss_sum / n, correct / n))
+    Ok(totals)
+}
+
+impl DeviceTotals {
+    /// Mean loss and accuracy over `samples` images, read back in one sync.
+    pub(super) async fn means(&self, samples: usize) -> Result<(f64, f64), TrainError> {
+        let Sums {
+            loss_sum, correct, ..
+        } = self.read().await?;
+        let n = samples.max(1) as f64;
+        Ok((loss_sum / n, correct / n))
+    }
 }
 
 /// What a model said about every image of a split.
@@ -190,14 +217,15 @@ pub(super) struct Predicted {
     pub(super) label_rank: Vec<u8>,
 }
 
-/// Every image's predicted class, its probability and the true class's rank, read back in one
-/// transaction at the end.
-pub(super) fn predict(
+/// Every image's predicted class, its probability and the true class's rank, still on the
+/// device: the work runs here (on the CPU's threads where the caller runs it), the one read in
+/// [`PredictionTensors::read`].
+pub(super) fn prediction_tensors(
     model: &Classifier,
     split: &BatchSource,
     options: &BatchOptions,
     batch_size: usize,
-) -> Result<Predicted, TrainError> {
+) -> Result<PredictionTensors, TrainError> {
     let model = model.valid();
     let (mut predicted, mut confidence, mut ranks) = (Vec::new(), Vec::new(), Vec::new());
     let mut start = 0;
@@ -216,25 +244,44 @@ pub(super) fn predict(
         predicted.push(probabilities.argmax(1).reshape([rows]));
         start = end;
     }
-    let data = read_back(
-        Transaction::default()
-            .register(Tensor::cat(predicted, 0))
-            .register(Tensor::cat(confidence, 0))
-            .register(Tensor::cat(ranks, 0)),
-    )?;
-    let as_bytes = |data: &burn::tensor::TensorData| -> Vec<u8> {
-        data.iter::<i64>()
-            .map(|p| u8::try_from(p).unwrap_or(u8::MAX))
-            .collect()
-    };
-    match (data.first(), data.get(1), data.get(2)) {
-        (Some(predicted), Some(confidence), Some(ranks)) => Ok(Predicted {
-            classes: as_bytes(predicted),
-            confidence: confidence.iter::<f32>().collect(),
-            label_rank: as_bytes(ranks),
-        }),
-        _ => Err(TrainError::Readback(
-            "the prediction readback returned no value".to_owned(),
-        )),
+    Ok(PredictionTensors {
+        classes: Tensor::cat(predicted, 0),
+        confidence: Tensor::cat(confidence, 0),
+        label_rank: Tensor::cat(ranks, 0),
+    })
+}
+
+/// A split's predictions, still on the device.
+pub(super) struct PredictionTensors {
+    classes: Tensor<1, Int>,
+    confidence: Tensor<1>,
+    label_rank: Tensor<1, Int>,
+}
+
+impl PredictionTensors {
+    /// The predictions, read back in one transaction.
+    pub(super) async fn read(self) -> Result<Predicted, TrainError> {
+        let data = read_back(
+            Transaction::default()
+                .register(self.classes)
+                .register(self.confidence)
+                .register(self.label_rank),
+        )
+        .await?;
+        let as_bytes = |data: &burn::tensor::TensorData| -> Vec<u8> {
+            data.iter::<i64>()
+                .map(|p| u8::try_from(p).unwrap_or(u8::MAX))
+                .collect()
+        };
+        match (data.first(), data.get(1), data.get(2)) {
+            (Some(predicted), Some(confidence), Some(ranks)) => Ok(Predicted {
+                classes: as_bytes(predicted),
+                confidence: confidence.iter::<f32>().collect(),
+                label_rank: as_bytes(ranks),
+            }),
+            _ => Err(TrainError::Readback(
+                "the prediction readback returned no value".to_owned(),
+            )),
+        }
     }
 }

@@ -2,7 +2,9 @@
 //! (steps and readbacks), evaluate, end the epoch, checkpoint, finish.
 
 use std::ops::Range;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use web_time::Instant;
 
 use burn::module::Module;
 use burn::tensor::{Int, Tensor};
@@ -13,7 +15,7 @@ use super::parallel::{Lane, Replicas, Shard, read_lanes, shards};
 use super::pipeline::{BatchSource, InputPipeline, epoch_order, epoch_seed, pixel_transform};
 use super::precision::StepPrecision;
 use super::probe::Probe;
-use super::reads::{Sums, evaluate, predict};
+use super::reads::{Sums, evaluation_totals, prediction_tensors};
 use super::store::RunStore;
 use super::threads::Awake;
 use super::trainee::{Trainee, is_cpu};
@@ -348,14 +350,14 @@ impl<'a> RunState<'a> {
 
     /// Trains every step of `epoch`, reading metrics back a few times per second; the model
     /// comes back on the run's first device.
-    pub(super) fn train_epoch(
+    pub(super) async fn train_epoch(
         &mut self,
         model: Classifier,
         epoch: usize,
         control: &Control,
         on_event: &mut dyn FnMut(TrainEvent),
     ) -> Result<(Classifier, EpochEnd), TrainError> {
-        let (model, ended) = self.train_steps(model, epoch, control, on_event)?;
+        let (model, ended) = self.train_steps(model, epoch, control, on_event).await?;
         let model = match self.replicas.is_empty() {
             true => model,
             // Burn's multi-device step leaves each parameter where its gradients were summed.
@@ -364,7 +366,7 @@ impl<'a> RunState<'a> {
         Ok((model, ended))
     }
 
-    fn train_steps(
+    async fn train_steps(
         &mut self,
         mut model: Classifier,
         epoch: usize,
@@ -390,7 +392,7 @@ impl<'a> RunState<'a> {
             let profiled =
                 self.launch_steps >= 1 && self.profile.len() < self.experiment.profile_steps;
             let done;
-            (model, done) = self.step(model, &mut current, step, profiled)?;
+            (model, done) = self.step(model, &mut current, step, profiled).await?;
             // The first step after a (re)start pays shader compilation and allocation; the last
             // step's window is read at the epoch's end.
             let due = self.launch_steps == 1
@@ -401,14 +403,14 @@ impl<'a> RunState<'a> {
             if profiled || !due || step + 1 == self.steps_per_epoch {
                 continue;
             }
-            let readout = self.readback(&mut current, false, on_event)?;
+            let readout = self.readback(&mut current, false, on_event).await?;
             if readout.stops {
                 return Ok((model, EpochEnd::Stopped(RunOutcome::Diverged)));
             }
             current.window = Window::starting(readout.done);
         }
         drop(awake);
-        let readout = self.readback(&mut current, true, on_event)?;
+        let readout = self.readback(&mut current, true, on_event).await?;
         let secs = current.started.elapsed().as_secs_f64();
         self.counters.train_secs_total += secs;
         if readout.stops {
@@ -484,7 +486,7 @@ impl<'a> RunState<'a> {
 
     /// One optimizer step on batch `step` of the epoch; hands back the model and when its work
     /// was recorded.
-    fn step(
+    async fn step(
         &mut self,
         model: Classifier,
         epoch: &mut Epoch,
@@ -570,7 +572,7 @@ impl<'a> RunState<'a> {
 
         if profiled {
             let read_started = Instant::now();
-            read_lanes(&epoch.lanes)?;
+            read_lanes(&epoch.lanes).await?;
             let ms = |from: Instant, to: Instant| (to - from).as_secs_f64() * 1e3;
             self.profile.push([
                 ms(step_started, data_done),
@@ -618,14 +620,14 @@ impl<'a> RunState<'a> {
 
     /// Reads the epoch's sums back (the only sync), counts the window by its kind, tells the
     /// listeners, and asks the loss watch whether to stop.
-    fn readback(
+    async fn readback(
         &mut self,
         epoch: &mut Epoch,
         epoch_end: bool,
         on_event: &mut dyn FnMut(TrainEvent),
     ) -> Result<Readout, TrainError> {
         let sync_started = Instant::now();
-        let sums = read_lanes(&epoch.lanes)?;
+        let sums = read_lanes(&epoch.lanes).await?;
         let done = Instant::now();
         let window = &epoch.window;
         self.precision
@@ -675,17 +677,20 @@ impl<'a> RunState<'a> {
     }
 
     /// Evaluates `model` on the split each epoch is judged on; none when there is none.
-    pub(super) fn evaluate(&self, model: &Classifier) -> Result<Option<Evaluation>, TrainError> {
+    pub(super) async fn evaluate(
+        &self,
+        model: &Classifier,
+    ) -> Result<Option<Evaluation>, TrainError> {
         let split = match self.validated_on {
             ValidatedOn::Validation => &self.pipeline.val,
             ValidatedOn::Test => &self.pipeline.test,
             ValidatedOn::Nothing => return Ok(None),
         };
-        self.evaluate_on(model, split).map(Some)
+        self.evaluate_on(model, split).await.map(Some)
     }
 
     /// Evaluates `model` on `split`, unaugmented.
-    fn evaluate_on(
+    async fn evaluate_on(
         &self,
         model: &Classifier,
         split: &BatchSource,
@@ -694,10 +699,11 @@ impl<'a> RunState<'a> {
         let (plain, batch, loss_input) =
             (&self.pipeline.plain, self.eval_batch, self.experiment.loss);
         let device = &self.target.device;
-        let (loss, accuracy) = self
+        let totals = self
             .trainee
             .threads
-            .run(|| evaluate(model, split, plain, batch, loss_input, device))?;
+            .run(|| evaluation_totals(model, split, plain, batch, loss_input, device))?;
+        let (loss, accuracy) = totals.means(split.len()).await?;
         Ok(Evaluation {
             loss,
             accuracy,
@@ -809,7 +815,7 @@ impl<'a> RunState<'a> {
 
     /// The run's summary; a completed run also tests the weights it keeps, once, and hands out
     /// every test prediction and the saved model.
-    pub(super) fn finish(
+    pub(super) async fn finish(
         mut self,
         model: Classifier,
         on_event: &mut dyn FnMut(TrainEvent),
@@ -825,7 +831,7 @@ impl<'a> RunState<'a> {
                 Some(probe) => probe.assemble(&kept),
                 None => kept,
             };
-            let tested = self.evaluate_on(&kept, &self.pipeline.test)?;
+            let tested = self.evaluate_on(&kept, &self.pipeline.test).await?;
             let tested = TestResult {
                 epoch,
                 loss: tested.loss,
@@ -833,8 +839,8 @@ impl<'a> RunState<'a> {
             };
             on_event(TrainEvent::Tested(tested.clone()));
             self.tested = Some(tested);
-            let predictions = self.predictions(&kept)?;
-            self.reports = (Some(predictions.report()), self.val_report(&kept)?);
+            let predictions = self.predictions(&kept).await?;
+            self.reports = (Some(predictions.report()), self.val_report(&kept).await?);
             on_event(TrainEvent::Predictions(predictions));
             let card = ModelCard {
                 shape: self.data.shape.chw(),
@@ -934,7 +940,7 @@ impl<'a> RunState<'a> {
     }
 
     /// The classification report of `model` on the validation split, for a run that has one.
-    fn val_report(&self, model: &Classifier) -> Result<Option<ClassReport>, TrainError> {
+    async fn val_report(&self, model: &Classifier) -> Result<Option<ClassReport>, TrainError> {
         if self.validated_on != ValidatedOn::Validation {
             return Ok(None);
         }
@@ -942,7 +948,9 @@ impl<'a> RunState<'a> {
         let predicted = self
             .trainee
             .threads
-            .run(|| predict(model, split, plain, batch))?;
+            .run(|| prediction_tensors(model, split, plain, batch))?
+            .read()
+            .await?;
         let predictions = TestPredictions {
             class_names: self.data.class_names.clone(),
             labels: self.data.val.labels.clone(),
@@ -956,12 +964,14 @@ impl<'a> RunState<'a> {
 
     /// Every test image's prediction by `model`, with the surest wrong ones' pixels for a
     /// gallery.
-    fn predictions(&self, model: &Classifier) -> Result<TestPredictions, TrainError> {
+    async fn predictions(&self, model: &Classifier) -> Result<TestPredictions, TrainError> {
         let (split, plain, batch) = (&self.pipeline.test, &self.pipeline.plain, self.eval_batch);
         let predicted = self
             .trainee
             .threads
-            .run(|| predict(model, split, plain, batch))?;
+            .run(|| prediction_tensors(model, split, plain, batch))?
+            .read()
+            .await?;
         let test = &self.data.test;
         let mut predictions = TestPredictions {
             class_names: self.data.class_names.clone(),

@@ -1,7 +1,7 @@
 //! One training step, the same for a run and for `kiln bench`: the optimizer the config names,
 //! the loss, and the CPU threads the step runs on.
 
-use std::time::Instant;
+use web_time::Instant;
 
 use burn::lr_scheduler::module_lr_scheduler::{ModuleLearningRate, ModuleLrScheduler};
 use burn::module::ParamGroup;

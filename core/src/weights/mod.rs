@@ -387,7 +387,7 @@ pub fn logits(
     let count = images.len() / per_image;
     let batch = Tensor::<4>::from_data(TensorData::new(images, [count, 3, side, side]), device);
     let logits = model.for_eval().forward(batch);
-    let data = crate::train::reads::read_back(Transaction::default().register(logits))
+    let data = crate::train::reads::read_back_now(Transaction::default().register(logits))
         .map_err(|e| e.to_string())?;
     data.into_iter()
         .next()

@@ -13,6 +13,7 @@ use core::mem::MaybeUninit;
 
 /// Elements below which a loop stays on the calling thread: about 100 µs of a memory-bound
 /// loop, well above what handing half of it to an awake worker costs.
+#[cfg(feature = "rayon")]
 pub(crate) const PARALLEL_ELEMENTS: usize = 128 * 1024;
 
 /// The length of each piece of an `n`-element loop: one per thread, a whole number of cache

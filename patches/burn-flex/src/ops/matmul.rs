@@ -55,6 +55,7 @@ fn checked_size(a: usize, b: usize) -> usize {
 
 /// Threshold for enabling parallelism (M*N*K operations).
 /// 192^3 = ~7M ops - balance between 128x128 (no parallel) and 256x256 (parallel)
+#[cfg(feature = "rayon")]
 const PARALLEL_THRESHOLD: usize = 192 * 192 * 192;
 
 /// Threshold for batch-level parallelism (total ops across all batches).
@@ -332,9 +333,11 @@ fn matmul_2d_strided<T: GemmScalar>(lhs: FlexTensor, rhs: FlexTensor) -> FlexTen
 }
 
 /// Products of at least this many multiply-adds are cut into strips, one per thread.
+#[cfg(feature = "rayon")]
 const STRIP_THRESHOLD: usize = 128 * 128 * 128;
 
 /// Strips start at multiples of this many rows or columns: whole AVX-512 registers of f32.
+#[cfg(feature = "rayon")]
 const STRIP_ALIGN: usize = 16;
 
 /// Strips a 2D product is cut into: one per thread of the current pool, none below

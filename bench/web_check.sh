@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Builds Kiln's browser page (web/) for wasm32, serves it on 127.0.0.1 and drives it in headless
+# Chromium on its SwiftShader WebGPU adapter: the page trains the window's default run on the built-in data
+# with Kiln's own loop and posts its report back. Prints the page's size, its load time, the
+# run's steps per second and accuracy; fails unless the run completes above MIN_ACCURACY.
+#
+# Needs Debian's rustc-web cargo-web rust-web-src lld-19 chromium (ENVIRONMENT.md says why);
+# installs wasm-bindgen-cli (the lockfile's version, resolved afresh: its own lockfile wants crates
+# some registries lack) under target/web/tools on first use.
+#
+# usage: bench/web_check.sh [EPOCHS] [MIN_ACCURACY] [webgpu|cpu]
+set -eu
+epochs=${1:-2}
+min_accuracy=${2:-0.9}
+device=${3:-webgpu}
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+target=$root/target/web
+bindgen_version=$(grep -A1 '^name = "wasm-bindgen"$' Cargo.lock | sed -n 's/^version = "\(.*\)"/\1/p')
+
+started=$(date +%s)
+RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR=$target \
+  CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER=wasm-ld-19 \
+  /usr/bin/cargo build --locked --release -p kiln-web --target wasm32-unknown-unknown \
+  -Zbuild-std=std,panic_abort
+echo "wasm build: $(( $(date +%s) - started )) s"
+
+bindgen=$target/tools/bin/wasm-bindgen
+if ! "$bindgen" --version 2>/dev/null | grep -q "$bindgen_version"; then
+  cargo install --quiet wasm-bindgen-cli --version "$bindgen_version" --root "$target/tools"
+fi
+rm -rf web/pkg
+"$bindgen" --target web --no-typescript --out-dir web/pkg \
+  "$target/wasm32-unknown-unknown/release/kiln_web.wasm"
+echo "page: $(du -b web/pkg/kiln_web_bg.wasm | cut -f1) bytes of wasm, $(du -b web/pkg/kiln_web.js | cut -f1) bytes of JavaScript"
+
+work=$(mktemp -d)
+port=${KILN_WEB_PORT:-8765}
+python3 bench/web_serve.py web "$port" "$work" &
+server=$!
+# The browser's log stays in target/web for a look after a failure.
+trap 'kill $server $browser 2>/dev/null; cp "$work/chromium.log" "$target/chromium.log" 2>/dev/null; rm -rf "$work" 2>/dev/null' EXIT
+browser=
+# The page's console and GPU lines; a refused shader's reason is on the lines after the first.
+console_lines() { grep -A8 "CONSOLE\|gpu_device" "$work/chromium.log" | head -60; }
+sleep 1
+chromium --headless=new --no-sandbox --disable-gpu-sandbox --user-data-dir="$work/profile" \
+  --enable-unsafe-webgpu --enable-features=Vulkan --use-vulkan=swiftshader \
+  --use-webgpu-adapter=swiftshader --enable-unsafe-swiftshader \
+  --enable-logging=stderr --v=0 \
+  "http://127.0.0.1:$port/index.html?report&epochs=$epochs&device=$device" >"$work/chromium.log" 2>&1 &
+browser=$!
+for _ in $(seq 1 ${KILN_WEB_TIMEOUT:-900}); do
+  [ -e "$work/result.json" ] || [ -e "$work/failure.json" ] && break
+  sleep 1
+done
+if [ -e "$work/failure.json" ]; then
+  echo "the page failed: $(cat "$work/failure.json")"
+  console_lines
+  exit 1
+fi
+if [ ! -e "$work/result.json" ]; then
+  echo "the page reported nothing in ${KILN_WEB_TIMEOUT:-900} s"
+  console_lines
+  exit 1
+fi
+python3 - "$work/result.json" "$min_accuracy" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+summary = report["summary"]
+accuracy = summary.get("final_test_accuracy") or 0.0
+print(f"device: {report['device']} (ready in {report['device_secs']:.2f} s)")
+print(f"page: {report['page_secs']:.1f} s from load to the end of the run")
+print(f"run: {summary['outcome']}, {len(report['epochs'])} epoch(s), {report['progress_rows']} progress rows, "
+      f"test accuracy {accuracy:.4f}, {report['steps_per_sec'] or 0:.1f} steps/s")
+if summary["outcome"] != "completed" or accuracy < float(sys.argv[2]):
+    sys.exit(f"the run did not complete above {sys.argv[2]} test accuracy")
+PY

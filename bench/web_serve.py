@@ -1,0 +1,35 @@
+"""Serves web/ on 127.0.0.1 (WebGPU needs a secure context, which localhost is) and writes what
+the page POSTs to /result or /failure into OUT_DIR/<kind>.json, for bench/web_check.sh.
+
+usage: python3 bench/web_serve.py WEB_DIR PORT OUT_DIR
+"""
+
+import http.server
+import pathlib
+import sys
+
+web_dir, port, out_dir = sys.argv[1], int(sys.argv[2]), pathlib.Path(sys.argv[3])
+
+
+class Handler(http.server.SimpleHTTPRequestHandler):
+    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map,
+                      ".wasm": "application/wasm", ".js": "text/javascript"}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, directory=web_dir, **kwargs)
+
+    def do_POST(self):
+        kind = self.path.strip("/")
+        if kind not in ("result", "failure"):
+            self.send_error(404)
+            return
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        (out_dir / f"{kind}.json").write_bytes(body)
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
