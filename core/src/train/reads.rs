@@ -168,6 +168,15 @@ impl DeviceTotals {
             overflowed: values[2] as u64,
         })
     }
+
+    /// Mean loss and accuracy over `samples` images, read back in one sync.
+    pub(super) async fn means(&self, samples: usize) -> Result<(f64, f64), TrainError> {
+        let Sums {
+            loss_sum, correct, ..
+        } = self.read().await?;
+        let n = samples.max(1) as f64;
+        Ok((loss_sum / n, correct / n))
+    }
 }
 
 /// The loss and correct sums of `model` over `split`, in batches of `batch_size`, left on the
@@ -194,17 +203,6 @@ pub(super) fn evaluation_totals(
         start = end;
     }
     Ok(totals)
-}
-
-impl DeviceTotals {
-    /// Mean loss and accuracy over `samples` images, read back in one sync.
-    pub(super) async fn means(&self, samples: usize) -> Result<(f64, f64), TrainError> {
-        let Sums {
-            loss_sum, correct, ..
-        } = self.read().await?;
-        let n = samples.max(1) as f64;
-        Ok((loss_sum / n, correct / n))
-    }
 }
 
 /// What a model said about every image of a split.
