@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
-# Builds Kiln's browser page (web/) for wasm32, serves it on 127.0.0.1 and drives it in headless
-# Chromium on its SwiftShader WebGPU adapter: the page trains the window's default run on the built-in data
-# with Kiln's own loop and posts its report back. Prints the page's size, its load time, the
-# run's steps per second and accuracy; fails unless the run completes above MIN_ACCURACY.
+# Builds Kiln's browser pages (web/) for wasm32, serves them on 127.0.0.1 and drives one in headless
+# Chromium on its SwiftShader WebGPU adapter:
+#   window  (index.html) the window itself: a short run on the built-in data started as its Start
+#           button starts it, followed to its end, then the runs panel's CSV export, whose download
+#           the page catches and sends back;
+#   engine  (engine.html) the training loop alone, one line per event.
+# Prints the page's size, its load time (and the window's first frame), the run's steps per second
+# and accuracy; fails unless the run completes above MIN_ACCURACY (and, for the window, its plots
+# have points and the export downloaded the run's rows).
 #
 # Needs Debian's rustc-web cargo-web rust-web-src lld-19 chromium (ENVIRONMENT.md says why);
 # installs wasm-bindgen-cli (the lockfile's version, resolved afresh: its own lockfile wants crates
 # some registries lack) under target/web/tools on first use.
 #
-# usage: bench/web_check.sh [EPOCHS] [MIN_ACCURACY] [webgpu|cpu]
+# usage: bench/web_check.sh [EPOCHS] [MIN_ACCURACY] [webgpu|cpu] [window|engine]
 set -eu
 epochs=${1:-2}
 min_accuracy=${2:-0.9}
 device=${3:-webgpu}
+page=${4:-window}
+case $page in window) html=index.html ;; engine) html=engine.html ;; *) echo "no page $page: window or engine" >&2; exit 2 ;; esac
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 target=$root/target/web
@@ -48,7 +55,7 @@ chromium --headless=new --no-sandbox --disable-gpu-sandbox --user-data-dir="$wor
   --enable-unsafe-webgpu --enable-features=Vulkan --use-vulkan=swiftshader \
   --use-webgpu-adapter=swiftshader --enable-unsafe-swiftshader \
   --enable-logging=stderr --v=0 \
-  "http://127.0.0.1:$port/index.html?report&epochs=$epochs&device=$device" >"$work/chromium.log" 2>&1 &
+  "http://127.0.0.1:$port/$html?report&epochs=$epochs&device=$device" >"$work/chromium.log" 2>&1 &
 browser=$!
 for _ in $(seq 1 ${KILN_WEB_TIMEOUT:-900}); do
   [ -e "$work/result.json" ] || [ -e "$work/failure.json" ] && break
@@ -64,15 +71,37 @@ if [ ! -e "$work/result.json" ]; then
   console_lines
   exit 1
 fi
-python3 - "$work/result.json" "$min_accuracy" <<'PY'
+python3 - "$work/result.json" "$min_accuracy" "$page" <<'PY'
 import json, sys
 report = json.load(open(sys.argv[1]))
-summary = report["summary"]
-accuracy = summary.get("final_test_accuracy") or 0.0
-print(f"device: {report['device']} (ready in {report['device_secs']:.2f} s)")
-print(f"page: {report['page_secs']:.1f} s from load to the end of the run")
-print(f"run: {summary['outcome']}, {len(report['epochs'])} epoch(s), {report['progress_rows']} progress rows, "
-      f"test accuracy {accuracy:.4f}, {report['steps_per_sec'] or 0:.1f} steps/s")
-if summary["outcome"] != "completed" or accuracy < float(sys.argv[2]):
-    sys.exit(f"the run did not complete above {sys.argv[2]} test accuracy")
+minimum, page = float(sys.argv[2]), sys.argv[3]
+if page == "engine":
+    summary = report["summary"]
+    accuracy = summary.get("final_test_accuracy") or 0.0
+    print(f"device: {report['device']} (ready in {report['device_secs']:.2f} s)")
+    print(f"page: {report['page_secs']:.1f} s from load to the end of the run")
+    print(f"run: {summary['outcome']}, {len(report['epochs'])} epoch(s), {report['progress_rows']} progress rows, "
+          f"test accuracy {accuracy:.4f}, {report['steps_per_sec'] or 0:.1f} steps/s")
+    if summary["outcome"] != "completed" or accuracy < minimum:
+        sys.exit(f"the run did not complete above {minimum} test accuracy")
+    sys.exit(0)
+status = report["status"]
+accuracy = status.get("test_accuracy") or 0.0
+print(f"window: module and window ready {report['ready_secs']:.2f} s after load, first frame at {report['first_frame_secs']:.2f} s")
+print(f"device: {status['device']}")
+print(f"run: {status['state']}, {status['epochs']} epoch(s), {status['progress_points']} points on the plots, "
+      f"test accuracy {accuracy:.4f}, {status['steps_per_sec'] or 0:.1f} steps/s, {report['run_secs']:.1f} s")
+print(f"page while training: {report['frames']} frames drawn ({report['frames'] / max(report['run_secs'], 1e-9):.1f} per second)")
+exported = report["exported"]
+rows = [line for e in exported for line in e["text"].splitlines()[1:] if line]
+print(f"export: {', '.join(e['name'] for e in exported) or 'nothing'} downloaded, {len(rows)} rows; notice: {status['notice']}")
+problems = []
+if status["state"] != "Finished(Completed)" or accuracy < minimum:
+    problems.append(f"the run did not complete above {minimum} test accuracy")
+if status["progress_points"] == 0:
+    problems.append("the plots have no points")
+if len(exported) != 1 or not exported[0]["name"].endswith(".csv") or not rows:
+    problems.append("the CSV export did not download the run's rows")
+if problems:
+    sys.exit("; ".join(problems))
 PY

@@ -483,6 +483,61 @@ pub fn resolve(choice: &DeviceChoice) -> Result<(DeviceInfo, Device), DeviceErro
     }
 }
 
+/// What a browser page offers before it has asked for anything: the page's WebGPU adapter as
+/// `gpu:0` (whether the browser really has one is known only when a run asks for it, see
+/// [`resolve_in_page`]) and the CPU backend on the page's one thread.
+#[cfg(target_arch = "wasm32")]
+pub fn page_devices() -> Vec<DeviceInfo> {
+    vec![webgpu_in_page(), DeviceInfo::cpu()]
+}
+
+/// The page's WebGPU adapter; the browser does not say what hardware is behind it.
+#[cfg(target_arch = "wasm32")]
+fn webgpu_in_page() -> DeviceInfo {
+    DeviceInfo {
+        id: DeviceChoice::Gpu(0).to_string(),
+        name: "Browser GPU".to_owned(),
+        backend: "WebGPU".to_owned(),
+        class: DeviceClass::IntegratedGpu,
+        driver: String::new(),
+        driver_info: String::new(),
+        shader_f16: false,
+    }
+}
+
+/// [`resolve`] in a browser page, which cannot wait for an adapter synchronously: `auto` and
+/// `gpu:0` ask the browser for its WebGPU adapter and, where it has none, train on the CPU
+/// backend with the browser's reason in the device's name, so the run says where it trained.
+#[cfg(target_arch = "wasm32")]
+pub async fn resolve_in_page(choice: &DeviceChoice) -> Result<(DeviceInfo, Device), DeviceError> {
+    let cpu = || {
+        let mut info = DeviceInfo::cpu();
+        info.name = "CPU (flex, the page's one thread)".to_owned();
+        info
+    };
+    match choice {
+        DeviceChoice::Cpu => Ok((cpu(), Device::flex())),
+        DeviceChoice::Auto | DeviceChoice::Gpu(0) => {
+            match Device::wgpu_options().init_async().await {
+                Ok(device) => Ok((webgpu_in_page(), device)),
+                Err(e) => {
+                    let mut info = cpu();
+                    info.name = format!("{}: this browser gave no WebGPU adapter ({e})", info.name);
+                    Ok((info, Device::flex()))
+                }
+            }
+        }
+        DeviceChoice::Gpu(index) => Err(DeviceError::NoSuchGpu {
+            index: *index,
+            available: "a browser page has one adapter, gpu:0 (WebGPU), and the CPU".to_owned(),
+        }),
+        DeviceChoice::Remote { address, .. } => Err(RemoteError::FromBrowser {
+            address: address.clone(),
+        }
+        .into()),
+    }
+}
+
 /// Where a listed device runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Target {

@@ -6,7 +6,6 @@ pub mod compare;
 pub mod config;
 pub mod data;
 pub mod device;
-#[cfg(not(target_arch = "wasm32"))]
 pub mod executor;
 pub mod export;
 pub mod model;
@@ -14,8 +13,6 @@ pub mod plot;
 pub mod predict;
 pub mod remote;
 pub mod results;
-// A run folder on disk, a panic caught around a blocking loop: the browser keeps its runs its own way.
-#[cfg(not(target_arch = "wasm32"))]
 pub mod run;
 pub mod run_folder;
 pub mod selection;

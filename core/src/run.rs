@@ -1,21 +1,23 @@
 //! One run from start to end: load the data, check the experiment against it, pick the device,
 //! create (or reopen) the run folder, train, and record every event there. Nothing is written
-//! before every check has passed.
+//! before every check has passed. In a browser page ([`execute_in_page`]) the same steps run
+//! without a folder.
 
 use std::fs;
 use std::path::{Path, PathBuf};
+#[cfg(not(target_arch = "wasm32"))]
 use std::sync::Arc;
 use web_time::Instant;
 
 use crate::config::{ConfigError, Experiment};
 use crate::data::{self, DataError, ImageDataset};
 use crate::device::{self, DeviceChoice, DeviceError};
-use crate::run_folder::{
-    self, CONFIG_FILE, CheckpointError, FolderError, FolderStore, ResumePoint, RunFolder, Slot,
-};
-use crate::train::{
-    self, Control, Preparation, RunOutcome, RunSummary, TrainDevice, TrainError, TrainEvent,
-};
+use crate::run_folder::{self, CONFIG_FILE, CheckpointError, FolderError, ResumePoint, Slot};
+#[cfg(not(target_arch = "wasm32"))]
+use crate::run_folder::{FolderStore, RunFolder};
+#[cfg(not(target_arch = "wasm32"))]
+use crate::train::RunOutcome;
+use crate::train::{self, Control, Preparation, RunSummary, TrainDevice, TrainError, TrainEvent};
 
 /// Why a run could not start or could not be recorded.
 #[derive(Debug, thiserror::Error)]
@@ -96,6 +98,7 @@ impl std::fmt::Display for Stage {
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 /// Loads the data, checks the experiment against it, picks the device, creates the run folder,
 /// trains, and records every event. Nothing is written before every check has passed.
 pub fn execute(
@@ -185,6 +188,7 @@ pub fn resume_plan(
     Ok((experiment, ResumePoint { folder, state }))
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 /// Continues the run in `run_folder` from its last checkpoint, in the same folder: rows written
 /// after that checkpoint are dropped, and the run ends as the uninterrupted run would have.
 /// `devices` move it to other devices than it started on.
@@ -209,15 +213,32 @@ pub fn resume(
     )
 }
 
-/// Everything before the run folder: data, checks, device.
 /// What a run needs before its folder: the data, how long it took to load, the device.
+#[cfg(not(target_arch = "wasm32"))]
 struct Prepared {
     data: ImageDataset,
     load_secs: f64,
     target: TrainDevice,
 }
 
+/// Everything before the run folder: data, checks, device.
+#[cfg(not(target_arch = "wasm32"))]
 fn prepare(experiment: &Experiment, on_stage: &mut dyn FnMut(Stage)) -> Result<Prepared, RunError> {
+    let (data, load_secs) = load_data(experiment, on_stage)?;
+    let target = train_device(experiment)?;
+    Ok(Prepared {
+        data,
+        load_secs,
+        target,
+    })
+}
+
+/// Reads and splits `experiment`'s data set and checks the run against it; hands back the data
+/// and the seconds that took.
+fn load_data(
+    experiment: &Experiment,
+    on_stage: &mut dyn FnMut(Stage),
+) -> Result<(ImageDataset, f64), RunError> {
     on_stage(Stage::LoadingData);
     let load_started = Instant::now();
     let loaded = data::load(&experiment.dataset, experiment.data_dir.as_deref())?;
@@ -242,22 +263,31 @@ fn prepare(experiment: &Experiment, on_stage: &mut dyn FnMut(Stage)) -> Result<P
             }))?;
         }
     }
-    let target = train_device(experiment)?;
-    Ok(Prepared {
-        data,
-        load_secs,
-        target,
-    })
+    Ok((data, load_secs))
 }
 
 /// Every device `experiment` trains on, connected: the first alone, or all data parallel.
+#[cfg(not(target_arch = "wasm32"))]
 fn train_device(experiment: &Experiment) -> Result<TrainDevice, RunError> {
-    let (info, device) = device::resolve(&experiment.device)?;
-    device::check_precision(&info, &device, experiment.precision)?;
+    let first = device::resolve(&experiment.device)?;
+    device::check_precision(&first.0, &first.1, experiment.precision)?;
+    let replicas = experiment
+        .data_parallel
+        .iter()
+        .map(device::resolve)
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(together(first, replicas))
+}
+
+/// The devices of a run as one [`TrainDevice`], named by all of them: "2 × NAME" when they
+/// are alike.
+fn together(
+    (info, device): (device::DeviceInfo, burn::tensor::Device),
+    replicas: Vec<(device::DeviceInfo, burn::tensor::Device)>,
+) -> TrainDevice {
     let (mut ids, mut names) = (vec![info.id], vec![info.name]);
     let mut target = TrainDevice::one(device, "", "");
-    for choice in &experiment.data_parallel {
-        let (other, replica) = device::resolve(choice)?;
+    for (other, replica) in replicas {
         ids.push(other.id);
         names.push(other.name);
         target.replicas.push(replica);
@@ -267,9 +297,47 @@ fn train_device(experiment: &Experiment) -> Result<TrainDevice, RunError> {
         true => format!("{} × {}", names.len(), names[0]),
         false => names.join(" + "),
     };
-    Ok(target)
+    target
 }
 
+/// [`execute`] in a browser page: the same data, checks and loop, on the page's devices
+/// ([`device::resolve_in_page`]), awaited on the page's event loop. A page has no run folder
+/// yet, so the run is what the listeners keep of its events.
+#[cfg(target_arch = "wasm32")]
+pub async fn execute_in_page(
+    experiment: &Experiment,
+    control: &Control,
+    on_stage: &mut dyn FnMut(Stage),
+    on_event: &mut dyn FnMut(&TrainEvent),
+) -> Result<RunSummary, RunError> {
+    let (data, load_secs) = load_data(experiment, on_stage)?;
+    let first = device::resolve_in_page(&experiment.device).await?;
+    device::check_precision(&first.0, &first.1, experiment.precision)?;
+    let mut replicas = Vec::new();
+    for choice in &experiment.data_parallel {
+        replicas.push(device::resolve_in_page(choice).await?);
+    }
+    let target = together(first, replicas);
+    let preparation = Preparation {
+        load_secs,
+        ..Preparation::default()
+    };
+    let result = train::train_async(
+        experiment,
+        &data,
+        &target,
+        preparation,
+        control,
+        &mut |event| on_event(&event),
+    )
+    .await;
+    result.map_err(|e| {
+        on_event(&TrainEvent::Failed(e.to_string()));
+        e.into()
+    })
+}
+
+#[cfg(not(target_arch = "wasm32"))]
 /// Trains and records every event into `folder`.
 fn train_into(
     experiment: &Experiment,

@@ -1,20 +1,26 @@
-//! Kiln's engine in a browser page: the same training loop as the app and `kiln train`
-//! ([`kiln_core::train::train_async`]), awaited on the page's event loop, on the visitor's GPU
-//! through WebGPU, or on the CPU backend where the browser has no WebGPU.
+//! Kiln in a browser page: the desktop's window (`kiln::gui`) drawn in a canvas, and the same
+//! training loop as the app and `kiln train` ([`kiln_core::run::execute_in_page`]), awaited on the
+//! page's event loop, on the visitor's GPU through WebGPU, or on the CPU backend where the browser
+//! has none.
 //!
 //! ```text
-//! web/index.html        the page: loads pkg/kiln_web.js, calls train_builtin, shows each line
-//! web/src/lib.rs        train_builtin: device, data, run, a JSON report
-//! bench/web_check.sh    builds the page, serves it on 127.0.0.1, drives it in headless Chromium
+//! web/index.html        the window: loads pkg/kiln_web.js, calls start_window on its canvas
+//! web/engine.html       the engine alone: train_builtin, one line per event
+//! web/src/lib.rs        start_window (and the handle a check drives it with), train_builtin
+//! bench/web_check.sh    builds the pages, serves them on 127.0.0.1, drives them in headless Chromium
 //! ```
 //!
 //! Everything here is for `wasm32`; a native build of the workspace compiles an empty crate.
 
 #![cfg(target_arch = "wasm32")]
 
-use kiln_core::config::{self, Experiment};
-use kiln_core::train::{self, Control, Preparation, TrainDevice, TrainEvent};
+use kiln::gui::{AppOptions, ExportKind, KilnApp, RunsAction, RunsDir};
+use kiln_core::config::{self, Experiment, Setting};
+use kiln_core::device::DeviceChoice;
+use kiln_core::run;
+use kiln_core::train::{self, Control, TrainEvent};
 use serde::Serialize;
+use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
 /// What a run in the page measured, as the page and `bench/web_check.sh` read it.
@@ -49,28 +55,21 @@ pub async fn train_builtin(
     };
     report_to_console();
     tune_briefly();
-    let experiment = experiment(&preset, epochs).map_err(|e| JsValue::from_str(&e))?;
+    let experiment = experiment(&preset, epochs, &device).map_err(|e| JsValue::from_str(&e))?;
     let started = web_time::Instant::now();
-    let target = match device.as_str() {
-        "cpu" => TrainDevice::one(
-            burn::tensor::Device::flex(),
-            "cpu",
-            "CPU (flex, one thread)",
-        ),
-        _ => webgpu_or_cpu().await,
-    };
-    let device_secs = started.elapsed().as_secs_f64();
-    say(&format!("device: {} ({device_secs:.2} s)", target.name));
-    let data = kiln_core::data::synthetic();
+    let (mut device_name, mut device_secs) = (String::new(), 0.0);
     let control = Control::new();
     let (mut epoch_rows, mut progress_rows) = (Vec::new(), 0);
-    let summary = train::train_async(
+    let summary = run::execute_in_page(
         &experiment,
-        &data,
-        &target,
-        Preparation::default(),
         &control,
+        &mut |stage| say(&stage.to_string()),
         &mut |event| match event {
+            TrainEvent::Started(info) => {
+                device_secs = started.elapsed().as_secs_f64();
+                device_name = info.device_name.clone();
+                say(&format!("device: {device_name} ({device_secs:.2} s)"));
+            }
             TrainEvent::Progress(row) => {
                 progress_rows += 1;
                 say(&format!(
@@ -83,7 +82,7 @@ pub async fn train_builtin(
                     "epoch {} done: train accuracy {:.4}, test accuracy {:?}",
                     row.epoch, row.train_accuracy, row.test_accuracy
                 ));
-                epoch_rows.push(row);
+                epoch_rows.push(row.clone());
             }
             TrainEvent::Warning(warning) => say(&format!("warning: {warning:?}")),
             _ => {}
@@ -95,7 +94,7 @@ pub async fn train_builtin(
         .steady_rate()
         .map(|rate| rate / experiment.batch_size as f64);
     let report = Report {
-        device: target.name.clone(),
+        device: device_name,
         device_secs,
         epochs: epoch_rows,
         progress_rows,
@@ -153,25 +152,129 @@ fn tune_briefly() {
     let _ = CubeClRuntimeConfig::try_set(config);
 }
 
-/// `preset` with `epochs`, checked as the app checks it.
-fn experiment(preset: &str, epochs: usize) -> Result<Experiment, String> {
+/// `preset` with `epochs` on `device` ("cpu", else the page's WebGPU), checked as the app checks it.
+fn experiment(preset: &str, epochs: usize, device: &str) -> Result<Experiment, String> {
     let mut draft = match preset {
         "default" => config::ExperimentDraft::default(),
         name => config::preset(name).map_err(|e| e.to_string())?,
     };
     draft.epochs = epochs;
+    draft.device = match device {
+        "cpu" => DeviceChoice::Cpu,
+        _ => DeviceChoice::Auto,
+    };
     draft.validate().map_err(|e| e.to_string())
 }
 
-/// The browser's WebGPU adapter, asked for asynchronously (a page cannot block on it); the CPU
-/// backend where the browser has none, named so.
-async fn webgpu_or_cpu() -> TrainDevice {
-    match burn::tensor::Device::wgpu_options().init_async().await {
-        Ok(device) => TrainDevice::one(device, "gpu:0", "WebGPU (the browser's adapter)"),
-        Err(e) => TrainDevice::one(
-            burn::tensor::Device::flex(),
-            "cpu",
-            format!("CPU (flex, one thread): this browser gave no WebGPU adapter ({e})"),
-        ),
+/// The window running in a page's canvas; the page keeps it (dropping it would stop the window)
+/// and `bench/web_check.sh` drives a run through it as a person would through the buttons.
+#[wasm_bindgen]
+pub struct Window {
+    runner: eframe::WebRunner,
+}
+
+/// Opens Kiln's window in the canvas with id `canvas_id`, drawn with WebGL (or WebGPU where the
+/// browser has no WebGL), so the page's WebGPU adapter is the training's alone. Settings are
+/// remembered in the page's local storage.
+#[wasm_bindgen]
+pub async fn start_window(canvas_id: String) -> Result<Window, JsValue> {
+    report_to_console();
+    tune_briefly();
+    let canvas = web_sys::window()
+        .and_then(|window| window.document())
+        .and_then(|document| document.get_element_by_id(&canvas_id))
+        .ok_or_else(|| JsValue::from_str(&format!("the page has no element #{canvas_id}")))?
+        .dyn_into::<web_sys::HtmlCanvasElement>()
+        .map_err(|_| JsValue::from_str(&format!("#{canvas_id} is not a canvas")))?;
+    let runner = eframe::WebRunner::new();
+    let mut failures = Vec::new();
+    for renderer in [eframe::Renderer::Glow, eframe::Renderer::Wgpu] {
+        let options = eframe::WebOptions {
+            renderer,
+            ..eframe::WebOptions::default()
+        };
+        match runner
+            .start(canvas.clone(), options, Box::new(open_app))
+            .await
+        {
+            Ok(()) => return Ok(Window { runner }),
+            Err(e) => failures.push(format!("{renderer:?}: {e:?}")),
+        }
+    }
+    Err(JsValue::from_str(&format!(
+        "the window could not be drawn in this browser ({})",
+        failures.join("; ")
+    )))
+}
+
+/// The window as the desktop opens it, offering the page's devices.
+fn open_app(
+    cc: &eframe::CreationContext<'_>,
+) -> Result<Box<dyn eframe::App>, Box<dyn std::error::Error + Send + Sync>> {
+    let options = AppOptions {
+        // Unused: a page keeps no run folders yet.
+        runs_dir: RunsDir::Fixed("runs".into()),
+        devices: Some(kiln_core::device::page_devices()),
+        restore: true,
+    };
+    Ok(Box::new(KilnApp::new(cc, options)))
+}
+
+#[wasm_bindgen]
+impl Window {
+    /// Presses Start: the form's run, as the window's Start button starts it.
+    pub fn start_run(&self) -> Result<(), JsValue> {
+        self.app()?.start();
+        Ok(())
+    }
+
+    /// Sets the form's epochs, as typing in the Epochs field would.
+    pub fn set_epochs(&self, epochs: usize) -> Result<(), JsValue> {
+        *self.app()?.form.number_mut(Setting::Epochs) = epochs.to_string();
+        Ok(())
+    }
+
+    /// Picks the form's device ("cpu" or "gpu:0", the page's WebGPU), as the Device list would.
+    pub fn set_device(&self, device: String) -> Result<(), JsValue> {
+        self.app()?.form.device = device;
+        Ok(())
+    }
+
+    /// Presses the runs panel's CSV export: the current run's rows, as a download.
+    pub fn export_csv(&self) -> Result<(), JsValue> {
+        self.app()?.act_on_runs(RunsAction::Export(ExportKind::Csv));
+        Ok(())
+    }
+
+    /// Where the window's run stands, as JSON: its state, the points its plots have, its last
+    /// epoch's test accuracy and the window's notice line.
+    pub fn status(&self) -> Result<String, JsValue> {
+        let app = self.app()?;
+        let session = app.session.as_ref();
+        let status = serde_json::json!({
+            "state": session.map(|s| format!("{:?}", s.state)),
+            "finished": session.is_some_and(|s| !s.state.is_active()),
+            "progress_points": session.map_or(0, |s| s.history.metrics.len()),
+            "epochs": session.map_or(0, |s| s.history.epochs.len()),
+            "test_accuracy": session
+                .and_then(|s| s.history.summary.as_ref())
+                .and_then(|summary| summary.final_test_accuracy),
+            "device": session
+                .and_then(|s| s.start.as_ref())
+                .map(|start| start.device_name.clone()),
+            "steps_per_sec": session
+                .and_then(|s| s.history.summary.as_ref())
+                .and_then(|summary| summary.steady_rate())
+                .zip(session.and_then(|s| s.history.config.as_ref()))
+                .map(|(rate, config)| rate / config.batch_size as f64),
+            "notice": app.notice.clone(),
+        });
+        Ok(status.to_string())
+    }
+
+    fn app(&self) -> Result<std::cell::RefMut<'_, KilnApp>, JsValue> {
+        self.runner
+            .app_mut::<KilnApp>()
+            .ok_or_else(|| JsValue::from_str("the window is not running (it may have panicked)"))
     }
 }

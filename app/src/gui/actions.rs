@@ -81,29 +81,27 @@ impl KilnApp {
     pub(super) fn handle_setup_action(&mut self, action: SetupAction) {
         match action {
             SetupAction::ChooseImageFolder => {
-                if let Some(folder) = rfd::FileDialog::new()
-                    .set_title("Folder with one sub-folder of images per class")
-                    .pick_folder()
-                {
+                let asked =
+                    files::pick_folder("Folder with one sub-folder of images per class", None);
+                if let Some(folder) = self.chosen(asked) {
                     self.form.folder = Some(folder);
                 }
             }
             SetupAction::ChooseDataDir => {
-                if let Some(folder) = rfd::FileDialog::new()
-                    .set_title("Folder holding the data set's files")
-                    .pick_folder()
-                {
+                let asked = files::pick_folder("Folder holding the data set's files", None);
+                if let Some(folder) = self.chosen(asked) {
                     self.form.data_dir = Some(folder);
                 }
             }
             SetupAction::Fetch => self.start_fetch(),
             SetupAction::FetchWeights(arch) => self.start_download(Download::Weights(arch)),
             SetupAction::ChooseWeightsFile => {
-                if let Some(file) = rfd::FileDialog::new()
-                    .set_title("Pretrained weights (torchvision .pth or .safetensors)")
-                    .add_filter("weights", &["pth", "pt", "safetensors"])
-                    .pick_file()
-                {
+                let asked = files::pick_file(
+                    "Pretrained weights (torchvision .pth or .safetensors)",
+                    "weights",
+                    &["pth", "pt", "safetensors"],
+                );
+                if let Some(file) = self.chosen(asked) {
                     self.form.weights_file = Some(file);
                 }
             }
@@ -137,6 +135,14 @@ impl KilnApp {
 
     /// Starts `what` downloading into the form's data folder (or the usual one).
     fn start_download(&mut self, what: Download) {
+        if cfg!(target_arch = "wasm32") {
+            self.fetch_message = Some(format!(
+                "{} cannot be downloaded into a browser page: the mirrors do not let pages read \
+                 their files, and the page cannot read this computer's files yet",
+                what.display_name()
+            ));
+            return;
+        }
         if let Some(job) = &self.fetch {
             self.fetch_message = Some(format!(
                 "{} is downloading; wait for it or cancel it first",
@@ -166,15 +172,18 @@ impl KilnApp {
         }
     }
 
+    /// Carries out `action` as if the runs panel had returned it: how a browser page's check
+    /// presses the panel's buttons.
+    pub fn act_on_runs(&mut self, action: RunsAction) {
+        self.handle_runs_action(action);
+    }
+
     pub(super) fn handle_runs_action(&mut self, action: RunsAction) {
         match action {
             RunsAction::Refresh => self.refresh_runs(),
             RunsAction::ChooseFolder => {
-                if let Some(folder) = rfd::FileDialog::new()
-                    .set_title("Folder to keep runs in")
-                    .set_directory(&self.runs_dir)
-                    .pick_folder()
-                {
+                let asked = files::pick_folder("Folder to keep runs in", Some(&self.runs_dir));
+                if let Some(folder) = self.chosen(asked) {
                     self.chosen_runs_dir = Some(folder.clone());
                     self.runs_dir = folder;
                     self.runs.selected.clear();
@@ -222,17 +231,19 @@ impl KilnApp {
     }
 
     /// Asks where to write `run`'s model for PyTorch, and writes it there.
+    #[cfg(not(target_arch = "wasm32"))]
     fn export_model(&mut self, run: &std::path::Path) {
         let name = run
             .file_name()
             .map_or_else(|| "model".to_owned(), |n| n.to_string_lossy().into_owned());
-        let Some(path) = rfd::FileDialog::new()
-            .set_title("Export model")
-            .add_filter("PyTorch weights (safetensors)", &["safetensors"])
-            .add_filter("ONNX model", &["onnx"])
-            .set_file_name(format!("{name}.safetensors"))
-            .save_file()
-        else {
+        let Some(path) = files::save_as(
+            "Export model",
+            &[
+                ("PyTorch weights (safetensors)", &["safetensors"]),
+                ("ONNX model", &["onnx"]),
+            ],
+            &format!("{name}.safetensors"),
+        ) else {
             return;
         };
         let onnx = path
@@ -266,6 +277,23 @@ impl KilnApp {
         ));
     }
 
+    /// A page keeps no run folders yet, so it has no saved model to export.
+    #[cfg(target_arch = "wasm32")]
+    fn export_model(&mut self, run: &std::path::Path) {
+        self.notice = Some(format!(
+            "{} has no saved model here: a browser page keeps no run folders yet",
+            run.display()
+        ));
+    }
+
+    /// What a file dialog gave; where there is none, its sentence goes to the notice line.
+    fn chosen(&mut self, asked: Result<Option<PathBuf>, String>) -> Option<PathBuf> {
+        asked.unwrap_or_else(|reason| {
+            self.notice = Some(reason);
+            None
+        })
+    }
+
     /// The runs to export: the ticked ones, else the current run.
     pub(super) fn export_runs(&self) -> Vec<&RunHistory> {
         let selected = self.runs.selected_runs();
@@ -285,18 +313,28 @@ impl KilnApp {
             [one] => format!("{}.{}", one.folder_name(), kind.extension()),
             _ => format!("kiln-{}-runs.{}", runs.len(), kind.extension()),
         };
-        let Some(path) = rfd::FileDialog::new()
-            .set_title("Export")
-            .add_filter(kind.extension().to_uppercase(), &[kind.extension()])
-            .set_file_name(default_name)
-            .save_file()
-        else {
-            return;
-        };
-        self.notice = Some(match export_to(&runs, kind, &path, self.x_axis) {
-            Ok(()) => format!("wrote {}", path.display()),
-            Err(reason) => reason,
-        });
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            let filter = kind.extension().to_uppercase();
+            let Some(path) =
+                files::save_as("Export", &[(&filter, &[kind.extension()])], &default_name)
+            else {
+                return;
+            };
+            self.notice = Some(match export_to(&runs, kind, &path, self.x_axis) {
+                Ok(()) => format!("wrote {}", path.display()),
+                Err(reason) => reason,
+            });
+        }
+        #[cfg(target_arch = "wasm32")]
+        {
+            let downloaded = export_bytes(&runs, kind, self.x_axis)
+                .and_then(|(bytes, mime)| files::download(&default_name, &bytes, mime));
+            self.notice = Some(match downloaded {
+                Ok(()) => format!("downloaded {default_name}"),
+                Err(reason) => reason,
+            });
+        }
     }
 
     pub(super) fn shortcuts(&mut self, ctx: &egui::Context) {
@@ -320,6 +358,7 @@ impl KilnApp {
 }
 
 /// Writes one export file; the error is a sentence for the notice line.
+#[cfg(not(target_arch = "wasm32"))]
 pub(super) fn export_to(
     runs: &[&RunHistory],
     kind: ExportKind,
@@ -336,4 +375,28 @@ pub(super) fn export_to(
         ExportKind::Svg => (None, None, Some(path)),
     };
     export::save(runs, &options, csv, png, svg).map_err(|e| e.to_string())
+}
+
+/// One export's bytes and their media type, for a page's download.
+#[cfg(target_arch = "wasm32")]
+fn export_bytes(
+    runs: &[&RunHistory],
+    kind: ExportKind,
+    x_axis: XAxis,
+) -> Result<(Vec<u8>, &'static str), String> {
+    let options = PlotOptions {
+        x_axis,
+        ..PlotOptions::default()
+    };
+    let rendered = match kind {
+        ExportKind::Csv => {
+            let mut bytes = Vec::new();
+            export::write_csv(runs, &mut bytes).map(|()| (bytes, "text/csv"))
+        }
+        ExportKind::Png => export::render_png(runs, &options).map(|bytes| (bytes, "image/png")),
+        ExportKind::Svg => {
+            export::render_svg(runs, &options).map(|text| (text.into_bytes(), "image/svg+xml"))
+        }
+    };
+    rendered.map_err(|e| e.to_string())
 }

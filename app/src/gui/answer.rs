@@ -14,12 +14,20 @@ pub enum Answer<T> {
 }
 
 impl<T: Send + 'static> Answer<T> {
-    /// Runs `work` on a thread named `thread`, calling `wake` once it is done.
+    /// Runs `work` on a thread named `thread`, calling `wake` once it is done. A browser page
+    /// has one thread, so there the answer is worked out at once, before the frame goes on.
     pub fn start(
         thread: &str,
         work: impl FnOnce() -> Result<T, String> + Send + 'static,
         wake: impl Fn() + Send + 'static,
     ) -> Self {
+        if cfg!(target_arch = "wasm32") {
+            let _ = (thread, wake);
+            return match work() {
+                Ok(value) => Self::Ready(value),
+                Err(reason) => Self::Failed(reason),
+            };
+        }
         let (sender, receiver) = mpsc::channel();
         let spawned = std::thread::Builder::new()
             .name(thread.to_owned())

@@ -72,8 +72,6 @@ impl KilnApp {
             .map(|(_, _, found)| found.clone())
     }
 
-    /// With no finished run in this window and exactly one past run ticked, reads that run's
-    /// predictions once, so its per-class results can be shown.
     /// The config of the run whose predictions the results show: the live one, else the one
     /// ticked past run.
     pub(super) fn predictions_config(&self) -> Option<ExperimentDraft> {
@@ -88,6 +86,8 @@ impl KilnApp {
             .and_then(|run| run.config.clone())
     }
 
+    /// With no finished run in this window and exactly one past run ticked, reads that run's
+    /// predictions once, so its per-class results can be shown.
     pub(super) fn refresh_past_predictions(&mut self) {
         let live = self
             .session

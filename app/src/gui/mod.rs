@@ -1,5 +1,6 @@
 //! The window: setup on the left, live plots in the middle, past runs on the right, a status line
-//! at the bottom. Training runs on a named thread; its events are drained once per frame.
+//! at the bottom. Training runs on a named thread (in a browser page, as a task on the page's event
+//! loop); its events are drained once per frame.
 //!
 //! ```text
 //! mod.rs             the app's state (KilnApp) and eframe's entry points: logic, ui, save
@@ -12,6 +13,7 @@
 //! data_view.rs       the Data window, which owns its loading and preview threads
 //! cell_images.rs     the test images of a clicked confusion-matrix cell, read back on a thread
 //! session.rs, fetch.rs  the workers: a training run, a download
+//! files.rs           file dialogs on a desktop, downloads in a browser page
 //! answer.rs          one answer computed on a named thread: the Data and cell windows, a model export
 //! ```
 
@@ -21,6 +23,7 @@ mod cell_images;
 mod compare_panel;
 mod data_view;
 mod fetch;
+mod files;
 mod logic;
 mod plots;
 mod profile;
@@ -229,6 +232,10 @@ impl KilnApp {
     }
 
     fn refresh_runs(&mut self) {
+        // A browser page keeps no run folders yet: its one run lives in the window.
+        if cfg!(target_arch = "wasm32") {
+            return;
+        }
         if let Err(reason) = self.runs.refresh(&self.runs_dir) {
             self.notice = Some(reason);
         }
@@ -368,6 +375,12 @@ impl eframe::App for KilnApp {
         }
     }
 
+    /// Lets a browser page reach the window's state (`kiln-web`'s `Window` handle).
+    #[cfg(target_arch = "wasm32")]
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        Some(&mut *self)
+    }
+
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
         let remembered = Remembered {
             form: self.form.clone(),
@@ -411,9 +424,11 @@ fn closable_window<T>(
 pub const APP_ID: &str = "dev.kiln.Kiln";
 
 /// The window icon, shipped in assets/.
+#[cfg(not(target_arch = "wasm32"))]
 const ICON_PNG: &[u8] = include_bytes!("../../../assets/icon.png");
 
 /// Opens the window and returns when it is closed.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn run(runs_dir: RunsDir) -> anyhow::Result<()> {
     let mut viewport = egui::ViewportBuilder::default()
         .with_title("Kiln")

@@ -215,6 +215,16 @@ fn list_in_background(
     receiver
 }
 
+/// A browser page has no sockets of its own to reach a box with.
+#[cfg(target_arch = "wasm32")]
+fn list(address: &BoxAddress, _token: Option<Token>) -> Listing {
+    Err(remote::RemoteError::FromBrowser {
+        address: address.clone(),
+    }
+    .to_string())
+}
+
+#[cfg(not(target_arch = "wasm32"))]
 fn list(address: &BoxAddress, token: Option<Token>) -> Listing {
     let given = token.is_some();
     let token = match token {

@@ -1,10 +1,13 @@
-//! One training run driven from the window: the engine runs on a named thread, its events come
-//! back over a channel that the UI drains once per frame, and each arrival wakes the UI.
+//! One training run driven from the window: the engine runs on a named thread (in a browser page,
+//! as a task on the page's event loop), its events come back over a channel that the UI drains
+//! once per frame, and each arrival wakes the UI.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, TryRecvError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use web_time::Instant;
 
 use kiln_core::config::Experiment;
 use kiln_core::device::DeviceChoice;
@@ -88,12 +91,36 @@ impl Session {
             ..RunHistory::default()
         };
         let control = Arc::new(Control::new());
+        #[cfg(not(target_arch = "wasm32"))]
         let messages = spawn_worker(&control, wake, move |control, on_stage, on_event| {
             run::execute(&experiment, &runs_dir, control, on_stage, on_event)
         })?;
+        #[cfg(target_arch = "wasm32")]
+        let (messages, history) = {
+            // A page keeps no run folders yet: the run lives in the window, under the name its
+            // folder would have (its exports' names).
+            let _ = runs_dir;
+            let path = PathBuf::from(kiln_core::run_folder::run_stem(&experiment));
+            let messages = spawn_in_page(experiment, path.clone(), &control, wake);
+            (messages, RunHistory { path, ..history })
+        };
         Ok(Self::new(control, messages, history, epochs))
     }
 
+    /// A browser page keeps no run folders yet, so it has no stopped run to continue.
+    #[cfg(target_arch = "wasm32")]
+    pub fn resume_run(
+        folder: &Path,
+        _devices: Option<Vec<DeviceChoice>>,
+        _wake: impl Fn() + 'static,
+    ) -> Result<Self, String> {
+        Err(format!(
+            "{} cannot be resumed here: a browser page keeps no run folders yet",
+            folder.display()
+        ))
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
     /// Continues the stopped run in `folder` on a thread named `kiln-train`, on `devices` when
     /// given; the rows it had before its last checkpoint are shown from the start.
     pub fn resume_run(
@@ -276,7 +303,39 @@ impl Session {
     }
 }
 
+/// Runs `experiment` as a task on the page's event loop ([`run::execute_in_page`]), which gives
+/// the page its turn while it trains, and hands back the channel its messages come on; `path`
+/// names the run once it is done.
+#[cfg(target_arch = "wasm32")]
+fn spawn_in_page(
+    experiment: Experiment,
+    path: PathBuf,
+    control: &Arc<Control>,
+    wake: impl Fn() + 'static,
+) -> Receiver<WorkerMessage> {
+    let (sender, messages) = mpsc::channel();
+    let control = Arc::clone(control);
+    wasm_bindgen_futures::spawn_local(async move {
+        let send = |message: WorkerMessage| {
+            let _ = sender.send(message);
+            wake();
+        };
+        let result = run::execute_in_page(
+            &experiment,
+            &control,
+            &mut |stage| send(WorkerMessage::Stage(stage)),
+            &mut |event| send(WorkerMessage::Event(Box::new(event.clone()))),
+        )
+        .await;
+        send(WorkerMessage::Done(
+            result.map(|_| path).map_err(|e| e.to_string()),
+        ));
+    });
+    messages
+}
+
 /// Runs `job` (`execute` for a new run, `resume` for a stopped one) on a thread named `kiln-train` and hands back the channel its messages come on.
+#[cfg(not(target_arch = "wasm32"))]
 fn spawn_worker(
     control: &Arc<Control>,
     wake: impl Fn() + Send + 'static,

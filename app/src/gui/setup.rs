@@ -1320,6 +1320,10 @@ fn device_row(
                     "Data parallel: each step's batch is split across these devices and their gradients summed.",
                 );
             }
+            // A browser page cannot reach a box (RemoteError::FromBrowser).
+            if cfg!(target_arch = "wasm32") {
+                return;
+            }
             ui.separator();
             if ui
                 .selectable_label(false, "Add remote box…")

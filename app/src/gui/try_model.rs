@@ -91,9 +91,8 @@ pub fn try_model_ui(ui: &mut egui::Ui, state: &mut TryModel) {
             .button("Open image…")
             .on_hover_text("A PNG or JPEG of any size; it is resized as training images were.")
             .clicked()
-            && let Some(path) = rfd::FileDialog::new()
-                .add_filter("Images", &["png", "jpg", "jpeg"])
-                .pick_file()
+            && let Ok(Some(path)) =
+                super::files::pick_file("Image to try", "Images", &["png", "jpg", "jpeg"])
         {
             state.try_file(&path);
         }

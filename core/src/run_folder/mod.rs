@@ -38,7 +38,7 @@ pub use manage::{MAX_NAME_CHARS, check_run_name, delete_run, list_runs, rename_r
 pub use reader::{RunHistory, load_predictions};
 pub use rows::{EpochRow, MetricsRow, PredictionRow};
 pub(crate) use saved_model::save_model;
-pub use writer::RunFolder;
+pub use writer::{RunFolder, run_stem};
 
 use std::fs::{self, File};
 use std::io::{self, Write};

@@ -22,11 +22,17 @@ pub struct RunFolder {
     epochs: BufWriter<File>,
 }
 
+/// The name a run of `experiment` starting now gets: a UTC timestamp, so names sort by age, and
+/// the run's name. Its folder's name, or in a browser page (which keeps no folders) its name.
+pub fn run_stem(experiment: &Experiment) -> String {
+    format!("{}-{}", timestamp(SystemTime::now()), experiment.name)
+}
+
 impl RunFolder {
     /// Creates `runs_dir/<timestamp>-<name>` (with a numeric suffix if taken) and its files.
     pub fn create(runs_dir: &Path, experiment: &Experiment) -> Result<Self, FolderError> {
         fs::create_dir_all(runs_dir).map_err(io_err("create", runs_dir))?;
-        let stem = format!("{}-{}", timestamp(SystemTime::now()), experiment.name);
+        let stem = run_stem(experiment);
         let mut path = runs_dir.join(&stem);
         let mut suffix = 1;
         loop {

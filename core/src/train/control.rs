@@ -90,6 +90,21 @@ impl Control {
         }
     }
 
+    /// [`Self::wait_while_paused`] for the loop, which is a future: a native loop blocks its
+    /// thread; a page's loop sleeps on the page's timer, since blocking would stop the page.
+    pub(crate) async fn wait_out_pause(&self) -> bool {
+        #[cfg(not(target_arch = "wasm32"))]
+        return self.wait_while_paused();
+        #[cfg(target_arch = "wasm32")]
+        loop {
+            match self.state() {
+                ControlState::Running => return true,
+                ControlState::Cancelled => return false,
+                ControlState::Paused => crate::executor::sleep_ms(50).await,
+            }
+        }
+    }
+
     fn notify(&self) {
         // Taking the lock orders this wake-up after a waiter's state check, so none is lost.
         let _guard = self

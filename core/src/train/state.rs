@@ -383,8 +383,15 @@ impl<'a> RunState<'a> {
         let mut current = self.begin_epoch(epoch);
         let readback_every = Duration::from_millis(self.experiment.readback_interval_ms);
         let mut awake = self.trainee.threads.keep_awake();
+        #[cfg(target_arch = "wasm32")]
+        let mut turns = crate::executor::PageTurns::default();
         for step in 0..self.steps_per_epoch {
-            if !self.wait_while_paused(control, &mut current.window, &mut awake) {
+            #[cfg(target_arch = "wasm32")]
+            turns.give_if_due().await;
+            if !self
+                .wait_while_paused(control, &mut current.window, &mut awake)
+                .await
+            {
                 return Ok((model, EpochEnd::Stopped(RunOutcome::Cancelled)));
             }
             // Profiling mode: after the warm-up step, a few steps wait for the device after each
@@ -461,7 +468,7 @@ impl<'a> RunState<'a> {
 
     /// Obeys a pause at a step boundary, with the CPU's workers (`awake`) at rest through it;
     /// false when the run was cancelled.
-    fn wait_while_paused(
+    async fn wait_while_paused(
         &self,
         control: &Control,
         window: &mut Window,
@@ -473,7 +480,7 @@ impl<'a> RunState<'a> {
             ControlState::Paused => {
                 // A paused run leaves the cores alone.
                 *awake = None;
-                let resumed = control.wait_while_paused();
+                let resumed = control.wait_out_pause().await;
                 if resumed {
                     *awake = self.trainee.threads.keep_awake();
                 }
