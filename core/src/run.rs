@@ -98,9 +98,9 @@ impl std::fmt::Display for Stage {
     }
 }
 
-#[cfg(not(target_arch = "wasm32"))]
 /// Loads the data, checks the experiment against it, picks the device, creates the run folder,
 /// trains, and records every event. Nothing is written before every check has passed.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn execute(
     experiment: &Experiment,
     runs_dir: &Path,
@@ -188,10 +188,10 @@ pub fn resume_plan(
     Ok((experiment, ResumePoint { folder, state }))
 }
 
-#[cfg(not(target_arch = "wasm32"))]
 /// Continues the run in `run_folder` from its last checkpoint, in the same folder: rows written
 /// after that checkpoint are dropped, and the run ends as the uninterrupted run would have.
 /// `devices` move it to other devices than it started on.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn resume(
     run_folder: &Path,
     devices: Option<Vec<DeviceChoice>>,
@@ -337,8 +337,8 @@ pub async fn execute_in_page(
     })
 }
 
-#[cfg(not(target_arch = "wasm32"))]
 /// Trains and records every event into `folder`.
+#[cfg(not(target_arch = "wasm32"))]
 fn train_into(
     experiment: &Experiment,
     prepared: &Prepared,

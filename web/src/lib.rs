@@ -90,9 +90,7 @@ pub async fn train_builtin(
     )
     .await
     .map_err(|e| JsValue::from_str(&e.to_string()))?;
-    let steps_per_sec = summary
-        .steady_rate()
-        .map(|rate| rate / experiment.batch_size as f64);
+    let steps_per_sec = steady_steps_per_sec(&summary, experiment.batch_size);
     let report = Report {
         device: device_name,
         device_secs,
@@ -102,6 +100,11 @@ pub async fn train_builtin(
         steps_per_sec,
     };
     serde_json::to_string(&report).map_err(|e| JsValue::from_str(&e.to_string()))
+}
+
+/// Optimizer steps per second over the run's steady windows (the engine counts samples).
+fn steady_steps_per_sec(summary: &train::RunSummary, batch_size: usize) -> Option<f64> {
+    summary.steady_rate().map(|rate| rate / batch_size as f64)
 }
 
 /// Panics and the engine's warnings go to the page's console, once per page.
@@ -263,10 +266,8 @@ impl Window {
                 .and_then(|s| s.start.as_ref())
                 .map(|start| start.device_name.clone()),
             "steps_per_sec": session
-                .and_then(|s| s.history.summary.as_ref())
-                .and_then(|summary| summary.steady_rate())
-                .zip(session.and_then(|s| s.history.config.as_ref()))
-                .map(|(rate, config)| rate / config.batch_size as f64),
+                .and_then(|s| s.history.summary.as_ref().zip(s.history.config.as_ref()))
+                .and_then(|(summary, config)| steady_steps_per_sec(summary, config.batch_size)),
             "notice": app.notice.clone(),
         });
         Ok(status.to_string())

@@ -120,9 +120,9 @@ impl Session {
         ))
     }
 
-    #[cfg(not(target_arch = "wasm32"))]
     /// Continues the stopped run in `folder` on a thread named `kiln-train`, on `devices` when
     /// given; the rows it had before its last checkpoint are shown from the start.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn resume_run(
         folder: &Path,
         devices: Option<Vec<DeviceChoice>>,
