@@ -57,9 +57,20 @@ work=$(mktemp -d)
 port=${KILN_WEB_PORT:-8765}
 python3 bench/web_serve.py web "$port" "$work" &
 server=$!
-# The browser's log stays in target/web for a look after a failure.
-trap 'kill $server $browser 2>/dev/null; cp "$work/chromium.log" "$target/chromium.log" 2>/dev/null; rm -rf "$work" 2>/dev/null' EXIT
 browser=
+# The browser's log stays in target/web for a look after a failure. Under `set -e` a failing
+# command in this trap would become the script's status: a browser already gone (kill) or one
+# still writing its profile (rm) once failed a check that had passed, so each step may fail and
+# the check's own status is kept.
+finish() {
+  local status=$?
+  kill $server $browser 2>/dev/null || true
+  for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 $browser 2>/dev/null || break; sleep 0.5; done
+  cp "$work/chromium.log" "$target/chromium.log" 2>/dev/null || true
+  rm -rf "$work" 2>/dev/null || true
+  exit $status
+}
+trap finish EXIT
 # The page's console and GPU lines; a refused shader's reason is on the lines after the first.
 console_lines() { grep -A8 "CONSOLE\|gpu_device" "$work/chromium.log" | head -60; }
 sleep 1

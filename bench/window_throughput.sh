@@ -18,7 +18,7 @@ export XDG_RUNTIME_DIR=$work/xdg DISPLAY=:77
 mkdir -m 700 "$XDG_RUNTIME_DIR"
 Xvfb :77 -screen 0 1280x800x24 >/dev/null 2>&1 &
 xvfb=$!
-trap 'kill $xvfb 2>/dev/null; rm -rf "$work"' EXIT
+trap 'kill $xvfb 2>/dev/null || true; rm -rf "$work"' EXIT
 sleep 2
 
 steady() { grep -h '"steady_samples_per_sec"' "$1"/*/summary.json | tr -dc '0-9.\n' | cut -d. -f1; }
