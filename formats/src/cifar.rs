@@ -1,10 +1,10 @@
 //! CIFAR-10, binary version: records of 1 label byte + 3072 pixel bytes (R, G, B planes of
 //! 32×32, row-major), which is already the planar C×H×W layout Kiln stores.
 
-use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
+use crate::files::{Disk, FileTree};
 use crate::{CIFAR10_CLASSES, DataError, ImageDataset, ImageShape, SourceFormat, Split};
 
 /// Side of every CIFAR-10 image.
@@ -110,12 +110,19 @@ pub fn parse_cifar_batch(path: &Path, bytes: &[u8], split: &mut Split) -> Result
 
 /// Appends the records of one batch file to `split`.
 pub fn read_cifar_batch(path: &Path, split: &mut Split) -> Result<(), DataError> {
+    read_cifar_batch_in(&Disk, path, split)
+}
+
+fn read_cifar_batch_in(
+    tree: &dyn FileTree,
+    path: &Path,
+    split: &mut Split,
+) -> Result<(), DataError> {
     let read_err = |source| DataError::Read {
         path: path.to_path_buf(),
         source,
     };
-    let mut file = File::open(path).map_err(read_err)?;
-    let len_bytes = file.metadata().map_err(read_err)?.len();
+    let (mut file, len_bytes) = tree.open(path).map_err(read_err)?;
     let records = record_count(path, len_bytes)?;
     let mut bytes = Vec::with_capacity(records * RECORD_BYTES);
     file.by_ref()
@@ -135,10 +142,10 @@ pub fn read_cifar_batch(path: &Path, split: &mut Split) -> Result<(), DataError>
 }
 
 /// Class names from `batches.meta.txt` when it lists exactly ten, else the built-in ones.
-fn class_names(dir: &Path) -> Vec<String> {
+fn class_names(tree: &dyn FileTree, dir: &Path) -> Vec<String> {
     let builtin = || CIFAR10_CLASSES.iter().map(|s| s.to_string()).collect();
     let path = dir.join(CIFAR10_META_FILE);
-    let Ok(file) = File::open(&path) else {
+    let Ok((file, _)) = tree.open(&path) else {
         return builtin();
     };
     // Read through a limit rather than trusting the file's length: it may be a pipe or growing.
@@ -166,12 +173,17 @@ fn class_names(dir: &Path) -> Vec<String> {
 
 /// Loads CIFAR-10 from the folder holding its `.bin` files.
 pub fn load_cifar10(dir: &Path) -> Result<ImageDataset, DataError> {
+    load_cifar10_in(&Disk, dir)
+}
+
+/// Loads CIFAR-10 from the folder `dir` of `tree` holding its `.bin` files.
+pub fn load_cifar10_in(tree: &dyn FileTree, dir: &Path) -> Result<ImageDataset, DataError> {
     let mut train = Split::default();
     for name in CIFAR10_TRAIN_FILES {
-        read_cifar_batch(&dir.join(name), &mut train)?;
+        read_cifar_batch_in(tree, &dir.join(name), &mut train)?;
     }
     let mut test = Split::default();
-    read_cifar_batch(&dir.join(CIFAR10_TEST_FILE), &mut test)?;
+    read_cifar_batch_in(tree, &dir.join(CIFAR10_TEST_FILE), &mut test)?;
     let sources = vec![SourceFormat {
         width: CIFAR10_SIDE_PX as u32,
         height: CIFAR10_SIDE_PX as u32,
@@ -185,7 +197,7 @@ pub fn load_cifar10(dir: &Path) -> Result<ImageDataset, DataError> {
             height: CIFAR10_SIDE_PX,
             width: CIFAR10_SIDE_PX,
         },
-        class_names: class_names(dir),
+        class_names: class_names(tree, dir),
         train,
         val: Default::default(),
         test,
@@ -265,6 +277,24 @@ pub(crate) mod tests {
         assert!(
             matches!(err, DataError::LabelOutOfRange { label: 10, .. }),
             "{err}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn cifar_held_in_memory_loads_as_on_disk_with_its_meta_names() {
+        let dir = test_dir("cifar-memory");
+        write_cifar(&dir);
+        let names = "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\n";
+        std::fs::write(dir.join(CIFAR10_META_FILE), names).unwrap();
+        let on_disk = load_cifar10(&dir).unwrap();
+        let tree = crate::files::memory_copy(&dir);
+        let in_memory = load_cifar10_in(&tree, Path::new(dir.file_name().unwrap())).unwrap();
+        assert_eq!(in_memory.class_names, on_disk.class_names);
+        assert_eq!(in_memory.class_names[9], "j");
+        assert_eq!(
+            (in_memory.train, in_memory.test),
+            (on_disk.train, on_disk.test)
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }

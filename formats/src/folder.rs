@@ -10,14 +10,14 @@
 //! models, while one colour image is enough to keep colour for all.
 
 use std::ffi::OsString;
-use std::fs::File;
-use std::io::{BufRead, BufReader, Cursor, Seek};
+use std::io::{BufRead, Cursor, Seek};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
 use image::imageops::FilterType;
 use image::{ColorType, DynamicImage, ImageDecoder, ImageReader, Limits};
 
+use crate::files::{Disk, FileTree};
 use crate::{
     DataError, ImageDataset, ImageShape, MAX_IMAGE_SIZE_PX, SkippedFile, SourceFormat, Split,
 };
@@ -47,22 +47,22 @@ fn is_hidden(name: &OsString) -> bool {
 
 /// Entries of `dir`, sorted by name, hidden ones skipped, filtered by `keep`.
 fn sorted_entries(
+    tree: &dyn FileTree,
     dir: &Path,
-    keep: impl Fn(&Path) -> bool,
+    keep: impl Fn(bool) -> bool,
 ) -> Result<Vec<(OsString, PathBuf)>, DataError> {
-    let read_err = |source| DataError::Read {
+    let entries = tree.entries(dir).map_err(|source| DataError::Read {
         path: dir.to_path_buf(),
         source,
-    };
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(read_err)? {
-        let entry = entry.map_err(read_err)?;
-        let name = entry.file_name();
-        let path = entry.path();
-        if !is_hidden(&name) && keep(&path) {
-            out.push((name, path));
-        }
-    }
+    })?;
+    let mut out: Vec<(OsString, PathBuf)> = entries
+        .into_iter()
+        .filter(|(name, is_dir)| !is_hidden(name) && keep(*is_dir))
+        .map(|(name, _)| {
+            let path = dir.join(&name);
+            (name, path)
+        })
+        .collect();
     out.sort();
     Ok(out)
 }
@@ -79,8 +79,12 @@ fn is_junk(name: &OsString) -> bool {
 
 /// Files directly in `dir`, where a class sub-folder would give them a class: listed as
 /// skipped (system junk aside), so a stray photo beside the class folders is not lost unseen.
-fn loose_files(dir: &Path, skipped: &mut Vec<SkippedFile>) -> Result<(), DataError> {
-    for (name, path) in sorted_entries(dir, |p| !p.is_dir())? {
+fn loose_files(
+    tree: &dyn FileTree,
+    dir: &Path,
+    skipped: &mut Vec<SkippedFile>,
+) -> Result<(), DataError> {
+    for (name, path) in sorted_entries(tree, dir, |is_dir| !is_dir)? {
         if !is_junk(&name) {
             skipped.push(SkippedFile {
                 path,
@@ -119,8 +123,8 @@ fn split_dir(
     }
 }
 
-fn is_image_file(path: &Path) -> bool {
-    path.is_file()
+fn is_image_file(tree: &dyn FileTree, path: &Path) -> bool {
+    tree.is_file(path)
         && path.extension().is_some_and(|e| {
             IMAGE_EXTENSIONS.contains(&e.to_string_lossy().to_ascii_lowercase().as_str())
         })
@@ -128,14 +132,18 @@ fn is_image_file(path: &Path) -> bool {
 
 /// Every image file under `dir`, nested sub-folders included (a phone's `2024/June/` export is
 /// still that class), sorted by path; other files are listed in `skipped`, junk is not.
-fn images_under(dir: &Path, skipped: &mut Vec<SkippedFile>) -> Result<Vec<PathBuf>, DataError> {
+fn images_under(
+    tree: &dyn FileTree,
+    dir: &Path,
+    skipped: &mut Vec<SkippedFile>,
+) -> Result<Vec<PathBuf>, DataError> {
     let mut found = Vec::new();
     let mut pending = vec![dir.to_path_buf()];
     while let Some(folder) = pending.pop() {
-        for (name, path) in sorted_entries(&folder, |_| true)? {
-            if path.is_dir() {
+        for (name, path) in sorted_entries(tree, &folder, |_| true)? {
+            if tree.is_dir(&path) {
                 pending.push(path);
-            } else if is_image_file(&path) {
+            } else if is_image_file(tree, &path) {
                 found.push(path);
             } else if !is_junk(&name) {
                 skipped.push(SkippedFile {
@@ -153,8 +161,8 @@ fn images_under(dir: &Path, skipped: &mut Vec<SkippedFile>) -> Result<Vec<PathBu
 }
 
 /// Class sub-folders of `dir`: (name, path), sorted.
-fn class_dirs(dir: &Path) -> Result<Vec<(String, PathBuf)>, DataError> {
-    Ok(sorted_entries(dir, |p| p.is_dir())?
+fn class_dirs(tree: &dyn FileTree, dir: &Path) -> Result<Vec<(String, PathBuf)>, DataError> {
+    Ok(sorted_entries(tree, dir, |is_dir| is_dir)?
         .into_iter()
         .map(|(n, p)| (n.to_string_lossy().into_owned(), p))
         .collect())
@@ -183,8 +191,12 @@ fn check_class_count(root: &Path, classes: &[(String, PathBuf)]) -> Result<(), D
 }
 
 /// Image files of one class folder, sorted; an empty class is an error.
-fn class_images(dir: &Path, skipped: &mut Vec<SkippedFile>) -> Result<Vec<PathBuf>, DataError> {
-    let files = images_under(dir, skipped)?;
+fn class_images(
+    tree: &dyn FileTree,
+    dir: &Path,
+    skipped: &mut Vec<SkippedFile>,
+) -> Result<Vec<PathBuf>, DataError> {
+    let files = images_under(tree, dir, skipped)?;
     if files.is_empty() {
         return Err(empty_class(dir));
     }
@@ -237,13 +249,20 @@ pub fn decode_image(path: &Path, bytes: &[u8], side_px: u32) -> Result<DecodedIm
 
 /// Decodes and resizes the image file at `path`.
 pub fn decode_image_file(path: &Path, side_px: u32) -> Result<DecodedImage, DataError> {
-    let read_err = |source| DataError::Read {
+    decode_image_in(&Disk, path, side_px)
+}
+
+/// Decodes and resizes the image at `path` in `tree`.
+pub fn decode_image_in(
+    tree: &dyn FileTree,
+    path: &Path,
+    side_px: u32,
+) -> Result<DecodedImage, DataError> {
+    let (reader, len_bytes) = tree.open(path).map_err(|source| DataError::Read {
         path: path.to_path_buf(),
         source,
-    };
-    let file = File::open(path).map_err(read_err)?;
-    let len_bytes = file.metadata().map_err(read_err)?.len();
-    decode_from(path, BufReader::new(file), len_bytes, side_px)
+    })?;
+    decode_from(path, reader, len_bytes, side_px)
 }
 
 fn decode_from(
@@ -325,8 +344,12 @@ fn decode_from(
 }
 
 /// Decodes one file; a panic inside a decoder becomes an error naming the file.
-fn decode_guarded(path: &Path, side_px: u32) -> Result<DecodedImage, DataError> {
-    catch_unwind(AssertUnwindSafe(|| decode_image_file(path, side_px))).unwrap_or_else(|_| {
+fn decode_guarded(
+    tree: &dyn FileTree,
+    path: &Path,
+    side_px: u32,
+) -> Result<DecodedImage, DataError> {
+    catch_unwind(AssertUnwindSafe(|| decode_image_in(tree, path, side_px))).unwrap_or_else(|_| {
         Err(DataError::BadImage {
             path: path.to_path_buf(),
             detail: "the image decoder crashed on it".into(),
@@ -367,18 +390,33 @@ type Decoded = (bool, (u32, u32, &'static str));
 
 /// Decodes every file on all cores into `out` (one planar RGB image after another, in the
 /// order of `files`); per file, whether its source was grayscale and its size and colour mode,
-/// or why it could not be read.
+/// or why it could not be read. With one core (a browser page has one thread and cannot start
+/// another) the files decode on the caller's thread.
 fn decode_all(
+    tree: &dyn FileTree,
     root: &Path,
     files: &[PathBuf],
     side_px: u32,
     out: &mut [u8],
 ) -> Result<Vec<Result<Decoded, DataError>>, DataError> {
     let per_image = 3 * (side_px as usize) * (side_px as usize);
+    let decode_part = |part: &[PathBuf], slots: &mut [u8]| -> Vec<Result<Decoded, DataError>> {
+        part.iter()
+            .zip(slots.chunks_exact_mut(per_image))
+            .map(|(path, slot)| {
+                let decoded = decode_guarded(tree, path, side_px)?;
+                slot.copy_from_slice(&decoded.planar_rgb);
+                Ok((decoded.grayscale, decoded.source))
+            })
+            .collect()
+    };
     let workers = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
         .clamp(1, 16);
+    if workers == 1 {
+        return Ok(decode_part(files, out));
+    }
     let chunk = files.len().div_ceil(workers).max(1);
     let results: Vec<Result<Vec<Result<Decoded, DataError>>, DataError>> = std::thread::scope(
         |s| {
@@ -389,16 +427,7 @@ fn decode_all(
                 .map(|(i, (part, slots))| {
                     std::thread::Builder::new()
                         .name(format!("kiln-decode-{i}"))
-                        .spawn_scoped(s, move || {
-                            part.iter()
-                                .zip(slots.chunks_exact_mut(per_image))
-                                .map(|(path, slot)| {
-                                    let decoded = decode_guarded(path, side_px)?;
-                                    slot.copy_from_slice(&decoded.planar_rgb);
-                                    Ok((decoded.grayscale, decoded.source))
-                                })
-                                .collect::<Vec<_>>()
-                        })
+                        .spawn_scoped(s, move || decode_part(part, slots))
                 })
                 .collect();
             handles
@@ -427,24 +456,33 @@ fn decode_all(
 
 /// Loads an image folder, every image resized to `image_size`×`image_size`.
 pub fn load_image_folder(root: &Path, image_size: u32) -> Result<ImageDataset, DataError> {
+    load_image_folder_in(&Disk, root, image_size)
+}
+
+/// Loads the image folder at `root` in `tree`, as [`load_image_folder`] does from the disk.
+pub fn load_image_folder_in(
+    tree: &dyn FileTree,
+    root: &Path,
+    image_size: u32,
+) -> Result<ImageDataset, DataError> {
     if image_size == 0 || image_size > MAX_IMAGE_SIZE_PX {
         return Err(DataError::BadSpec(format!(
             "image size {image_size} for folder {} must be between 1 and {MAX_IMAGE_SIZE_PX} pixels",
             root.display()
         )));
     }
-    if !root.is_dir() {
+    if !tree.is_dir(root) {
         return Err(bad_folder(
             root,
             "it does not exist or is not a folder; pass the folder that holds one sub-folder per class",
         ));
     }
-    let (class_names, files, mut skipped) = gather_files(root)?;
+    let (class_names, files, mut skipped) = gather_files(tree, root)?;
     let all: Vec<PathBuf> = files.iter().flatten().map(|(p, _)| p.clone()).collect();
     let side = image_size as usize;
     let plane = side * side;
     let mut pixels = image_buffer(root, all.len(), side)?;
-    let decoded = decode_all(root, &all, image_size, &mut pixels)?;
+    let decoded = decode_all(tree, root, &all, image_size, &mut pixels)?;
     // What did not decode is left out and listed; the rest moves up to close the gaps.
     let mut labels: [Vec<u8>; 3] = Default::default();
     let mut kept_files: [Vec<PathBuf>; 3] = Default::default();
@@ -536,10 +574,13 @@ type SplitFiles = [Vec<(PathBuf, u8)>; 3];
 /// The class names, the files of each split (train, validation, test): as the `train/`,
 /// `val/` and `test/` sub-folders give them, or all in train for a flat folder; and the files
 /// that are not images or lie outside every class folder.
-fn gather_files(root: &Path) -> Result<(Vec<String>, SplitFiles, Vec<SkippedFile>), DataError> {
+fn gather_files(
+    tree: &dyn FileTree,
+    root: &Path,
+) -> Result<(Vec<String>, SplitFiles, Vec<SkippedFile>), DataError> {
     let mut files: SplitFiles = Default::default();
     let mut skipped = Vec::new();
-    let root_dirs = class_dirs(root)?;
+    let root_dirs = class_dirs(tree, root)?;
     let mut split_dirs: [Option<PathBuf>; 3] = Default::default();
     for (slot, names) in split_dirs.iter_mut().zip(SPLIT_FOLDERS) {
         *slot = split_dir(root, &root_dirs, names)?;
@@ -553,27 +594,27 @@ fn gather_files(root: &Path) -> Result<(Vec<String>, SplitFiles, Vec<SkippedFile
         Some(train_dir) if !given.is_empty() => train_dir,
         _ => root.to_owned(),
     };
-    loose_files(root, &mut skipped)?;
+    loose_files(tree, root, &mut skipped)?;
     if classes != root {
-        loose_files(&classes, &mut skipped)?;
+        loose_files(tree, &classes, &mut skipped)?;
         for (dir, _) in &given {
-            loose_files(dir, &mut skipped)?;
+            loose_files(tree, dir, &mut skipped)?;
         }
     }
     let class_list = if classes == root {
         root_dirs
     } else {
-        class_dirs(&classes)?
+        class_dirs(tree, &classes)?
     };
     check_class_count(&classes, &class_list)?;
     for (label, (_, dir)) in class_list.iter().enumerate() {
         let label = label as u8;
-        let images = class_images(dir, &mut skipped)?;
+        let images = class_images(tree, dir, &mut skipped)?;
         files[0].extend(images.into_iter().map(|p| (p, label)));
     }
     if classes != root {
         for (dir, slot) in &given {
-            for (name, class_dir) in class_dirs(dir)? {
+            for (name, class_dir) in class_dirs(tree, dir)? {
                 let Some(label) = class_list.iter().position(|(n, _)| *n == name) else {
                     return Err(bad_folder(
                         dir,
@@ -584,7 +625,7 @@ fn gather_files(root: &Path) -> Result<(Vec<String>, SplitFiles, Vec<SkippedFile
                 };
                 // An empty class folder in val/ or test/ is as much a mistake as one in train/;
                 // a class with no folder there is only absent from that split.
-                let found = class_images(&class_dir, &mut skipped)?;
+                let found = class_images(tree, &class_dir, &mut skipped)?;
                 files[*slot].extend(found.into_iter().map(|p| (p, label as u8)));
             }
         }
@@ -932,5 +973,95 @@ mod tests {
             "{message}"
         );
         std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn a_folder_held_in_memory_loads_as_the_same_folder_on_disk() {
+        let root = test_dir("folder-memory");
+        for (split, shade) in [("train", 40u8), ("Validation", 120), ("test", 220)] {
+            for class in ["cat", "dog"] {
+                write_grey(&root.join(split).join(class), "1.png", shade);
+                write_grey(
+                    &root.join(split).join(class).join("2024"),
+                    "2.png",
+                    shade / 2,
+                );
+            }
+        }
+        write_rgb(
+            &root.join("train").join("cat").join("colour.png"),
+            [200, 10, 10],
+        );
+        std::fs::write(root.join("train").join("dog").join("notes.txt"), b"a note").unwrap();
+        std::fs::write(
+            root.join("train").join("dog").join("cut.png"),
+            b"\x89PNG\r\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("stray.png"), b"not in a class").unwrap();
+        std::fs::write(root.join("train").join("Thumbs.db"), b"junk").unwrap();
+        let on_disk = load_image_folder(&root, 4).unwrap();
+        let name = root.file_name().unwrap();
+        let in_memory =
+            load_image_folder_in(&crate::files::memory_copy(&root), Path::new(name), 4).unwrap();
+        let relative = |paths: Vec<PathBuf>, base: &Path| -> Vec<PathBuf> {
+            paths
+                .iter()
+                .map(|p| p.strip_prefix(base).unwrap().to_path_buf())
+                .collect()
+        };
+        assert_eq!(in_memory.name, on_disk.name);
+        assert_eq!(
+            (&in_memory.class_names, in_memory.shape, &in_memory.sources),
+            (&on_disk.class_names, on_disk.shape, &on_disk.sources)
+        );
+        let parent = root.parent().unwrap();
+        for (memory, disk) in [
+            (&in_memory.train, &on_disk.train),
+            (&in_memory.val, &on_disk.val),
+            (&in_memory.test, &on_disk.test),
+        ] {
+            assert_eq!(
+                (&memory.images, &memory.labels),
+                (&disk.images, &disk.labels)
+            );
+            assert_eq!(memory.files, relative(disk.files.clone(), parent));
+        }
+        let skipped = |ds: &ImageDataset, base: &Path| -> Vec<(PathBuf, String)> {
+            ds.skipped
+                .iter()
+                .map(|s| {
+                    (
+                        s.path.strip_prefix(base).unwrap().to_path_buf(),
+                        s.reason.clone(),
+                    )
+                })
+                .collect()
+        };
+        assert_eq!(
+            skipped(&in_memory, Path::new("")),
+            skipped(&on_disk, parent)
+        );
+        assert_eq!(on_disk.skipped.len(), 3, "{:?}", on_disk.skipped);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn a_folder_held_in_memory_is_refused_with_the_disks_sentences() {
+        let mut tree = crate::files::MemoryFiles::new();
+        let mut png = Vec::new();
+        GrayImage::from_pixel(3, 3, Luma([9]))
+            .write_to(&mut Cursor::new(&mut png), image::ImageFormat::Png)
+            .unwrap();
+        tree.insert("pets/cat/1.png", png).unwrap();
+        let one_class = load_image_folder_in(&tree, Path::new("pets"), 4).unwrap_err();
+        assert!(one_class.to_string().contains("at least 2"), "{one_class}");
+        let missing = load_image_folder_in(&tree, Path::new("cars"), 4).unwrap_err();
+        assert!(
+            missing
+                .to_string()
+                .contains("does not exist or is not a folder"),
+            "{missing}"
+        );
     }
 }

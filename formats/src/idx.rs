@@ -5,12 +5,12 @@
 //! file's content length is unknown until it is read, so its buffer grows only as decompressed
 //! bytes actually arrive.
 
-use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, BufRead, Read};
 use std::path::{Path, PathBuf};
 
 use flate2::bufread::MultiGzDecoder;
 
+use crate::files::{Disk, FileTree};
 use crate::{DataError, ImageDataset, ImageShape, SourceFormat, Split};
 
 /// Magic number of an IDX file of unsigned bytes with 3 dimensions (images).
@@ -48,10 +48,20 @@ pub fn idx_file_names(stem: &str, kind: &str) -> [String; 4] {
 
 /// The first existing spelling of one IDX file in `dir`.
 pub fn find_idx_file(dir: &Path, stem: &str, kind: &str) -> Option<PathBuf> {
+    find_idx_file_in(&Disk, dir, stem, kind)
+}
+
+/// The first existing spelling of one IDX file in `dir` of `tree`.
+pub fn find_idx_file_in(
+    tree: &dyn FileTree,
+    dir: &Path,
+    stem: &str,
+    kind: &str,
+) -> Option<PathBuf> {
     idx_file_names(stem, kind)
         .into_iter()
         .map(|name| dir.join(name))
-        .find(|p| p.is_file())
+        .find(|p| tree.is_file(p))
 }
 
 /// Images of one IDX image file, planar (one channel) row-major.
@@ -379,22 +389,23 @@ pub fn read_idx_labels_from(
     read_body(path, opened, u64::from(count), &format!("{count} labels"))
 }
 
-/// Opens `path` for streaming, with the length its header is checked against.
-fn open_file(path: &Path) -> Result<(BufReader<File>, u64), DataError> {
-    let file = File::open(path).map_err(|e| read_err(path, e))?;
-    let len_bytes = file.metadata().map_err(|e| read_err(path, e))?.len();
-    Ok((BufReader::new(file), len_bytes))
-}
-
 /// Reads an IDX image file (magic 0x00000803), raw or gzip.
 pub fn read_idx_images(path: &Path) -> Result<IdxImages, DataError> {
-    let (reader, len_bytes) = open_file(path)?;
-    read_idx_images_from(path, reader, len_bytes)
+    read_idx_images_in(&Disk, path)
 }
 
 /// Reads an IDX label file (magic 0x00000801), raw or gzip.
 pub fn read_idx_labels(path: &Path) -> Result<Vec<u8>, DataError> {
-    let (reader, len_bytes) = open_file(path)?;
+    read_idx_labels_in(&Disk, path)
+}
+
+fn read_idx_images_in(tree: &dyn FileTree, path: &Path) -> Result<IdxImages, DataError> {
+    let (reader, len_bytes) = tree.open(path).map_err(|e| read_err(path, e))?;
+    read_idx_images_from(path, reader, len_bytes)
+}
+
+fn read_idx_labels_in(tree: &dyn FileTree, path: &Path) -> Result<Vec<u8>, DataError> {
+    let (reader, len_bytes) = tree.open(path).map_err(|e| read_err(path, e))?;
     read_idx_labels_from(path, reader, len_bytes)
 }
 
@@ -411,12 +422,13 @@ pub fn check_labels(path: &Path, labels: &[u8], num_classes: usize) -> Result<()
 }
 
 fn read_split(
+    tree: &dyn FileTree,
     images_path: &Path,
     labels_path: &Path,
     num_classes: usize,
 ) -> Result<(IdxImages, Vec<u8>), DataError> {
-    let images = read_idx_images(images_path)?;
-    let labels = read_idx_labels(labels_path)?;
+    let images = read_idx_images_in(tree, images_path)?;
+    let labels = read_idx_labels_in(tree, labels_path)?;
     if images.count != labels.len() {
         return Err(DataError::Malformed {
             path: labels_path.to_path_buf(),
@@ -438,9 +450,19 @@ pub fn load_idx_set(
     name: &str,
     class_names: &[&str],
 ) -> Result<ImageDataset, DataError> {
+    load_idx_set_in(&Disk, dir, name, class_names)
+}
+
+/// Loads the four IDX files of an MNIST-like data set from `dir` in `tree`.
+pub fn load_idx_set_in(
+    tree: &dyn FileTree,
+    dir: &Path,
+    name: &str,
+    class_names: &[&str],
+) -> Result<ImageDataset, DataError> {
     let mut paths = Vec::with_capacity(IDX_FILES.len());
     for (stem, kind) in IDX_FILES {
-        let path = find_idx_file(dir, stem, kind).ok_or_else(|| DataError::Read {
+        let path = find_idx_file_in(tree, dir, stem, kind).ok_or_else(|| DataError::Read {
             path: dir.join(format!("{stem}-{kind}-ubyte[.gz]")),
             source: io::Error::new(io::ErrorKind::NotFound, "no such file"),
         })?;
@@ -452,8 +474,8 @@ pub fn load_idx_set(
             detail: "the IDX file list is incomplete".into(),
         });
     };
-    let (train, train_y) = read_split(train_images, train_labels, class_names.len())?;
-    let (test, test_y) = read_split(test_images, test_labels, class_names.len())?;
+    let (train, train_y) = read_split(tree, train_images, train_labels, class_names.len())?;
+    let (test, test_y) = read_split(tree, test_images, test_labels, class_names.len())?;
     if (train.height_px, train.width_px) != (test.height_px, test.width_px) {
         return Err(DataError::Malformed {
             path: test_images.clone(),
@@ -723,6 +745,28 @@ pub(crate) mod tests {
             "{err}"
         );
         assert!(err.to_string().starts_with("label 12 in "), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_idx_set_held_in_memory_loads_as_on_disk_and_says_what_it_lacks() {
+        let dir = test_dir("idx-memory");
+        write_idx_set(&dir, true);
+        let on_disk = load_idx_set(&dir, "MNIST", &crate::MNIST_CLASSES).unwrap();
+        let mut tree = crate::files::memory_copy(&dir);
+        let name = Path::new(dir.file_name().unwrap());
+        let in_memory = load_idx_set_in(&tree, name, "MNIST", &crate::MNIST_CLASSES).unwrap();
+        assert_eq!(
+            (in_memory.train, in_memory.test),
+            (on_disk.train, on_disk.test)
+        );
+        assert_eq!(in_memory.shape, on_disk.shape);
+        tree.remove(&name.join("t10k-labels-idx1-ubyte.gz"));
+        let lacking = load_idx_set_in(&tree, name, "MNIST", &crate::MNIST_CLASSES).unwrap_err();
+        assert!(
+            lacking.to_string().contains("t10k-labels-idx1-ubyte"),
+            "{lacking}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -8,6 +8,7 @@
 
 pub mod cifar;
 mod error;
+pub mod files;
 pub mod folder;
 pub mod idx;
 
@@ -38,7 +39,7 @@ impl ImageShape {
 }
 
 /// One split (train, validation or test) of a data set.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Split {
     /// All images back to back, each in planar C×H×W order, one byte per value (0–255).
     pub images: Vec<u8>,
