@@ -4,7 +4,10 @@
 #   window  (index.html) the window itself: a short run on the built-in data started as its Start
 #           button starts it, followed to its end, then the runs panel's CSV export, whose download
 #           the page catches and sends back;
+#   folder  the window again, its run on an image folder of generated PNGs handed to the page as
+#           its folder chooser hands over a visitor's folder (a script cannot fill the chooser);
 #   engine  (engine.html) the training loop alone, one line per event.
+# PAGES may name several, comma separated: one build serves them all.
 # Prints the page's size, its load time (and the window's first frame), the run's steps per second
 # and accuracy; fails unless the run completes above MIN_ACCURACY (and, for the window, its plots
 # have points and the export downloaded the run's rows).
@@ -14,13 +17,15 @@
 # installs wasm-bindgen-cli (the lockfile's version, resolved afresh: its own lockfile wants crates
 # some registries lack) under target/web/tools on first use.
 #
-# usage: bench/web_check.sh [EPOCHS] [MIN_ACCURACY] [webgpu|cpu] [window|engine]
+# usage: bench/web_check.sh [EPOCHS] [MIN_ACCURACY] [webgpu|cpu] [PAGES: window,folder,engine]
 set -eu
 epochs=${1:-2}
 min_accuracy=${2:-0.9}
 device=${3:-webgpu}
-page=${4:-window}
-case $page in window) html=index.html ;; engine) html=engine.html ;; *) echo "no page $page: window or engine" >&2; exit 2 ;; esac
+pages=${4:-window}
+for page in ${pages//,/ }; do
+  case $page in window|folder|engine) ;; *) echo "no page $page: window, folder or engine" >&2; exit 2 ;; esac
+done
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 target=$root/target/web
@@ -62,10 +67,14 @@ browser=
 # command in this trap would become the script's status: a browser already gone (kill) or one
 # still writing its profile (rm) once failed a check that had passed, so each step may fail and
 # the check's own status is kept.
+stop_browser() {
+  kill $browser 2>/dev/null || true
+  for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 $browser 2>/dev/null || break; sleep 0.5; done
+}
 finish() {
   local status=$?
-  kill $server $browser 2>/dev/null || true
-  for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 $browser 2>/dev/null || break; sleep 0.5; done
+  kill $server 2>/dev/null || true
+  stop_browser
   cp "$work/chromium.log" "$target/chromium.log" 2>/dev/null || true
   rm -rf "$work" 2>/dev/null || true
   exit $status
@@ -74,27 +83,39 @@ trap finish EXIT
 # The page's console and GPU lines; a refused shader's reason is on the lines after the first.
 console_lines() { grep -A8 "CONSOLE\|gpu_device" "$work/chromium.log" | head -60; }
 sleep 1
-chromium --headless=new --no-sandbox --disable-gpu-sandbox --user-data-dir="$work/profile" \
-  --enable-unsafe-webgpu --enable-features=Vulkan --use-vulkan=swiftshader \
-  --use-webgpu-adapter=swiftshader --enable-unsafe-swiftshader \
-  --enable-logging=stderr --v=0 \
-  "http://127.0.0.1:$port/$html?report&epochs=$epochs&device=$device" >"$work/chromium.log" 2>&1 &
-browser=$!
-for _ in $(seq 1 ${KILN_WEB_TIMEOUT:-900}); do
-  [ -e "$work/result.json" ] || [ -e "$work/failure.json" ] && break
-  sleep 1
-done
-if [ -e "$work/failure.json" ]; then
-  echo "the page failed: $(cat "$work/failure.json")"
-  console_lines
-  exit 1
-fi
-if [ ! -e "$work/result.json" ]; then
-  echo "the page reported nothing in ${KILN_WEB_TIMEOUT:-900} s"
-  console_lines
-  exit 1
-fi
-python3 - "$work/result.json" "$min_accuracy" "$page" <<'PY'
+
+# Opens one page in a fresh headless Chromium, waits for its report and judges it.
+check_page() {
+  local page=$1 url
+  case $page in
+    window) url="index.html?report" ;;
+    folder) url="index.html?report&data=folder" ;;
+    engine) url="engine.html?report" ;;
+  esac
+  rm -rf "$work/result.json" "$work/failure.json" "$work/profile"
+  echo "--- $page page"
+  chromium --headless=new --no-sandbox --disable-gpu-sandbox --user-data-dir="$work/profile" \
+    --enable-unsafe-webgpu --enable-features=Vulkan --use-vulkan=swiftshader \
+    --use-webgpu-adapter=swiftshader --enable-unsafe-swiftshader \
+    --enable-logging=stderr --v=0 \
+    "http://127.0.0.1:$port/$url&epochs=$epochs&device=$device" >"$work/chromium.log" 2>&1 &
+  browser=$!
+  for _ in $(seq 1 ${KILN_WEB_TIMEOUT:-900}); do
+    [ -e "$work/result.json" ] || [ -e "$work/failure.json" ] && break
+    sleep 1
+  done
+  stop_browser
+  if [ -e "$work/failure.json" ]; then
+    echo "the page failed: $(cat "$work/failure.json")"
+    console_lines
+    return 1
+  fi
+  if [ ! -e "$work/result.json" ]; then
+    echo "the page reported nothing in ${KILN_WEB_TIMEOUT:-900} s"
+    console_lines
+    return 1
+  fi
+  python3 - "$work/result.json" "$min_accuracy" "$page" <<'PY'
 import json, sys
 report = json.load(open(sys.argv[1]))
 minimum, page = float(sys.argv[2]), sys.argv[3]
@@ -112,6 +133,7 @@ status = report["status"]
 accuracy = status.get("test_accuracy") or 0.0
 print(f"window: module and window ready {report['ready_secs']:.2f} s after load, first frame at {report['first_frame_secs']:.2f} s")
 print(f"device: {status['device']}")
+print(f"data: {status['folder'] or 'the built-in data set'}, train/validation/test images {status['split_images']}")
 print(f"run: {status['state']}, {status['epochs']} epoch(s), {status['progress_points']} points on the plots, "
       f"test accuracy {accuracy:.4f}, {status['steps_per_sec'] or 0:.1f} steps/s, {report['run_secs']:.1f} s")
 print(f"page while training: {report['frames']} frames drawn ({report['frames'] / max(report['run_secs'], 1e-9):.1f} per second)")
@@ -125,6 +147,15 @@ if status["progress_points"] == 0:
     problems.append("the plots have no points")
 if len(exported) != 1 or not exported[0]["name"].endswith(".csv") or not rows:
     problems.append("the CSV export did not download the run's rows")
+if page == "folder" and sum(status["split_images"] or []) != 300:
+    problems.append("the run did not train on the chosen folder's 300 images")
 if problems:
     sys.exit("; ".join(problems))
 PY
+}
+
+failed=0
+for page in ${pages//,/ }; do
+  check_page "$page" || failed=1
+done
+exit $failed

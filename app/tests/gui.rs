@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use kiln::gui::{
-    AppOptions, KilnApp, RunsDir, RunsPanel, SetupContext, SetupForm, plot_runs, plots_ui, runs_ui,
-    setup_ui,
+    AppOptions, DataChoice, DatasetKind, KilnApp, RunsDir, RunsPanel, SetupContext, SetupForm,
+    plot_runs, plots_ui, runs_ui, setup_ui,
 };
 use kiln_core::config::{Precision, Setting};
 use kiln_core::device::{DeviceClass, DeviceInfo};
@@ -251,6 +251,24 @@ fn window_snapshot_before_a_run() {
     harness.run();
     harness.snapshot("window_idle");
     assert!(!runs_dir.exists(), "an idle window created its runs folder");
+}
+
+#[test]
+fn a_dropped_folder_is_the_named_sets_folder_when_one_is_chosen_else_an_image_folder() {
+    let runs_dir = scratch_dir("gui-dropped-folder");
+    let mut harness = app_harness(&runs_dir);
+    let app = harness.state_mut();
+    app.form.dataset = DatasetKind::Mnist;
+    app.use_data_folder(DataChoice::Dropped, "digits".into());
+    assert_eq!(app.form.data_dir.as_deref(), Some(Path::new("digits")));
+    assert_eq!(app.form.dataset, DatasetKind::Mnist);
+    app.form.dataset = DatasetKind::Synthetic;
+    app.use_data_folder(DataChoice::Dropped, "pets".into());
+    assert_eq!(app.form.dataset, DatasetKind::Folder);
+    assert_eq!(app.form.folder.as_deref(), Some(Path::new("pets")));
+    app.use_data_folder(DataChoice::NamedSetFolder, "fashion".into());
+    assert_eq!(app.form.data_dir.as_deref(), Some(Path::new("fashion")));
+    std::fs::remove_dir_all(&runs_dir).ok();
 }
 
 #[test]

@@ -116,6 +116,20 @@ impl MemoryFiles {
         }
     }
 
+    /// Moves every file of `other` in, dropping first whatever lay under its top folders, so
+    /// a folder chosen again replaces what was chosen before.
+    pub fn replace_with(&mut self, other: MemoryFiles) {
+        let tops: std::collections::BTreeSet<PathBuf> = other
+            .files
+            .keys()
+            .filter_map(|path| path.components().next())
+            .map(|top| PathBuf::from(top.as_os_str()))
+            .collect();
+        self.files
+            .retain(|path, _| !tops.iter().any(|top| path.starts_with(top)));
+        self.files.extend(other.files);
+    }
+
     /// How many files the tree holds.
     pub fn len(&self) -> usize {
         self.files.len()
@@ -280,8 +294,12 @@ mod tests {
     #[test]
     fn choosing_a_folder_again_replaces_it() {
         let mut tree = pets();
+        let mut again = MemoryFiles::new();
+        again.insert("pets/cow/1.jpg", vec![7]).unwrap();
+        tree.replace_with(again);
+        assert_eq!(tree.len(), 2);
+        assert!(!tree.is_dir(Path::new("pets/cat")) && tree.is_dir(Path::new("pets/cow")));
         tree.remove(Path::new("pets"));
-        assert_eq!(tree.len(), 1);
         assert!(!tree.is_dir(Path::new("pets")));
         assert_eq!(tree.total_bytes(), "notes.txt".len());
     }

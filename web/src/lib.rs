@@ -14,7 +14,7 @@
 
 #![cfg(target_arch = "wasm32")]
 
-use kiln::gui::{AppOptions, ExportKind, KilnApp, RunsAction, RunsDir};
+use kiln::gui::{AppOptions, DataChoice, DatasetKind, ExportKind, KilnApp, RunsAction, RunsDir};
 use kiln_core::config::{self, Experiment, Setting};
 use kiln_core::device::DeviceChoice;
 use kiln_core::run;
@@ -243,6 +243,31 @@ impl Window {
         Ok(())
     }
 
+    /// Chooses an image folder as the page's folder chooser would deliver it: `paths` (each
+    /// starting with the folder's name, as the browser's `webkitRelativePath`) and their
+    /// `contents` (one `Uint8Array` each); then picks *Image folder…* in the Data set list with
+    /// images resized to `image_size_px`. The folder reaches the form on the next frame.
+    pub fn choose_image_folder(
+        &self,
+        paths: Vec<String>,
+        contents: js_sys::Array,
+        image_size_px: u32,
+    ) -> Result<(), JsValue> {
+        if paths.len() != contents.length() as usize {
+            return Err(JsValue::from_str("one content per path, please"));
+        }
+        let files = paths
+            .into_iter()
+            .zip(contents.iter())
+            .map(|(path, bytes)| (path, js_sys::Uint8Array::new(&bytes).to_vec()))
+            .collect();
+        let mut app = self.app()?;
+        app.receive_data_folder(DataChoice::ImageFolder, files);
+        app.form.dataset = DatasetKind::Folder;
+        app.form.folder_image_size = image_size_px.to_string();
+        Ok(())
+    }
+
     /// Presses the runs panel's CSV export: the current run's rows, as a download.
     pub fn export_csv(&self) -> Result<(), JsValue> {
         self.app()?.act_on_runs(RunsAction::Export(ExportKind::Csv));
@@ -269,6 +294,10 @@ impl Window {
                 .and_then(|s| s.history.summary.as_ref().zip(s.history.config.as_ref()))
                 .and_then(|(summary, config)| steady_steps_per_sec(summary, config.batch_size)),
             "notice": app.notice.clone(),
+            "folder": app.form.folder.as_ref().map(|folder| folder.display().to_string()),
+            "split_images": session
+                .and_then(|s| s.start.as_ref())
+                .map(|start| [start.train_len, start.val_len, start.test_len]),
         });
         Ok(status.to_string())
     }

@@ -80,19 +80,8 @@ impl KilnApp {
 
     pub(super) fn handle_setup_action(&mut self, action: SetupAction) {
         match action {
-            SetupAction::ChooseImageFolder => {
-                let asked =
-                    files::pick_folder("Folder with one sub-folder of images per class", None);
-                if let Some(folder) = self.chosen(asked) {
-                    self.form.folder = Some(folder);
-                }
-            }
-            SetupAction::ChooseDataDir => {
-                let asked = files::pick_folder("Folder holding the data set's files", None);
-                if let Some(folder) = self.chosen(asked) {
-                    self.form.data_dir = Some(folder);
-                }
-            }
+            SetupAction::ChooseImageFolder => self.choose_data_folder(DataChoice::ImageFolder),
+            SetupAction::ChooseDataDir => self.choose_data_folder(DataChoice::NamedSetFolder),
             SetupAction::Fetch => self.start_fetch(),
             SetupAction::FetchWeights(arch) => self.start_download(Download::Weights(arch)),
             SetupAction::ChooseWeightsFile => {
@@ -138,7 +127,7 @@ impl KilnApp {
         if cfg!(target_arch = "wasm32") {
             self.fetch_message = Some(format!(
                 "{} cannot be downloaded into a browser page: the mirrors do not let pages read \
-                 their files, and the page cannot read this computer's files yet",
+                 their files. Download it yourself and choose its folder with Choose data folder…",
                 what.display_name()
             ));
             return;
@@ -170,6 +159,14 @@ impl KilnApp {
             }
             Err(e) => self.fetch_message = Some(format!("could not start the download: {e}")),
         }
+    }
+
+    /// Keeps `files` (paths starting with the folder's name, and their bytes) as if the page's
+    /// folder chooser for `choice` had delivered them: how a page's check chooses a folder,
+    /// since a script cannot fill the chooser.
+    #[cfg(target_arch = "wasm32")]
+    pub fn receive_data_folder(&self, choice: DataChoice, files: Vec<(String, Vec<u8>)>) {
+        files::receive(choice, files, &self.ctx);
     }
 
     /// Carries out `action` as if the runs panel had returned it: how a browser page's check
@@ -287,7 +284,33 @@ impl KilnApp {
     }
 
     /// What a file dialog gave; where there is none, its sentence goes to the notice line.
-    fn chosen(&mut self, asked: Result<Option<PathBuf>, String>) -> Option<PathBuf> {
+    fn choose_data_folder(&mut self, choice: DataChoice) {
+        let asked = files::choose_data_folder(choice, &self.ctx);
+        if let Some(folder) = self.chosen(asked) {
+            self.use_data_folder(choice, folder);
+        }
+    }
+
+    /// Puts a chosen data folder in the form, whether the desktop's dialog gave it at once or a
+    /// page's chooser delivered it later.
+    pub fn use_data_folder(&mut self, choice: DataChoice, folder: PathBuf) {
+        // A running run has its own copy of the experiment: the form may change under it.
+        match choice {
+            DataChoice::ImageFolder => self.form.folder = Some(folder),
+            DataChoice::NamedSetFolder => self.form.data_dir = Some(folder),
+            DataChoice::Dropped if self.form.dataset.remote().is_some() => {
+                self.form.data_dir = Some(folder);
+            }
+            DataChoice::Dropped => {
+                self.form.dataset = DatasetKind::Folder;
+                self.form.folder = Some(folder);
+            }
+        }
+        // The same name chosen again in a page may hold other files: look again.
+        self.data_location = None;
+    }
+
+    pub(super) fn chosen(&mut self, asked: Result<Option<PathBuf>, String>) -> Option<PathBuf> {
         asked.unwrap_or_else(|reason| {
             self.notice = Some(reason);
             None

@@ -1,14 +1,92 @@
 //! Where the window's files come from and go. On a desktop: the system's file dialogs (rfd),
 //! which block the frame while the person chooses, as every desktop app's do. In a browser page
-//! an export is a download; choosing a file or folder of this computer gets a sentence until the
-//! page reads the visitor's files.
+//! an export is a download, and a data folder is the browser's folder chooser: the page reads
+//! the chosen folder's files into memory (`kiln_core::data::chosen`), and the loaders find them
+//! there under the folder's name. The browser answers after the frame that asked, so a page's
+//! choice arrives through [`arrived`].
 
 use std::path::{Path, PathBuf};
 
-/// What a page answers where the desktop would open a file dialog.
+/// What a page answers where the desktop would open a file dialog it has no page equivalent for.
 #[cfg(target_arch = "wasm32")]
-pub const NOT_IN_PAGE: &str = "a browser page cannot open this computer's files and folders yet: \
-     train on the built-in data set here, or use Kiln's desktop app for your own images";
+pub const NOT_IN_PAGE: &str = "a browser page cannot open this computer's files here: \
+     use Kiln's desktop app for this";
+
+/// Most bytes of chosen files a page keeps: its memory is 4 GiB at most, shared with the
+/// decoded images and the model.
+#[cfg(target_arch = "wasm32")]
+const MAX_CHOSEN_BYTES: f64 = 1.5e9;
+
+/// What a chosen data folder is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DataChoice {
+    /// A folder of class sub-folders of images.
+    ImageFolder,
+    /// The folder holding MNIST, Fashion-MNIST or CIFAR-10 files.
+    NamedSetFolder,
+    /// A folder dropped on a page: the named set's files when the form names one, else an
+    /// image folder.
+    Dropped,
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl DataChoice {
+    /// The chooser's title.
+    fn title(self) -> &'static str {
+        match self {
+            Self::ImageFolder => "Folder with one sub-folder of images per class",
+            Self::NamedSetFolder | Self::Dropped => "Folder holding the data set's files",
+        }
+    }
+}
+
+/// Asks for a data folder for `choice`. On a desktop the system's dialog answers now
+/// (`Ok(None)` when the person cancelled); in a page the browser's folder chooser opens, this
+/// answers `Ok(None)`, and the folder, once its files are read, comes from [`arrived`] after
+/// `ctx` repaints.
+pub fn choose_data_folder(
+    choice: DataChoice,
+    ctx: &egui::Context,
+) -> Result<Option<PathBuf>, String> {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let _ = ctx;
+        pick_folder(choice.title(), None)
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        page::open_folder_chooser(choice, ctx.clone())?;
+        Ok(None)
+    }
+}
+
+/// The data folders a page's chooser delivered since the last call, each read into memory or
+/// the sentence why not; always empty on a desktop, whose dialogs answer at once.
+pub fn arrived() -> Vec<(DataChoice, Result<PathBuf, String>)> {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        Vec::new()
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        page::ARRIVED.with(|arrived| arrived.take())
+    }
+}
+
+/// Listens for folders dropped anywhere on the page and delivers each, read into memory, through
+/// [`arrived`] as [`DataChoice::Dropped`]; eframe hands the window a dropped folder's name only.
+#[cfg(target_arch = "wasm32")]
+pub fn listen_for_dropped_folders(ctx: &egui::Context) -> Result<(), String> {
+    page::listen_for_dropped_folders(ctx.clone())
+}
+
+/// Keeps `files` (paths starting with the chosen folder's name, and their bytes) as a page's
+/// chooser would, and delivers the folder through [`arrived`]: the chooser's last step, which
+/// the page's check drives directly since a script cannot fill a folder chooser.
+#[cfg(target_arch = "wasm32")]
+pub fn receive(choice: DataChoice, files: Vec<(String, Vec<u8>)>, ctx: &egui::Context) {
+    page::deliver(choice, page::keep(files), ctx);
+}
 
 /// Asks for a folder, starting in `start`; `Ok(None)` when the person cancelled.
 pub fn pick_folder(title: &str, start: Option<&Path>) -> Result<Option<PathBuf>, String> {
@@ -83,4 +161,223 @@ pub fn download(file_name: &str, bytes: &[u8], mime: &str) -> Result<(), String>
         let _ = web_sys::Url::revoke_object_url(&url);
     });
     Ok(())
+}
+
+/// The browser's side of choosing a data folder.
+#[cfg(target_arch = "wasm32")]
+mod page {
+    use std::cell::RefCell;
+    use std::path::{Component, Path, PathBuf};
+
+    use wasm_bindgen::JsCast;
+    use wasm_bindgen::closure::Closure;
+
+    use super::{DataChoice, MAX_CHOSEN_BYTES};
+
+    thread_local! {
+        pub(super) static ARRIVED: RefCell<Vec<(DataChoice, Result<PathBuf, String>)>> =
+            const { RefCell::new(Vec::new()) };
+    }
+
+    /// Opens the browser's folder chooser (an `<input type=file webkitdirectory>`); the click
+    /// that asked still counts as the person's gesture, which the browser requires.
+    pub(super) fn open_folder_chooser(
+        choice: DataChoice,
+        ctx: egui::Context,
+    ) -> Result<(), String> {
+        let failed =
+            |e: wasm_bindgen::JsValue| format!("the browser opened no folder chooser: {e:?}");
+        let document = web_sys::window()
+            .and_then(|window| window.document())
+            .ok_or("this page has no document to choose a folder in")?;
+        let input = document
+            .create_element("input")
+            .map_err(failed)?
+            .dyn_into::<web_sys::HtmlInputElement>()
+            .map_err(|_| "the browser made no file input".to_owned())?;
+        input.set_type("file");
+        input.set_multiple(true);
+        input.set_attribute("webkitdirectory", "").map_err(failed)?;
+        let chosen = input.clone();
+        // Called once, then freed; a cancelled chooser never calls it and leaves one closure.
+        let on_change = Closure::once_into_js(move || {
+            wasm_bindgen_futures::spawn_local(async move {
+                let files = read_files(&chosen).await;
+                deliver(choice, files.and_then(keep), &ctx);
+            });
+        });
+        input
+            .add_event_listener_with_callback("change", on_change.unchecked_ref())
+            .map_err(failed)?;
+        input.click();
+        Ok(())
+    }
+
+    /// Every file of the chooser, its path within the chosen folder and its bytes.
+    async fn read_files(
+        input: &web_sys::HtmlInputElement,
+    ) -> Result<Vec<(String, Vec<u8>)>, String> {
+        let list = input.files().ok_or("the browser gave the page no files")?;
+        let files = (0..list.length()).filter_map(|i| list.get(i)).map(|file| {
+            let relative = js_sys::Reflect::get(&file, &"webkitRelativePath".into())
+                .ok()
+                .and_then(|path| path.as_string())
+                .filter(|path| !path.is_empty())
+                .unwrap_or_else(|| file.name());
+            (relative, file)
+        });
+        read_all(files.collect()).await
+    }
+
+    /// The bytes of every file, under its path; refused before anything is read when they would
+    /// not fit in a page's memory.
+    async fn read_all(
+        files: Vec<(String, web_sys::File)>,
+    ) -> Result<Vec<(String, Vec<u8>)>, String> {
+        let total_bytes: f64 = files.iter().map(|(_, file)| file.size()).sum();
+        if total_bytes > MAX_CHOSEN_BYTES {
+            return Err(format!(
+                "the chosen folder holds {:.1} GB, more than the {:.1} GB a page can keep; choose a smaller folder, or use Kiln's desktop app",
+                total_bytes / 1e9,
+                MAX_CHOSEN_BYTES / 1e9
+            ));
+        }
+        let mut out = Vec::with_capacity(files.len());
+        for (path, file) in files {
+            let buffer = wasm_bindgen_futures::JsFuture::from(file.array_buffer())
+                .await
+                .map_err(|e| format!("the browser could not read {path}: {e:?}"))?;
+            out.push((path, js_sys::Uint8Array::new(&buffer).to_vec()));
+        }
+        Ok(out)
+    }
+
+    /// Listens on the page's window before the canvas sees the drop (eframe's handler on the
+    /// canvas stops it there): a drop's entries can only be asked for during the event.
+    pub(super) fn listen_for_dropped_folders(ctx: egui::Context) -> Result<(), String> {
+        let window = web_sys::window().ok_or("this page has no window to drop folders on")?;
+        let on_drop =
+            Closure::<dyn FnMut(web_sys::DragEvent)>::new(move |event: web_sys::DragEvent| {
+                let Some(transfer) = event.data_transfer() else {
+                    return;
+                };
+                let items = transfer.items();
+                let folder = (0..items.length())
+                    .filter_map(|i| items.get(i))
+                    .filter_map(|item| item.webkit_get_as_entry().ok().flatten())
+                    .find(|entry| entry.is_directory());
+                let Some(folder) = folder else {
+                    return;
+                };
+                let ctx = ctx.clone();
+                wasm_bindgen_futures::spawn_local(async move {
+                    let files = match dropped_files(folder).await {
+                        Ok(files) => read_all(files).await,
+                        Err(reason) => Err(reason),
+                    };
+                    deliver(DataChoice::Dropped, files.and_then(keep), &ctx);
+                });
+            });
+        window
+            .add_event_listener_with_callback_and_bool(
+                "drop",
+                on_drop.as_ref().unchecked_ref(),
+                true,
+            )
+            .map_err(|e| format!("the page cannot take dropped folders: {e:?}"))?;
+        // Listens for the page's life.
+        on_drop.forget();
+        Ok(())
+    }
+
+    /// Every file under the dropped folder `root`, with its path from the folder's name on.
+    async fn dropped_files(
+        root: web_sys::FileSystemEntry,
+    ) -> Result<Vec<(String, web_sys::File)>, String> {
+        let failed = |e: wasm_bindgen::JsValue| {
+            format!("the browser could not read the dropped folder: {e:?}")
+        };
+        let mut out = Vec::new();
+        let mut pending = vec![root];
+        while let Some(entry) = pending.pop() {
+            if entry.is_directory() {
+                let reader = entry
+                    .unchecked_into::<web_sys::FileSystemDirectoryEntry>()
+                    .create_reader();
+                // Each call gives the next hundred or so entries, then an empty list.
+                loop {
+                    let batch: js_sys::Array = callback_future(|resolve, reject| {
+                        reader.read_entries_with_callback_and_callback(resolve, reject)
+                    })
+                    .await
+                    .map_err(failed)?
+                    .unchecked_into();
+                    if batch.length() == 0 {
+                        break;
+                    }
+                    pending.extend(batch.iter().map(|child| child.unchecked_into()));
+                }
+            } else if entry.is_file() {
+                let path = entry.full_path().trim_start_matches('/').to_owned();
+                let file_entry = entry.unchecked_into::<web_sys::FileSystemFileEntry>();
+                let file = callback_future(|resolve, reject| {
+                    file_entry.file_with_callback_and_callback(resolve, reject);
+                    Ok(())
+                })
+                .await
+                .map_err(failed)?;
+                out.push((path, file.unchecked_into()));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The value a callback-style browser call hands its success callback.
+    async fn callback_future(
+        call: impl FnOnce(&js_sys::Function, &js_sys::Function) -> Result<(), wasm_bindgen::JsValue>,
+    ) -> Result<wasm_bindgen::JsValue, wasm_bindgen::JsValue> {
+        let mut call = Some(call);
+        let mut refused = None;
+        let promise = js_sys::Promise::new(&mut |resolve, reject| {
+            if let Some(call) = call.take()
+                && let Err(e) = call(&resolve, &reject)
+            {
+                refused = Some(e);
+            }
+        });
+        if let Some(e) = refused {
+            return Err(e);
+        }
+        wasm_bindgen_futures::JsFuture::from(promise).await
+    }
+
+    /// Keeps `files` for the loaders; the chosen folder is their paths' first name.
+    pub(super) fn keep(files: Vec<(String, Vec<u8>)>) -> Result<PathBuf, String> {
+        let top = files
+            .first()
+            .and_then(|(path, _)| match Path::new(path).components().next() {
+                Some(Component::Normal(name)) => Some(PathBuf::from(name)),
+                _ => None,
+            })
+            .ok_or("the chosen folder holds no files; choose one with the data set in it")?;
+        if files
+            .iter()
+            .any(|(path, _)| !Path::new(path).starts_with(&top))
+        {
+            return Err(
+                "the chosen files are not all in one folder; choose the folder itself".into(),
+            );
+        }
+        kiln_core::data::chosen::keep(files)?;
+        Ok(top)
+    }
+
+    pub(super) fn deliver(
+        choice: DataChoice,
+        outcome: Result<PathBuf, String>,
+        ctx: &egui::Context,
+    ) {
+        ARRIVED.with(|arrived| arrived.borrow_mut().push((choice, outcome)));
+        ctx.request_repaint();
+    }
 }

@@ -12,6 +12,11 @@ impl KilnApp {
             self.devices = Devices::Ready(list);
         }
         self.remote_boxes.poll();
+        for (choice, outcome) in files::arrived() {
+            if let Some(folder) = self.chosen(outcome.map(Some)) {
+                self.use_data_folder(choice, folder);
+            }
+        }
         let mut finished = false;
         if let Some(session) = &mut self.session {
             let was_active = session.state.is_active();
@@ -57,6 +62,10 @@ impl KilnApp {
             .is_none_or(|(kind, dir, _)| *kind != self.form.dataset || *dir != self.form.data_dir);
         if stale {
             let found = data::locate(remote, self.form.data_dir.as_deref()).map_err(|e| match e {
+                DataError::NotFound { .. } if cfg!(target_arch = "wasm32") => format!(
+                    "not among the files chosen in this page; choose the folder holding {}'s files",
+                    remote.display_name()
+                ),
                 DataError::NotFound { .. } => {
                     format!(
                         "not found on this computer; press Fetch to download {}",

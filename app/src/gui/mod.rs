@@ -13,7 +13,7 @@
 //! data_view.rs       the Data window, which owns its loading and preview threads
 //! cell_images.rs     the test images of a clicked confusion-matrix cell, read back on a thread
 //! session.rs, fetch.rs  the workers: a training run, a download
-//! files.rs           file dialogs on a desktop, downloads in a browser page
+//! files.rs           file dialogs on a desktop; downloads and the folder chooser in a page
 //! answer.rs          one answer computed on a named thread: the Data and cell windows, a model export
 //! ```
 
@@ -62,6 +62,7 @@ pub use cell_images::{CellImages, cell_images_ui};
 pub use compare_panel::compare_ui;
 pub use data_view::{DataView, Inspected, data_view_ui};
 use fetch::{Download, FetchJob};
+pub use files::DataChoice;
 pub use results_panel::confusion_ui;
 pub use status::status_ui;
 pub use try_model::{TryModel, try_model_ui};
@@ -187,6 +188,8 @@ impl KilnApp {
             Remembered::default()
         };
         let ctx = cc.egui_ctx.clone();
+        #[cfg(target_arch = "wasm32")]
+        let drop_notice = files::listen_for_dropped_folders(&ctx).err();
         // A blinking cursor repaints the window several times a second for as long as a field
         // has focus; on a software renderer that steals CPU from a run on the same cores.
         ctx.all_styles_mut(|style| style.visuals.text_cursor.blink = false);
@@ -227,6 +230,10 @@ impl KilnApp {
         app.refresh_runs();
         if app.notice.is_none() {
             app.notice = runs_notice;
+        }
+        #[cfg(target_arch = "wasm32")]
+        if app.notice.is_none() {
+            app.notice = drop_notice;
         }
         app
     }

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use super::DataError;
 use super::cifar::CIFAR10_FILES;
 use super::fetch::RemoteDataset;
-use super::idx::{IDX_FILES, find_idx_file};
+use super::idx::{IDX_FILES, find_idx_file_in};
+use kiln_formats::files::FileTree;
 
 /// Environment variable naming a folder that holds data sets (or one data set's files).
 pub const DATA_DIR_ENV: &str = "KILN_DATA_DIR";
@@ -70,36 +71,42 @@ fn candidates(which: RemoteDataset, roots: &[PathBuf]) -> Vec<PathBuf> {
 }
 
 /// The files of `which` that `dir` lacks (empty when it holds a complete copy).
-fn missing_files(which: RemoteDataset, dir: &Path) -> Vec<String> {
+fn missing_files(tree: &dyn FileTree, which: RemoteDataset, dir: &Path) -> Vec<String> {
     match which {
         RemoteDataset::Mnist | RemoteDataset::FashionMnist => IDX_FILES
             .iter()
-            .filter(|(stem, kind)| find_idx_file(dir, stem, kind).is_none())
+            .filter(|(stem, kind)| find_idx_file_in(tree, dir, stem, kind).is_none())
             .map(|(stem, kind)| format!("{stem}-{kind}-ubyte"))
             .collect(),
         RemoteDataset::Cifar10 => CIFAR10_FILES
             .iter()
-            .filter(|name| !dir.join(name).is_file())
+            .filter(|name| !tree.is_file(&dir.join(name)))
             .map(|name| name.to_string())
             .collect(),
     }
 }
 
 /// The first folder of [`search_dirs`] that holds every file of `which`; the error lists every
-/// folder tried.
+/// folder tried. Natively the folders are this computer's; in a browser page, the visitor's
+/// chosen files ([`super::chosen`]).
 pub fn locate(which: RemoteDataset, data_dir: Option<&Path>) -> Result<PathBuf, DataError> {
-    locate_in(which, &search_dirs(which, data_dir))
+    super::with_files(|tree| locate_in(tree, which, &search_dirs(which, data_dir)))
 }
 
-pub(crate) fn locate_in(which: RemoteDataset, dirs: &[PathBuf]) -> Result<PathBuf, DataError> {
+/// The first of `dirs` in `tree` that holds every file of `which`.
+pub(crate) fn locate_in(
+    tree: &dyn FileTree,
+    which: RemoteDataset,
+    dirs: &[PathBuf],
+) -> Result<PathBuf, DataError> {
     let mut looked_in = Vec::with_capacity(dirs.len());
     let total = match which {
         RemoteDataset::Cifar10 => CIFAR10_FILES.len(),
         _ => IDX_FILES.len(),
     };
     for dir in dirs {
-        let missing = if dir.is_dir() {
-            missing_files(which, dir)
+        let missing = if tree.is_dir(dir) {
+            missing_files(tree, which, dir)
         } else {
             vec![String::new(); total]
         };
@@ -128,6 +135,7 @@ mod tests {
     use super::*;
     use crate::data::fixtures::write_idx_set;
     use crate::data::{DatasetSpec, load, test_dir};
+    use kiln_formats::files::Disk;
 
     #[test]
     fn data_dir_direct_and_parent_forms() {
@@ -160,7 +168,7 @@ mod tests {
         )
         .unwrap();
         let dirs = candidates(RemoteDataset::Cifar10, &[a.clone(), b.clone()]);
-        let err = locate_in(RemoteDataset::Cifar10, &dirs).unwrap_err();
+        let err = locate_in(&Disk, RemoteDataset::Cifar10, &dirs).unwrap_err();
         let msg = err.to_string();
         assert!(
             msg.starts_with("CIFAR-10 was not found. Looked in: "),

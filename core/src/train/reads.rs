@@ -9,6 +9,8 @@
 //! synchronous reads are the same futures under its `block_on`, so native speed is unchanged.
 //! Reads outside the loop (a preview, *Try*, a weights check) still use [`read_back_now`].
 
+use std::ops::Range;
+
 use burn::module::Module;
 use burn::optim::ModuleOptimizer;
 use burn::tensor::{Bytes, Device, Int, Tensor, TensorData, Transaction};
@@ -179,30 +181,97 @@ impl DeviceTotals {
     }
 }
 
-/// The loss and correct sums of `model` over `split`, in batches of `batch_size`, left on the
-/// device: the work runs here (on the CPU's threads where the caller runs it), the one read in
-/// [`DeviceTotals::means`].
-pub(super) fn evaluation_totals(
-    model: &Classifier,
-    split: &BatchSource,
-    options: &BatchOptions,
-    batch_size: usize,
-    loss_input: LossInput,
-    device: &Device,
-) -> Result<DeviceTotals, TrainError> {
-    let model = model.valid();
-    let loss_fn = burn::nn::loss::CrossEntropyLossConfig::new().init(device);
-    let mut totals = DeviceTotals::zeros(device);
-    let mut start = 0;
-    while start < split.len() {
-        let end = (start + batch_size).min(split.len());
-        let (images, labels) = split.range(start, end, options)?;
-        let logits = model.forward(images);
-        let loss = batch_loss(&loss_fn, loss_input, logits.clone(), labels.clone());
-        totals.add(logits, labels, loss);
-        start = end;
+/// Batches a page evaluates between its turns: the CPU backend computes as it is asked, so a
+/// whole split at once would hold the page's one thread (and freeze its window) for seconds.
+const PAGE_EVAL_BATCHES: usize = 4;
+
+/// The spans of a split, in images, evaluated between two of the page's turns: the whole split
+/// natively, a few batches at a time in a page.
+pub(super) fn eval_spans(len: usize, batch_size: usize) -> impl Iterator<Item = Range<usize>> {
+    let span = if cfg!(target_arch = "wasm32") {
+        batch_size.saturating_mul(PAGE_EVAL_BATCHES)
+    } else {
+        len
     }
-    Ok(totals)
+    .max(1);
+    (0..len)
+        .step_by(span)
+        .map(move |start| start..(start + span).min(len))
+}
+
+/// A split as evaluation reads it: unaugmented batches of one size.
+pub(super) struct EvalSplit<'a> {
+    /// The split evaluated.
+    pub(super) split: &'a BatchSource,
+    /// How its images become a batch (unaugmented).
+    pub(super) options: &'a BatchOptions,
+    /// Images per batch.
+    pub(super) batch_size: usize,
+}
+
+impl EvalSplit<'_> {
+    /// Adds the loss and correct sums of `model` over the images `span`, batch by batch, to
+    /// `totals` on the device: the work runs here (on the CPU's threads where the caller runs
+    /// it), the one read in [`DeviceTotals::means`].
+    pub(super) fn add_totals(
+        &self,
+        totals: &mut DeviceTotals,
+        model: &Classifier,
+        span: Range<usize>,
+        loss_input: LossInput,
+        device: &Device,
+    ) -> Result<(), TrainError> {
+        let model = model.valid();
+        let loss_fn = burn::nn::loss::CrossEntropyLossConfig::new().init(device);
+        for (start, end) in self.batches(span) {
+            let (images, labels) = self.split.range(start, end, self.options)?;
+            let logits = model.forward(images);
+            let loss = batch_loss(&loss_fn, loss_input, logits.clone(), labels.clone());
+            totals.add(logits, labels, loss);
+        }
+        Ok(())
+    }
+
+    /// Adds every image's predicted class, its probability and the true class's rank over the
+    /// images `span` to `predicted`, still on the device; the one read in
+    /// [`PredictionTensors::read`].
+    pub(super) fn add_predictions(
+        &self,
+        predicted: &mut PredictionTensors,
+        model: &Classifier,
+        span: Range<usize>,
+    ) -> Result<(), TrainError> {
+        let model = model.valid();
+        for (start, end) in self.batches(span) {
+            let rows = end - start;
+            let (images, labels) = self.split.range(start, end, self.options)?;
+            let probabilities = burn::tensor::activation::softmax(model.forward(images), 1);
+            let classes = probabilities.dims()[1];
+            let of_label = probabilities.clone().gather(1, labels.reshape([rows, 1]));
+            let above = probabilities
+                .clone()
+                .greater(of_label.expand([rows, classes]));
+            predicted
+                .label_rank
+                .push(above.int().sum_dim(1).reshape([rows]));
+            predicted
+                .confidence
+                .push(probabilities.clone().max_dim(1).reshape([rows]));
+            predicted
+                .classes
+                .push(probabilities.argmax(1).reshape([rows]));
+        }
+        Ok(())
+    }
+
+    /// `(start, end)` of each batch of `span`.
+    fn batches(&self, span: Range<usize>) -> impl Iterator<Item = (usize, usize)> {
+        let batch = self.batch_size.max(1);
+        let end = span.end.min(self.split.len());
+        (span.start..end)
+            .step_by(batch)
+            .map(move |start| (start, (start + batch).min(end)))
+    }
 }
 
 /// What a model said about every image of a split.
@@ -215,55 +284,29 @@ pub(super) struct Predicted {
     pub(super) label_rank: Vec<u8>,
 }
 
-/// Every image's predicted class, its probability and the true class's rank, still on the
-/// device: the work runs here (on the CPU's threads where the caller runs it), the one read in
-/// [`PredictionTensors::read`].
-pub(super) fn prediction_tensors(
-    model: &Classifier,
-    split: &BatchSource,
-    options: &BatchOptions,
-    batch_size: usize,
-) -> Result<PredictionTensors, TrainError> {
-    let model = model.valid();
-    let (mut predicted, mut confidence, mut ranks) = (Vec::new(), Vec::new(), Vec::new());
-    let mut start = 0;
-    while start < split.len() {
-        let end = (start + batch_size).min(split.len());
-        let rows = end - start;
-        let (images, labels) = split.range(start, end, options)?;
-        let probabilities = burn::tensor::activation::softmax(model.forward(images), 1);
-        let classes = probabilities.dims()[1];
-        let of_label = probabilities.clone().gather(1, labels.reshape([rows, 1]));
-        let above = probabilities
-            .clone()
-            .greater(of_label.expand([rows, classes]));
-        ranks.push(above.int().sum_dim(1).reshape([rows]));
-        confidence.push(probabilities.clone().max_dim(1).reshape([rows]));
-        predicted.push(probabilities.argmax(1).reshape([rows]));
-        start = end;
-    }
-    Ok(PredictionTensors {
-        classes: Tensor::cat(predicted, 0),
-        confidence: Tensor::cat(confidence, 0),
-        label_rank: Tensor::cat(ranks, 0),
-    })
-}
-
-/// A split's predictions, still on the device.
+/// A split's predictions, batch by batch, still on the device.
+#[derive(Default)]
 pub(super) struct PredictionTensors {
-    classes: Tensor<1, Int>,
-    confidence: Tensor<1>,
-    label_rank: Tensor<1, Int>,
+    classes: Vec<Tensor<1, Int>>,
+    confidence: Vec<Tensor<1>>,
+    label_rank: Vec<Tensor<1, Int>>,
 }
 
 impl PredictionTensors {
     /// The predictions, read back in one transaction.
     pub(super) async fn read(self) -> Result<Predicted, TrainError> {
+        if self.classes.is_empty() {
+            return Ok(Predicted {
+                classes: Vec::new(),
+                confidence: Vec::new(),
+                label_rank: Vec::new(),
+            });
+        }
         let data = read_back(
             Transaction::default()
-                .register(self.classes)
-                .register(self.confidence)
-                .register(self.label_rank),
+                .register(Tensor::cat(self.classes, 0))
+                .register(Tensor::cat(self.confidence, 0))
+                .register(Tensor::cat(self.label_rank, 0)),
         )
         .await?;
         let as_bytes = |data: &burn::tensor::TensorData| -> Vec<u8> {

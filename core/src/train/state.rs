@@ -15,7 +15,7 @@ use super::parallel::{Lane, Replicas, Shard, read_lanes, shards};
 use super::pipeline::{BatchSource, InputPipeline, epoch_order, epoch_seed, pixel_transform};
 use super::precision::StepPrecision;
 use super::probe::Probe;
-use super::reads::{Sums, evaluation_totals, prediction_tensors};
+use super::reads::{DeviceTotals, EvalSplit, Predicted, PredictionTensors, Sums, eval_spans};
 use super::store::RunStore;
 use super::threads::Awake;
 use super::trainee::{Trainee, is_cpu};
@@ -703,13 +703,18 @@ impl<'a> RunState<'a> {
         split: &BatchSource,
     ) -> Result<Evaluation, TrainError> {
         let started = Instant::now();
-        let (plain, batch, loss_input) =
-            (&self.pipeline.plain, self.eval_batch, self.experiment.loss);
-        let device = &self.target.device;
-        let totals = self
-            .trainee
-            .threads
-            .run(|| evaluation_totals(model, split, plain, batch, loss_input, device))?;
+        let (loss_input, device) = (self.experiment.loss, &self.target.device);
+        let reader = self.eval_split(split);
+        let mut totals = DeviceTotals::zeros(device);
+        #[cfg(target_arch = "wasm32")]
+        let mut turns = crate::executor::PageTurns::default();
+        for span in eval_spans(split.len(), self.eval_batch) {
+            #[cfg(target_arch = "wasm32")]
+            turns.give_if_due().await;
+            self.trainee
+                .threads
+                .run(|| reader.add_totals(&mut totals, model, span, loss_input, device))?;
+        }
         let (loss, accuracy) = totals.means(split.len()).await?;
         Ok(Evaluation {
             loss,
@@ -951,13 +956,7 @@ impl<'a> RunState<'a> {
         if self.validated_on != ValidatedOn::Validation {
             return Ok(None);
         }
-        let (split, plain, batch) = (&self.pipeline.val, &self.pipeline.plain, self.eval_batch);
-        let predicted = self
-            .trainee
-            .threads
-            .run(|| prediction_tensors(model, split, plain, batch))?
-            .read()
-            .await?;
+        let predicted = self.predict(model, &self.pipeline.val).await?;
         let predictions = TestPredictions {
             class_names: self.data.class_names.clone(),
             labels: self.data.val.labels.clone(),
@@ -969,16 +968,40 @@ impl<'a> RunState<'a> {
         Ok(Some(predictions.report()))
     }
 
+    /// `split` read unaugmented in evaluation batches.
+    fn eval_split<'s>(&'s self, split: &'s BatchSource) -> EvalSplit<'s> {
+        EvalSplit {
+            split,
+            options: &self.pipeline.plain,
+            batch_size: self.eval_batch,
+        }
+    }
+
+    /// What `model` says about every image of `split`, read back once; in a page, a few
+    /// batches between the page's turns.
+    async fn predict(
+        &self,
+        model: &Classifier,
+        split: &BatchSource,
+    ) -> Result<Predicted, TrainError> {
+        let reader = self.eval_split(split);
+        let mut predicted = PredictionTensors::default();
+        #[cfg(target_arch = "wasm32")]
+        let mut turns = crate::executor::PageTurns::default();
+        for span in eval_spans(split.len(), self.eval_batch) {
+            #[cfg(target_arch = "wasm32")]
+            turns.give_if_due().await;
+            self.trainee
+                .threads
+                .run(|| reader.add_predictions(&mut predicted, model, span))?;
+        }
+        predicted.read().await
+    }
+
     /// Every test image's prediction by `model`, with the surest wrong ones' pixels for a
     /// gallery.
     async fn predictions(&self, model: &Classifier) -> Result<TestPredictions, TrainError> {
-        let (split, plain, batch) = (&self.pipeline.test, &self.pipeline.plain, self.eval_batch);
-        let predicted = self
-            .trainee
-            .threads
-            .run(|| prediction_tensors(model, split, plain, batch))?
-            .read()
-            .await?;
+        let predicted = self.predict(model, &self.pipeline.test).await?;
         let test = &self.data.test;
         let mut predictions = TestPredictions {
             class_names: self.data.class_names.clone(),
