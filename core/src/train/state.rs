@@ -706,15 +706,10 @@ impl<'a> RunState<'a> {
         let (loss_input, device) = (self.experiment.loss, &self.target.device);
         let reader = self.eval_split(split);
         let mut totals = DeviceTotals::zeros(device);
-        #[cfg(target_arch = "wasm32")]
-        let mut turns = crate::executor::PageTurns::default();
-        for span in eval_spans(split.len(), self.eval_batch) {
-            #[cfg(target_arch = "wasm32")]
-            turns.give_if_due().await;
-            self.trainee
-                .threads
-                .run(|| reader.add_totals(&mut totals, model, span, loss_input, device))?;
-        }
+        self.each_eval_span(split.len(), |span| {
+            reader.add_totals(&mut totals, model, span, loss_input, device)
+        })
+        .await?;
         let (loss, accuracy) = totals.means(split.len()).await?;
         Ok(Evaluation {
             loss,
@@ -986,16 +981,28 @@ impl<'a> RunState<'a> {
     ) -> Result<Predicted, TrainError> {
         let reader = self.eval_split(split);
         let mut predicted = PredictionTensors::default();
+        self.each_eval_span(split.len(), |span| {
+            reader.add_predictions(&mut predicted, model, span)
+        })
+        .await?;
+        predicted.read().await
+    }
+
+    /// Runs `work` on each evaluation span of a split of `len` images on the CPU's threads
+    /// (where the device is the CPU), giving a page its turn between spans.
+    async fn each_eval_span(
+        &self,
+        len: usize,
+        mut work: impl FnMut(Range<usize>) -> Result<(), TrainError> + Send,
+    ) -> Result<(), TrainError> {
         #[cfg(target_arch = "wasm32")]
         let mut turns = crate::executor::PageTurns::default();
-        for span in eval_spans(split.len(), self.eval_batch) {
+        for span in eval_spans(len, self.eval_batch) {
             #[cfg(target_arch = "wasm32")]
             turns.give_if_due().await;
-            self.trainee
-                .threads
-                .run(|| reader.add_predictions(&mut predicted, model, span))?;
+            self.trainee.threads.run(|| work(span))?;
         }
-        predicted.read().await
+        Ok(())
     }
 
     /// Every test image's prediction by `model`, with the surest wrong ones' pixels for a
