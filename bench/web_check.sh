@@ -13,7 +13,8 @@
 # have points and the export downloaded the run's rows).
 #
 # Needs Debian's rustc-web cargo-web rust-web-src lld-19 chromium (ENVIRONMENT.md says why), and
-# optimizes the module with binaryen's wasm-opt where it is installed;
+# optimizes the module with binaryen's wasm-opt where it is installed (KILN_WEB_OPTIMIZE=0 skips
+# it: the page is then about twice the size and works the same);
 # installs wasm-bindgen-cli (the lockfile's version, resolved afresh: its own lockfile wants crates
 # some registries lack) under target/web/tools on first use.
 #
@@ -46,7 +47,7 @@ module=$target/wasm32-unknown-unknown/release/kiln_web.wasm
 # Binaryen's optimizer where it is installed (Debian's binaryen): the module shrinks to about
 # 45 % in about 2 minutes. Before wasm-bindgen, whose externref table binaryen 108 would break
 # after it. The features are those Rust's wasm32 target turns on.
-if command -v wasm-opt >/dev/null 2>&1; then
+if [ "${KILN_WEB_OPTIMIZE:-1}" != 0 ] && command -v wasm-opt >/dev/null 2>&1; then
   started=$(date +%s)
   wasm-opt -Os --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
     --enable-mutable-globals --enable-reference-types --enable-multivalue \

@@ -948,3 +948,70 @@ fn a_cpu_run_does_not_wake_the_gpu_drivers() {
         stderr(&output)
     );
 }
+
+#[test]
+fn archive_and_import_carry_a_run_to_another_runs_folder_and_refuse_a_cut_archive() {
+    let dir = scratch_dir("archive-import");
+    let output = train_tiny(&dir.join("here"), &[]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let run = only_run_folder(&dir.join("here"));
+    let archive = dir.join("carried.tar");
+    let archive_arg = archive.to_str().unwrap();
+    let output = kiln(&["archive", run.to_str().unwrap(), "-o", archive_arg]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    // A second archive to the same file would replace the first: refused.
+    let output = kiln(&["archive", run.to_str().unwrap(), "-o", archive_arg]);
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("give another --output"),
+        "{}",
+        stderr(&output)
+    );
+
+    let there = dir.join("there");
+    let output = kiln(&["import", archive_arg, "--runs-dir", there.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let imported = only_run_folder(&there);
+    assert_eq!(imported.file_name(), run.file_name());
+    for file in [
+        "config.toml",
+        "metrics.csv",
+        "epochs.csv",
+        "summary.json",
+        "model.bpk",
+    ] {
+        assert_eq!(
+            std::fs::read(imported.join(file)).unwrap(),
+            std::fs::read(run.join(file)).unwrap(),
+            "{file}"
+        );
+    }
+    // The imported run is a run: it exports as one trained here would.
+    let csv = dir.join("imported.csv");
+    let output = kiln(&[
+        "export",
+        imported.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+
+    let bytes = std::fs::read(&archive).unwrap();
+    let cut = dir.join("cut.tar");
+    std::fs::write(&cut, &bytes[..bytes.len() / 3]).unwrap();
+    let elsewhere = dir.join("elsewhere");
+    let output = kiln(&[
+        "import",
+        cut.to_str().unwrap(),
+        "--runs-dir",
+        elsewhere.to_str().unwrap(),
+    ]);
+    assert!(!output.status.success());
+    let said = stderr(&output);
+    assert!(
+        said.contains("cut short") && said.contains("cut.tar"),
+        "{said}"
+    );
+    assert!(!said.contains("panicked"), "{said}");
+    assert!(!elsewhere.exists(), "a refused archive writes no folder");
+}

@@ -1,5 +1,6 @@
 //! The command line: raw arguments parsed once into validated settings, then handed to the engine.
 
+mod archive;
 mod bench;
 mod compare;
 mod data;
@@ -57,6 +58,10 @@ enum Command {
     Compare(compare::CompareArgs),
     /// Time a workload for a fixed number of steps: warm-up, ms per step, samples/s, memory.
     Bench(Box<bench::BenchArgs>),
+    /// Pack a run folder, checkpoints included, into one .tar file to carry elsewhere.
+    Archive(archive::ArchiveArgs),
+    /// Unpack run folder archives (`kiln archive`, the window's Archive…) into a runs folder.
+    Import(archive::ImportArgs),
     /// Host this machine's devices for Kiln on other machines (`--device remote:HOST:PORT/N`).
     Serve(serve::ServeArgs),
 }
@@ -86,6 +91,8 @@ pub fn main() -> ExitCode {
         Some(Command::Compare(args)) => compare::run(&args),
         Some(Command::Bench(args)) => bench::run(*args),
         Some(Command::Serve(args)) => serve::run(&args),
+        Some(Command::Archive(args)) => archive::run_archive(&args),
+        Some(Command::Import(args)) => archive::run_import(&args),
         Some(Command::Presets) => {
             print_presets();
             Ok(())

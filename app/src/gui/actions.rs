@@ -224,6 +224,8 @@ impl KilnApp {
                 }
             }
             RunsAction::Export(kind) => self.export(kind),
+            RunsAction::Archive(path) => self.archive_run(&path),
+            RunsAction::Import => self.import_run(),
         }
     }
 
@@ -249,29 +251,108 @@ impl KilnApp {
         let run = run.to_owned();
         self.notice = Some(format!("writing {}…", path.display()));
         // A ResNet-50 is a hundred megabytes to load and write: off the UI thread.
-        self.model_export = Some(Answer::start(
-            "kiln-export-model",
-            move || {
-                let predictor =
-                    kiln_core::predict::Predictor::load(&run).map_err(|e| e.to_string())?;
-                let (model, spec) = (predictor.model(), predictor.spec());
-                let what = if onnx {
-                    kiln_core::weights::onnx::write_onnx(model, spec, predictor.card(), &path)
-                        .map(|()| "an ONNX model that takes raw 0–255 pixels".to_owned())
-                } else {
-                    kiln_core::weights::export::write_safetensors(model, spec, &path)
-                        .map(|n| format!("{n} tensors with PyTorch's names"))
-                }?;
+        self.start_file_job("kiln-export-model", move || {
+            let failed = |e: String| format!("could not export the model: {e}");
+            let predictor =
+                kiln_core::predict::Predictor::load(&run).map_err(|e| failed(e.to_string()))?;
+            let (model, spec) = (predictor.model(), predictor.spec());
+            let what = if onnx {
+                kiln_core::weights::onnx::write_onnx(model, spec, predictor.card(), &path)
+                    .map(|()| "an ONNX model that takes raw 0–255 pixels".to_owned())
+            } else {
+                kiln_core::weights::export::write_safetensors(model, spec, &path)
+                    .map(|n| format!("{n} tensors with PyTorch's names"))
+            }
+            .map_err(failed)?;
+            Ok(format!(
+                "wrote {} ({what}; README.md shows how to load it)",
+                path.display()
+            ))
+        });
+    }
+
+    /// Runs `work` off the window's thread; its sentence, success or not, goes to the notice
+    /// line when it is done.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn start_file_job(
+        &mut self,
+        thread: &str,
+        work: impl FnOnce() -> Result<String, String> + Send + 'static,
+    ) {
+        let ctx = self.ctx.clone();
+        self.file_job = Some(Answer::start(thread, work, move || ctx.request_repaint()));
+    }
+
+    /// Packs `run`'s whole folder into one .tar file where the person says (a download in a
+    /// page), for *Import run…* or `kiln import` elsewhere.
+    fn archive_run(&mut self, run: &Path) {
+        let file_name = format!(
+            "{}.{}",
+            run.file_name()
+                .map_or_else(|| "run".into(), |n| n.to_string_lossy()),
+            run_folder::ARCHIVE_EXTENSION
+        );
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            let Some(path) = files::save_as(
+                "Archive run",
+                &[("Run folder archive", &["tar"])],
+                &file_name,
+            ) else {
+                return;
+            };
+            let run = run.to_owned();
+            self.notice = Some(format!("writing {}…", path.display()));
+            // Checkpoints of a large model are hundreds of megabytes: off the UI thread.
+            self.start_file_job("kiln-archive", move || {
+                let failed = |e: String| format!("could not archive {}: {e}", run.display());
+                let bytes = run_folder::pack(&kiln_core::data::files::Disk, &run)
+                    .map_err(|e| failed(e.to_string()))?;
+                std::fs::write(&path, &bytes).map_err(|e| failed(e.to_string()))?;
                 Ok(format!(
-                    "wrote {} ({what}; README.md shows how to load it)",
-                    path.display()
+                    "wrote {} ({:.1} MB); Import run… or `kiln import` reads it back",
+                    path.display(),
+                    bytes.len() as f64 / 1e6
                 ))
-            },
-            {
-                let ctx = self.ctx.clone();
-                move || ctx.request_repaint()
-            },
-        ));
+            });
+        }
+        #[cfg(target_arch = "wasm32")]
+        {
+            let packed = run_folder::pack(&kiln_core::data::files::Disk, run)
+                .map_err(|e| e.to_string())
+                .and_then(|bytes| files::download(&file_name, &bytes, "application/x-tar"));
+            self.notice = Some(match packed {
+                Ok(()) => format!("downloaded {file_name}"),
+                Err(reason) => format!("could not archive {}: {reason}", run.display()),
+            });
+        }
+    }
+
+    /// Asks for a run folder archive and unpacks it into the runs folder under a free name.
+    fn import_run(&mut self) {
+        let asked = files::pick_file(
+            "Import run",
+            "Run folder archive",
+            &[run_folder::ARCHIVE_EXTENSION, "gz", "tgz"],
+        );
+        let Some(archive) = self.chosen(asked) else {
+            return;
+        };
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            let runs_dir = self.runs_dir.clone();
+            self.notice = Some(format!("importing {}…", archive.display()));
+            self.start_file_job("kiln-import", move || {
+                let failed = |e: String| format!("{} was not imported: {e}", archive.display());
+                let bytes = std::fs::read(&archive).map_err(|e| failed(e.to_string()))?;
+                let run = run_folder::read_archive(&bytes).map_err(|e| failed(e.to_string()))?;
+                let folder =
+                    run_folder::import(&run, &runs_dir).map_err(|e| failed(e.to_string()))?;
+                Ok(format!("imported {}", folder.display()))
+            });
+        }
+        #[cfg(target_arch = "wasm32")]
+        let _ = archive;
     }
 
     /// A page keeps no run folders yet, so it has no saved model to export.

@@ -40,16 +40,18 @@ impl KilnApp {
             self.fetch = None;
             self.data_location = None;
         }
-        if let Some(export) = &mut self.model_export {
-            export.poll();
-            let done = match export {
+        if let Some(job) = &mut self.file_job {
+            job.poll();
+            let done = match job {
                 Answer::Waiting(_) => None,
-                Answer::Ready(written) => Some(written.clone()),
-                Answer::Failed(reason) => Some(format!("could not export the model: {reason}")),
+                Answer::Ready(sentence) | Answer::Failed(sentence) => Some(sentence.clone()),
             };
             if done.is_some() {
                 self.notice = done;
-                self.model_export = None;
+                self.file_job = None;
+                // An import adds a run; the others leave the list as it was, and reading it
+                // again costs a few file reads.
+                self.refresh_runs();
             }
         }
     }

@@ -167,8 +167,9 @@ pub struct KilnApp {
     pub notice: Option<String>,
     /// The "Try the model" window, when open.
     pub try_model: Option<TryModel>,
-    /// A model being written by *Export model…*, until it is written or has failed.
-    model_export: Option<Answer<String>>,
+    /// A file being written off the window's thread (*Export model…*, *Archive…*, *Import
+    /// run…*) until it is written or has failed: a sentence for the notice line either way.
+    file_job: Option<Answer<String>>,
     /// The Data window, when open.
     pub data_view: Option<DataView>,
     /// The images of a clicked confusion-matrix cell, when open.
@@ -200,9 +201,11 @@ impl KilnApp {
         let (runs_dir, runs_notice) = options
             .runs_dir
             .at_launch(remembered.chosen_runs_dir.as_deref());
+        let mut form = remembered.form;
+        let forgotten = forget_chosen_folders(&mut form, cfg!(target_arch = "wasm32"));
         let mut app = Self {
             ctx,
-            form: remembered.form,
+            form,
             runs_dir,
             chosen_runs_dir: remembered.chosen_runs_dir,
             session: None,
@@ -222,7 +225,7 @@ impl KilnApp {
             fetch_message: None,
             notice: None,
             try_model: None,
-            model_export: None,
+            file_job: None,
             data_view: None,
             cell_images: None,
             past_predictions: None,
@@ -234,6 +237,9 @@ impl KilnApp {
         #[cfg(target_arch = "wasm32")]
         if app.notice.is_none() {
             app.notice = drop_notice;
+        }
+        if forgotten.is_some() {
+            app.notice = forgotten;
         }
         app
     }
@@ -472,9 +478,53 @@ pub fn run(runs_dir: RunsDir) -> anyhow::Result<()> {
     })
 }
 
+/// A browser page keeps a visitor's chosen files only while it is open, so after a reload the
+/// folders the remembered form names are gone: they are cleared, and the sentence says to
+/// choose them again (a run would otherwise fail on a folder that "does not exist").
+fn forget_chosen_folders(form: &mut setup::SetupForm, in_page: bool) -> Option<String> {
+    if !in_page {
+        return None;
+    }
+    let names: Vec<String> = [form.folder.take(), form.data_dir.take()]
+        .into_iter()
+        .flatten()
+        .map(|folder| folder.display().to_string())
+        .collect();
+    let them = match names.len() {
+        0 => return None,
+        1 => "it",
+        _ => "them",
+    };
+    Some(format!(
+        "the page let go of {} when it was reloaded (a page keeps chosen files only while it is open); choose {them} again or drop {them} on the page",
+        names.join(" and ")
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reloaded_page_clears_the_chosen_folders_it_no_longer_holds_and_says_so() {
+        let mut form = setup::SetupForm {
+            folder: Some(PathBuf::from("colours")),
+            data_dir: Some(PathBuf::from("fashion")),
+            ..setup::SetupForm::default()
+        };
+        let kept = form.clone();
+        assert_eq!(forget_chosen_folders(&mut form, false), None);
+        assert_eq!(form, kept, "the desktop's folders stay on its disk");
+        let notice = forget_chosen_folders(&mut form, true).unwrap();
+        assert!(notice.contains("colours and fashion"), "{notice}");
+        assert!(notice.contains("choose them again"), "{notice}");
+        assert_eq!((&form.folder, &form.data_dir), (&None, &None));
+        form.folder = Some(PathBuf::from("colours"));
+        let notice = forget_chosen_folders(&mut form, true).unwrap();
+        assert!(notice.contains("go of colours when") && notice.contains("choose it again"));
+        let mut empty = setup::SetupForm::default();
+        assert_eq!(forget_chosen_folders(&mut empty, true), None);
+    }
 
     #[test]
     fn a_menu_launch_opens_the_folder_picked_last_time_and_a_shell_launch_keeps_its_own() {

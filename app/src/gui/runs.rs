@@ -35,6 +35,10 @@ pub enum RunsAction {
     Resume(PathBuf),
     /// Export the overlaid runs.
     Export(ExportKind),
+    /// Pack a run's folder into one .tar file.
+    Archive(PathBuf),
+    /// Unpack a run folder archive into the runs folder.
+    Import,
 }
 
 /// Which file an export writes.
@@ -202,6 +206,16 @@ pub fn runs_ui(
             .clicked()
         {
             actions.push(RunsAction::ChooseFolder);
+        }
+        if !cfg!(target_arch = "wasm32")
+            && ui
+                .button("Import run…")
+                .on_hover_text(
+                    "Add a run from a .tar archive that Archive… or `kiln archive` wrote, on this machine or another.",
+                )
+                .clicked()
+        {
+            actions.push(RunsAction::Import);
         }
     });
     ui.label("Tick runs to overlay them on the plots.");
@@ -392,6 +406,13 @@ fn run_row_ui(
             actions.push(RunsAction::ExportModel(run.path.clone()));
         }
         let editable = !status.active;
+        if ui
+            .add_enabled(editable, egui::Button::new("Archive…").small())
+            .on_hover_text("Save the whole run folder (rows, summary, model, checkpoints) as one .tar file, to keep, send, or import on another machine.")
+            .clicked()
+        {
+            actions.push(RunsAction::Archive(run.path.clone()));
+        }
         if status.resumable
             && ui
                 .add_enabled(editable, egui::Button::new("Resume run").small())

@@ -16,6 +16,8 @@ mod synthetic;
 // The parsers live in kiln-formats so they can be fuzzed without Burn; these are the same types
 // and functions, under the paths the rest of the engine has always used.
 pub use holdout::{carve, make_splits};
+/// Where loaders and run archives read files: the disk, or files held in memory (a page's).
+pub use kiln_formats::files;
 use kiln_formats::files::FileTree;
 pub use kiln_formats::{
     CIFAR10_CLASSES, DataError, FASHION_MNIST_CLASSES, ImageDataset, ImageShape, MAX_IMAGE_SIZE_PX,

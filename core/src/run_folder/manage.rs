@@ -5,8 +5,10 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use kiln_formats::files::{Disk, FileTree};
+
 use super::{
-    CONFIG_FILE, FolderError, check_run_folder, folder_name_of, io_err, is_run_folder,
+    CONFIG_FILE, FolderError, check_run_folder, folder_name_of, io_err, is_run_folder_in,
     write_atomically,
 };
 use crate::config::ExperimentDraft;
@@ -17,15 +19,21 @@ pub const MAX_NAME_CHARS: usize = 64;
 /// Run folders under `runs_dir` (direct children holding config.toml or metrics.csv), newest
 /// first. A missing runs_dir is an empty list, not an error.
 pub fn list_runs(runs_dir: &Path) -> Result<Vec<PathBuf>, FolderError> {
-    let entries = match fs::read_dir(runs_dir) {
+    list_runs_in(&Disk, runs_dir)
+}
+
+/// [`list_runs`] of a runs folder in `tree`: the disk, or a page's runs in memory.
+pub fn list_runs_in(tree: &dyn FileTree, runs_dir: &Path) -> Result<Vec<PathBuf>, FolderError> {
+    let entries = match tree.entries(runs_dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(io_err("list", runs_dir)(e)),
     };
     let mut runs: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|path| path.is_dir() && is_run_folder(path))
+        .into_iter()
+        .filter(|(_, is_dir)| *is_dir)
+        .map(|(name, _)| runs_dir.join(name))
+        .filter(|path| is_run_folder_in(tree, path))
         .collect();
     // Folder names start with a UTC timestamp, so name order is age order.
     runs.sort_by(|a, b| b.file_name().cmp(&a.file_name()));

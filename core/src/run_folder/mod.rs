@@ -18,9 +18,13 @@
 //!     best/  model.bpk  optimizer.bpk  state.json   the best epoch on validation (see selection)
 //! ```
 //!
+//! A run folder travels as one tar archive of the folder ([`archive`]): `kiln archive`, the runs
+//! list's *Archive…* and *Import run…*.
+//!
 //! The writer and the reader share one row type per CSV ([`rows`]); the loop never sees this
 //! layout: [`FolderStore`] is the [`crate::train::RunStore`] that puts its checkpoints here.
 
+mod archive;
 mod checkpoint;
 mod manage;
 mod reader;
@@ -30,12 +34,18 @@ mod saved_model;
 mod tests;
 mod writer;
 
+#[cfg(not(target_arch = "wasm32"))]
+pub use archive::import;
+pub use archive::{
+    ARCHIVE_EXTENSION, ArchiveError, MAX_ARCHIVE_BYTES, RunArchive, import_in_memory, pack,
+    read_archive,
+};
 pub use checkpoint::{
     CheckpointError, CheckpointState, FolderStore, ResumePoint, Slot, can_resume, find, load_model,
     load_optimizer, slot_folder,
 };
-pub use manage::{MAX_NAME_CHARS, check_run_name, delete_run, list_runs, rename_run};
-pub use reader::{RunHistory, load_predictions};
+pub use manage::{MAX_NAME_CHARS, check_run_name, delete_run, list_runs, list_runs_in, rename_run};
+pub use reader::{RunHistory, load_predictions, load_predictions_in};
 pub use rows::{EpochRow, MetricsRow, PredictionRow};
 pub(crate) use saved_model::save_model;
 pub use writer::{RunFolder, run_stem};
@@ -139,7 +149,12 @@ pub(crate) fn io_err<'a>(
 
 /// Whether `folder` holds a run: a config or a metrics file.
 pub(crate) fn is_run_folder(folder: &Path) -> bool {
-    folder.join(CONFIG_FILE).is_file() || folder.join(METRICS_FILE).is_file()
+    is_run_folder_in(&kiln_formats::files::Disk, folder)
+}
+
+/// [`is_run_folder`] of a folder in `tree`.
+pub(crate) fn is_run_folder_in(tree: &dyn kiln_formats::files::FileTree, folder: &Path) -> bool {
+    tree.is_file(&folder.join(CONFIG_FILE)) || tree.is_file(&folder.join(METRICS_FILE))
 }
 
 /// Checks that `folder` is a directory (or a link to one) holding a run. A link is acted on

@@ -4,14 +4,16 @@
 //! a row without its line end is one a crash (or the live writer) left unfinished and is skipped
 //! silently; any other unreadable row is skipped and named in [`RunHistory::problems`].
 
-use std::fs;
-use std::io;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+
+use kiln_formats::files::{Disk, FileTree};
 
 use super::rows::parse_csv;
 use super::{
     CONFIG_FILE, CONFUSION_FILE, EPOCHS_FILE, EpochRow, FolderError, METRICS_FILE, MetricsRow,
     PREDICTIONS_FILE, PredictionRow, SUMMARY_FILE, check_run_folder, folder_name_of,
+    is_run_folder_in,
 };
 use crate::config::{ExperimentDraft, Validation};
 use crate::results::TestPredictions;
@@ -41,13 +43,33 @@ impl RunHistory {
     /// Reads a run folder; fails only if it is missing or has neither config.toml nor metrics.csv.
     pub fn load(folder: &Path) -> Result<RunHistory, FolderError> {
         check_run_folder(folder)?;
+        Ok(Self::read_files(&Disk, folder))
+    }
+
+    /// [`RunHistory::load`] of a run folder in `tree`: the disk, or a page's files in memory.
+    pub fn load_in(tree: &dyn FileTree, folder: &Path) -> Result<RunHistory, FolderError> {
+        if !tree.is_dir(folder) {
+            return Err(FolderError::NotFound {
+                path: folder.to_owned(),
+            });
+        }
+        if !is_run_folder_in(tree, folder) {
+            return Err(FolderError::NotARun {
+                path: folder.to_owned(),
+            });
+        }
+        Ok(Self::read_files(tree, folder))
+    }
+
+    /// Reads the files of a folder known to hold a run; what cannot be read becomes a problem.
+    fn read_files(tree: &dyn FileTree, folder: &Path) -> RunHistory {
         let mut history = RunHistory {
             path: folder.to_owned(),
             ..RunHistory::default()
         };
 
         let config_path = folder.join(CONFIG_FILE);
-        match fs::read_to_string(&config_path) {
+        match read_text(tree, &config_path) {
             Ok(text) => {
                 match ExperimentDraft::from_run_config(&text, &config_path.display().to_string()) {
                     Ok(draft) => history.config = Some(draft),
@@ -70,7 +92,7 @@ impl RunHistory {
             _ => folder_name_of(folder),
         };
 
-        if let Some(text) = read_optional(&folder.join(METRICS_FILE), &mut history.problems) {
+        if let Some(text) = read_optional(tree, &folder.join(METRICS_FILE), &mut history.problems) {
             history.metrics = parse_csv(
                 &text,
                 &folder.join(METRICS_FILE),
@@ -79,7 +101,7 @@ impl RunHistory {
                 &mut history.problems,
             );
         }
-        if let Some(text) = read_optional(&folder.join(EPOCHS_FILE), &mut history.problems) {
+        if let Some(text) = read_optional(tree, &folder.join(EPOCHS_FILE), &mut history.problems) {
             history.epochs = parse_csv(
                 &text,
                 &folder.join(EPOCHS_FILE),
@@ -90,7 +112,7 @@ impl RunHistory {
         }
 
         let summary_path = folder.join(SUMMARY_FILE);
-        match fs::read_to_string(&summary_path) {
+        match read_text(tree, &summary_path) {
             Ok(text) => match serde_json::from_str::<RunSummary>(&text) {
                 Ok(summary) => history.summary = Some(summary),
                 Err(e) => history.problems.push(format!(
@@ -105,7 +127,7 @@ impl RunHistory {
                 summary_path.display()
             )),
         }
-        Ok(history)
+        history
     }
 
     /// What the run's epochs were evaluated on: as its summary says, else as its epoch rows or
@@ -134,9 +156,23 @@ impl RunHistory {
     }
 }
 
+/// The whole file at `path` of `tree`.
+fn read_bytes(tree: &dyn FileTree, path: &Path) -> io::Result<Vec<u8>> {
+    let (mut reader, len) = tree.open(path)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    reader.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// The file at `path` of `tree` as UTF-8 text.
+fn read_text(tree: &dyn FileTree, path: &Path) -> io::Result<String> {
+    String::from_utf8(read_bytes(tree, path)?)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+}
+
 /// A file's text, or `None` if absent; bytes that are not UTF-8 become bad rows, not an error.
-fn read_optional(path: &Path, problems: &mut Vec<String>) -> Option<String> {
-    match fs::read(path) {
+fn read_optional(tree: &dyn FileTree, path: &Path, problems: &mut Vec<String>) -> Option<String> {
+    match read_bytes(tree, path) {
         Ok(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(e) => {
@@ -150,9 +186,17 @@ fn read_optional(path: &Path, problems: &mut Vec<String>) -> Option<String> {
 /// from its `confusion.csv`; `None` when the run has none (it did not complete). Past runs keep
 /// no pixels, so the gallery is empty.
 pub fn load_predictions(folder: &Path) -> Result<Option<TestPredictions>, FolderError> {
+    load_predictions_in(&Disk, folder)
+}
+
+/// [`load_predictions`] of a run folder in `tree`.
+pub fn load_predictions_in(
+    tree: &dyn FileTree,
+    folder: &Path,
+) -> Result<Option<TestPredictions>, FolderError> {
     let read = |name: &str| {
         let path = folder.join(name);
-        match fs::read_to_string(&path) {
+        match read_text(tree, &path) {
             Ok(text) => Ok(Some(text)),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(source) => Err(FolderError::Io {

@@ -327,3 +327,272 @@ fn timestamps_are_utc_calendar_dates() {
     let t = UNIX_EPOCH + Duration::from_secs(951_782_400);
     assert_eq!(timestamp(t), "20000229-000000");
 }
+
+/// Every file under `folder`, by its path inside it, with its bytes.
+fn files_under(folder: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files = Vec::new();
+    let mut pending = vec![folder.to_owned()];
+    while let Some(dir) = pending.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                let relative = path.strip_prefix(folder).unwrap().to_owned();
+                files.push((relative, fs::read(&path).unwrap()));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// One entry of a hand-made archive: its path, bytes and kind.
+type TarEntry<'a> = (&'a str, &'a [u8], tar::EntryType);
+
+/// A tar archive of `entries` as another tool might write it.
+fn tar_of(entries: &[TarEntry]) -> Vec<u8> {
+    let mut builder = tar::Builder::new(Vec::new());
+    for (path, bytes, kind) in entries {
+        let mut header = tar::Header::new_gnu();
+        header.set_entry_type(*kind);
+        header.set_size(bytes.len() as u64);
+        header.set_mode(0o644);
+        // set_path refuses `..`; a hostile archive writes the name bytes itself.
+        let name = &mut header.as_old_mut().name;
+        name[..path.len()].copy_from_slice(path.as_bytes());
+        header.set_cksum();
+        builder.append(&header, *bytes).unwrap();
+    }
+    builder.into_inner().unwrap()
+}
+
+#[test]
+fn a_run_folder_archived_and_imported_elsewhere_has_the_same_files_and_reads_the_same() {
+    let dir = test_dir("archive-round-trip");
+    let folder = write_run(&dir.join("here"), "carried", 0.01);
+    let slot = folder.join(CHECKPOINTS_DIR).join("last");
+    fs::create_dir_all(&slot).unwrap();
+    fs::write(slot.join(MODEL_FILE), [7u8; 3000]).unwrap();
+    fs::write(folder.join("summary.tmp"), b"half").unwrap();
+
+    let bytes = pack(&kiln_formats::files::Disk, &folder).unwrap();
+    assert_eq!(
+        pack(&kiln_formats::files::Disk, &folder).unwrap(),
+        bytes,
+        "one folder packs to the same bytes"
+    );
+    let archive = read_archive(&bytes).unwrap();
+    assert_eq!(archive.name, folder_name_of(&folder));
+    // A folder's files in name order come before its folders' (as `tar -tf` lists them).
+    let order: Vec<&Path> = archive.files.iter().map(|(p, _)| p.as_path()).collect();
+    assert_eq!(order.first(), Some(&Path::new(CONFIG_FILE)));
+    assert_eq!(order.last(), Some(&Path::new("checkpoints/last/model.bpk")));
+
+    let imported = import(&archive, &dir.join("there")).unwrap();
+    assert_eq!(folder_name_of(&imported), folder_name_of(&folder));
+    let mut expected = files_under(&folder);
+    expected.retain(|(path, _)| path != Path::new("summary.tmp"));
+    assert_eq!(files_under(&imported), expected);
+    let (original, copy) = (
+        RunHistory::load(&folder).unwrap(),
+        RunHistory::load(&imported).unwrap(),
+    );
+    assert_eq!(copy.name, "carried");
+    assert_eq!(copy.metrics, original.metrics);
+    assert_eq!(copy.epochs, original.epochs);
+    assert!(copy.summary.is_some() && copy.problems.is_empty());
+
+    // Imported again, it gets a name of its own rather than writing into the first copy.
+    let again = import(&archive, &dir.join("there")).unwrap();
+    assert_eq!(
+        folder_name_of(&again),
+        format!("{}-2", folder_name_of(&folder))
+    );
+    assert_eq!(list_runs(&dir.join("there")).unwrap().len(), 2);
+}
+
+#[test]
+fn a_gzipped_archive_or_one_written_by_tar_from_dot_imports_too() {
+    use std::io::Write;
+    let config = ExperimentDraft::default().validate().unwrap().to_toml();
+    let bytes = tar_of(&[
+        ("./20260101-000000-a/", b"", tar::EntryType::Directory),
+        (
+            "./20260101-000000-a/config.toml",
+            config.as_bytes(),
+            tar::EntryType::Regular,
+        ),
+    ]);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&bytes).unwrap();
+    for bytes in [bytes.clone(), gz.finish().unwrap()] {
+        let archive = read_archive(&bytes).unwrap();
+        assert_eq!(archive.name, "20260101-000000-a");
+        assert_eq!(
+            archive.files,
+            vec![(PathBuf::from(CONFIG_FILE), config.as_bytes().to_vec())]
+        );
+    }
+}
+
+#[test]
+fn an_archive_that_is_cut_damaged_or_not_a_run_is_refused_whole_with_its_reason() {
+    let dir = test_dir("archive-refusals");
+    let folder = write_run(&dir, "whole", 0.01);
+    let bytes = pack(&kiln_formats::files::Disk, &folder).unwrap();
+    let refusal = |bytes: &[u8]| read_archive(bytes).unwrap_err().to_string();
+
+    // Cut inside a file, and cut exactly between two files (the entries alone look whole).
+    assert!(refusal(&bytes[..bytes.len() / 2]).contains("cut short"));
+    let between = 512
+        + 512
+            * fs::read(folder.join(CONFIG_FILE))
+                .unwrap()
+                .len()
+                .div_ceil(512);
+    assert!(refusal(&bytes[..between]).contains("cut short"));
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut gz, &bytes).unwrap();
+    let gz = gz.finish().unwrap();
+    assert!(refusal(&gz[..gz.len() / 2]).contains("cut short"));
+
+    assert!(refusal(b"").contains("the file is empty"));
+    assert!(refusal(&[b'x'; 2048]).contains("not a run folder archive"));
+    assert!(refusal(&[0u8; 10240]).contains("holds no run: it is empty"));
+
+    let file = tar::EntryType::Regular;
+    let cases: [(&[TarEntry], &str); 6] = [
+        (
+            &[("run/../../escape", b"x", file)],
+            "leaves the run's folder",
+        ),
+        (
+            &[("/etc/run/config.toml", b"x", file)],
+            "leaves the run's folder",
+        ),
+        (
+            &[("run/config.toml", b"x", tar::EntryType::Symlink)],
+            "is a link or a device",
+        ),
+        (
+            &[
+                ("run/config.toml", b"x", file),
+                ("other/metrics.csv", b"x", file),
+            ],
+            "in a second folder",
+        ),
+        (&[("config.toml", b"x", file)], "beside the run's folder"),
+        (
+            &[("run/notes.txt", b"x", file)],
+            "has neither config.toml nor metrics.csv",
+        ),
+    ];
+    for (entries, reason) in cases {
+        let message = refusal(&tar_of(entries));
+        assert!(message.contains(reason), "{message} should say {reason}");
+    }
+    assert!(
+        !dir.join("escape").exists(),
+        "a refused archive writes nothing"
+    );
+}
+
+#[test]
+fn packing_a_folder_that_is_not_a_run_says_so() {
+    let dir = test_dir("archive-not-a-run");
+    let disk = kiln_formats::files::Disk;
+    let missing = pack(&disk, &dir.join("gone")).unwrap_err();
+    assert!(matches!(missing, FolderError::NotFound { .. }), "{missing}");
+    fs::create_dir_all(dir.join("photos")).unwrap();
+    let stray = pack(&disk, &dir.join("photos")).unwrap_err();
+    assert!(matches!(stray, FolderError::NotARun { .. }), "{stray}");
+}
+
+#[test]
+fn every_cut_of_an_archive_is_refused_and_none_panics() {
+    let dir = test_dir("archive-every-cut");
+    let bytes = pack(&kiln_formats::files::Disk, &write_run(&dir, "cut", 0.01)).unwrap();
+    for cut in (0..bytes.len())
+        .step_by(61)
+        .chain((0..bytes.len()).step_by(512))
+    {
+        assert!(
+            read_archive(&bytes[..cut]).is_err(),
+            "{cut} of {} bytes read as a whole archive",
+            bytes.len()
+        );
+    }
+    assert!(read_archive(&bytes).is_ok());
+}
+
+#[test]
+fn runs_imported_into_memory_list_and_read_as_the_same_runs_on_disk() {
+    let dir = test_dir("archive-memory");
+    let older = write_run(&dir, "older", 0.01);
+    std::thread::sleep(Duration::from_millis(1100));
+    let newer = write_run(&dir, "newer", 0.1);
+    let mut memory = kiln_formats::files::MemoryFiles::new();
+    let runs = Path::new("runs");
+    for folder in [&older, &newer, &older] {
+        let archive = read_archive(&pack(&kiln_formats::files::Disk, folder).unwrap()).unwrap();
+        import_in_memory(&archive, &mut memory, runs).unwrap();
+    }
+    let listed = list_runs_in(&memory, runs).unwrap();
+    let names: Vec<String> = listed.iter().map(|p| folder_name_of(p)).collect();
+    let (old_name, new_name) = (folder_name_of(&older), folder_name_of(&newer));
+    assert_eq!(names, [new_name, format!("{old_name}-2"), old_name.clone()]);
+    for (in_memory, on_disk) in listed.iter().zip([&newer, &older, &older]) {
+        let (memory_run, disk_run) = (
+            RunHistory::load_in(&memory, in_memory).unwrap(),
+            RunHistory::load(on_disk).unwrap(),
+        );
+        assert_eq!(memory_run.name, disk_run.name);
+        assert_eq!(memory_run.metrics, disk_run.metrics);
+        assert_eq!(memory_run.epochs, disk_run.epochs);
+        assert_eq!(memory_run.problems, disk_run.problems);
+        assert_eq!(
+            memory_run.summary.map(|s| s.epochs_completed),
+            disk_run.summary.map(|s| s.epochs_completed)
+        );
+    }
+    let missing = RunHistory::load_in(&memory, &runs.join("gone")).unwrap_err();
+    assert!(matches!(missing, FolderError::NotFound { .. }), "{missing}");
+    assert_eq!(
+        list_runs_in(&memory, Path::new("elsewhere")).unwrap(),
+        Vec::<PathBuf>::new()
+    );
+}
+
+#[test]
+fn a_file_stored_as_a_hard_link_to_an_earlier_one_imports_with_its_bytes() {
+    // GNU tar writes the second of two hard-linked checkpoint files this way.
+    let archive = |link_to: &str| {
+        let mut builder = tar::Builder::new(Vec::new());
+        let mut header = tar::Header::new_gnu();
+        header.set_size(3);
+        header.set_mode(0o644);
+        builder
+            .append_data(&mut header, "run/metrics.csv", &b"abc"[..])
+            .unwrap();
+        let mut link = tar::Header::new_gnu();
+        link.set_entry_type(tar::EntryType::Link);
+        link.set_size(0);
+        builder
+            .append_link(&mut link, "run/checkpoints/best/model.bpk", link_to)
+            .unwrap();
+        builder.into_inner().unwrap()
+    };
+    let read = read_archive(&archive("run/metrics.csv")).unwrap();
+    assert_eq!(
+        read.files[1],
+        (PathBuf::from("checkpoints/best/model.bpk"), b"abc".to_vec())
+    );
+    for elsewhere in ["run/missing.csv", "other/metrics.csv", "/etc/passwd"] {
+        let message = read_archive(&archive(elsewhere)).unwrap_err().to_string();
+        assert!(
+            message.contains("is a link to a file that is not earlier"),
+            "{message}"
+        );
+    }
+}

@@ -28,23 +28,33 @@ pub fn run_stem(experiment: &Experiment) -> String {
     format!("{}-{}", timestamp(SystemTime::now()), experiment.name)
 }
 
+/// Creates `runs_dir/stem` (and `runs_dir` if missing), or `stem-2`, `stem-3`… when taken: a
+/// new run or an imported one never writes into a folder that exists.
+pub(super) fn create_unique_dir(runs_dir: &Path, stem: &str) -> Result<PathBuf, FolderError> {
+    fs::create_dir_all(runs_dir).map_err(io_err("create", runs_dir))?;
+    let mut suffix = 1;
+    loop {
+        let path = nth_folder(runs_dir, stem, suffix);
+        match fs::create_dir(&path) {
+            Ok(()) => return Ok(path),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && suffix < 1000 => suffix += 1,
+            Err(e) => return Err(io_err("create", &path)(e)),
+        }
+    }
+}
+
+/// The `n`th name tried for a folder `stem` (from 1): `stem`, then `stem-2`, `stem-3`…
+pub(super) fn nth_folder(runs_dir: &Path, stem: &str, n: usize) -> PathBuf {
+    match n {
+        0 | 1 => runs_dir.join(stem),
+        n => runs_dir.join(format!("{stem}-{n}")),
+    }
+}
+
 impl RunFolder {
     /// Creates `runs_dir/<timestamp>-<name>` (with a numeric suffix if taken) and its files.
     pub fn create(runs_dir: &Path, experiment: &Experiment) -> Result<Self, FolderError> {
-        fs::create_dir_all(runs_dir).map_err(io_err("create", runs_dir))?;
-        let stem = run_stem(experiment);
-        let mut path = runs_dir.join(&stem);
-        let mut suffix = 1;
-        loop {
-            match fs::create_dir(&path) {
-                Ok(()) => break,
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && suffix < 1000 => {
-                    suffix += 1;
-                    path = runs_dir.join(format!("{stem}-{suffix}"));
-                }
-                Err(e) => return Err(io_err("create", &path)(e)),
-            }
-        }
+        let path = create_unique_dir(runs_dir, &run_stem(experiment))?;
         let config_path = path.join(CONFIG_FILE);
         write_atomically(&config_path, experiment.to_toml().as_bytes())
             .map_err(io_err("write", &config_path))?;
