@@ -19,7 +19,7 @@ use std::path::{Component, Path, PathBuf};
 use flate2::read::GzDecoder;
 use kiln_formats::files::{FileTree, MemoryFiles};
 
-use super::{CONFIG_FILE, FolderError, METRICS_FILE, folder_name_of, is_run_folder_in};
+use super::{CONFIG_FILE, FolderError, METRICS_FILE, check_run_folder_in, folder_name_of};
 
 /// The extension of a run folder archive, without the dot.
 pub const ARCHIVE_EXTENSION: &str = "tar";
@@ -86,16 +86,7 @@ pub struct RunArchive {
 /// is `folder`'s name. Files are in name order with fixed modes and times, so one folder always
 /// packs to the same bytes; a temporary file of an unfinished atomic write is left out.
 pub fn pack(tree: &dyn FileTree, folder: &Path) -> Result<Vec<u8>, FolderError> {
-    if !tree.is_dir(folder) {
-        return Err(FolderError::NotFound {
-            path: folder.to_owned(),
-        });
-    }
-    if !is_run_folder_in(tree, folder) {
-        return Err(FolderError::NotARun {
-            path: folder.to_owned(),
-        });
-    }
+    check_run_folder_in(tree, folder)?;
     let name = PathBuf::from(folder_name_of(folder));
     let mut builder = tar::Builder::new(Vec::new());
     let mut pending = vec![PathBuf::new()];

@@ -157,6 +157,24 @@ pub(crate) fn is_run_folder_in(tree: &dyn kiln_formats::files::FileTree, folder:
     tree.is_file(&folder.join(CONFIG_FILE)) || tree.is_file(&folder.join(METRICS_FILE))
 }
 
+/// Checks that `folder` of `tree` is a folder holding a run.
+pub(crate) fn check_run_folder_in(
+    tree: &dyn kiln_formats::files::FileTree,
+    folder: &Path,
+) -> Result<(), FolderError> {
+    if !tree.is_dir(folder) {
+        return Err(FolderError::NotFound {
+            path: folder.to_owned(),
+        });
+    }
+    if !is_run_folder_in(tree, folder) {
+        return Err(FolderError::NotARun {
+            path: folder.to_owned(),
+        });
+    }
+    Ok(())
+}
+
 /// Checks that `folder` is a directory (or a link to one) holding a run. A link is acted on
 /// itself: `remove_dir_all` and `rename` never follow it, so a delete stays in the runs folder.
 pub(crate) fn check_run_folder(folder: &Path) -> Result<(), FolderError> {

@@ -12,8 +12,8 @@ use kiln_formats::files::{Disk, FileTree};
 use super::rows::parse_csv;
 use super::{
     CONFIG_FILE, CONFUSION_FILE, EPOCHS_FILE, EpochRow, FolderError, METRICS_FILE, MetricsRow,
-    PREDICTIONS_FILE, PredictionRow, SUMMARY_FILE, check_run_folder, folder_name_of,
-    is_run_folder_in,
+    PREDICTIONS_FILE, PredictionRow, SUMMARY_FILE, check_run_folder, check_run_folder_in,
+    folder_name_of,
 };
 use crate::config::{ExperimentDraft, Validation};
 use crate::results::TestPredictions;
@@ -48,16 +48,7 @@ impl RunHistory {
 
     /// [`RunHistory::load`] of a run folder in `tree`: the disk, or a page's files in memory.
     pub fn load_in(tree: &dyn FileTree, folder: &Path) -> Result<RunHistory, FolderError> {
-        if !tree.is_dir(folder) {
-            return Err(FolderError::NotFound {
-                path: folder.to_owned(),
-            });
-        }
-        if !is_run_folder_in(tree, folder) {
-            return Err(FolderError::NotARun {
-                path: folder.to_owned(),
-            });
-        }
+        check_run_folder_in(tree, folder)?;
         Ok(Self::read_files(tree, folder))
     }
 
