@@ -289,6 +289,18 @@ fn devices_always_lists_the_cpu() {
 }
 
 #[test]
+fn listing_devices_without_a_runtime_folder_prints_no_mesa_noise() {
+    let output = Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .arg("devices")
+        .env_remove("XDG_RUNTIME_DIR")
+        .output()
+        .expect("the kiln binary runs");
+    assert!(output.status.success(), "{}", stderr(&output));
+    let said = stderr(&output);
+    assert!(!said.contains("XDG_RUNTIME_DIR"), "{said}");
+}
+
+#[test]
 fn presets_are_listed() {
     let output = kiln(&["presets"]);
     let stdout = String::from_utf8_lossy(&output.stdout);

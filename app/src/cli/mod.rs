@@ -75,6 +75,8 @@ pub fn main() -> ExitCode {
         // SAFETY: nothing else runs yet; no other thread can read the environment meanwhile.
         unsafe { std::env::set_var("BURN_DEVICE", "flex") };
     }
+    #[cfg(target_os = "linux")]
+    give_mesa_a_runtime_dir();
     if let Some(dir) = kiln_core::device::kernel_cache_dir() {
         // Before any device starts: autotune results of earlier launches are read from there.
         kiln_core::device::keep_kernel_cache_in(&dir);
@@ -104,6 +106,33 @@ pub fn main() -> ExitCode {
             eprintln!("error: {}", sentence(&error));
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Mesa's Vulkan drivers look for a Wayland display while wgpu lists adapters, and where
+/// `XDG_RUNTIME_DIR` is missing (a container, CI, `su`) libwayland prints "error:
+/// XDG_RUNTIME_DIR is invalid or not set" twice before a run that is fine. Without a runtime
+/// folder there is no display to find anyway; an empty private one of Kiln's own lets the
+/// lookup find nothing quietly.
+#[cfg(target_os = "linux")]
+fn give_mesa_a_runtime_dir() {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    let set = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from);
+    if set.is_some_and(|dir| dir.is_absolute() && dir.is_dir()) {
+        return;
+    }
+    // /proc/self belongs to this process's user.
+    let Ok(uid) = std::fs::metadata("/proc/self").map(|m| m.uid()) else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("kiln-runtime-{uid}"));
+    let _ = std::fs::DirBuilder::new().mode(0o700).create(&dir);
+    // Someone else's folder (or a link) under that name is not used.
+    let ours = std::fs::symlink_metadata(&dir)
+        .is_ok_and(|m| m.is_dir() && m.uid() == uid && m.permissions().mode() & 0o777 == 0o700);
+    if ours {
+        // SAFETY: called first thing in main, before any other thread exists.
+        unsafe { std::env::set_var("XDG_RUNTIME_DIR", &dir) };
     }
 }
 
