@@ -138,10 +138,22 @@ print(f"data: {status['folder'] or 'the built-in data set'}, train/validation/te
 print(f"run: {status['state']}, {status['epochs']} epoch(s), {status['progress_points']} points on the plots, "
       f"test accuracy {accuracy:.4f}, {status['steps_per_sec'] or 0:.1f} steps/s, {report['run_secs']:.1f} s")
 print(f"page while training: {report['frames']} frames drawn ({report['frames'] / max(report['run_secs'], 1e-9):.1f} per second)")
-exported = report["exported"]
+exported = [e for e in report["exported"] if "text" in e]
 rows = [line for e in exported for line in e["text"].splitlines()[1:] if line]
 print(f"export: {', '.join(e['name'] for e in exported) or 'nothing'} downloaded, {len(rows)} rows; notice: {status['notice']}")
 problems = []
+# The run's Archive…: its run folder, kept in the page's memory, as a tar download.
+import base64, io, tarfile
+archives = [e for e in report["exported"] if "base64" in e]
+archived = []
+if len(archives) == 1:
+    with tarfile.open(fileobj=io.BytesIO(base64.b64decode(archives[0]["base64"]))) as tar:
+        archived = sorted(name.split("/", 1)[1] for name in tar.getnames() if "/" in name)
+print(f"runs panel: {status['runs_listed']} run(s) listed; archive: {', '.join(a['name'] for a in archives) or 'nothing'} holding {', '.join(archived)}")
+if status["runs_listed"] < 1:
+    problems.append("the page's runs list does not show the run")
+if not {"config.toml", "metrics.csv", "epochs.csv", "summary.json"} <= set(archived):
+    problems.append("the run's archive did not download its run folder")
 if status["state"] != "Finished(Completed)" or accuracy < minimum:
     problems.append(f"the run did not complete above {minimum} test accuracy")
 if status["progress_points"] == 0:

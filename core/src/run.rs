@@ -12,10 +12,10 @@ use web_time::Instant;
 use crate::config::{ConfigError, Experiment};
 use crate::data::{self, DataError, ImageDataset};
 use crate::device::{self, DeviceChoice, DeviceError};
+#[cfg(not(target_arch = "wasm32"))]
+use crate::run_folder::FolderStore;
+use crate::run_folder::RunFolder;
 use crate::run_folder::{self, CONFIG_FILE, CheckpointError, FolderError, ResumePoint, Slot};
-#[cfg(not(target_arch = "wasm32"))]
-use crate::run_folder::{FolderStore, RunFolder};
-#[cfg(not(target_arch = "wasm32"))]
 use crate::train::RunOutcome;
 use crate::train::{self, Control, Preparation, RunSummary, TrainDevice, TrainError, TrainEvent};
 
@@ -301,15 +301,15 @@ fn together(
 }
 
 /// [`execute`] in a browser page: the same data, checks and loop, on the page's devices
-/// ([`device::resolve_in_page`]), awaited on the page's event loop. A page has no run folder
-/// yet, so the run is what the listeners keep of its events.
+/// ([`device::resolve_in_page`]), awaited on the page's event loop, recorded into a run folder
+/// among the page's runs ([`run_folder::page_runs`]).
 #[cfg(target_arch = "wasm32")]
 pub async fn execute_in_page(
     experiment: &Experiment,
     control: &Control,
     on_stage: &mut dyn FnMut(Stage),
     on_event: &mut dyn FnMut(&TrainEvent),
-) -> Result<RunSummary, RunError> {
+) -> Result<RunRecord, RunError> {
     let (data, load_secs) = load_data(experiment, on_stage)?;
     let first = device::resolve_in_page(&experiment.device).await?;
     device::check_precision(&first.0, &first.1, experiment.precision)?;
@@ -318,23 +318,28 @@ pub async fn execute_in_page(
         replicas.push(device::resolve_in_page(choice).await?);
     }
     let target = together(first, replicas);
+    let runs_dir = Path::new(run_folder::page_runs::RUNS_DIR);
+    let mut folder = RunFolder::create_in_page(runs_dir, experiment)?;
+    on_stage(Stage::FolderCreated(folder.path().to_owned()));
     let preparation = Preparation {
         load_secs,
         ..Preparation::default()
     };
+    let mut record_error = None;
     let result = train::train_async(
         experiment,
         &data,
         &target,
         preparation,
         control,
-        &mut |event| on_event(&event),
+        &mut |event| {
+            record_into(&mut folder, &event, control, &mut record_error);
+            on_event(&event);
+        },
     )
     .await;
-    result.map_err(|e| {
-        on_event(&TrainEvent::Failed(e.to_string()));
-        e.into()
-    })
+    let failed_summary = || RunSummary::new(&target.name, 0, load_secs, 0.0);
+    end_record(&folder, result, record_error, failed_summary, on_event)
 }
 
 /// Trains and records every event into `folder`.
@@ -364,13 +369,7 @@ fn train_into(
             },
             control,
             &mut |event| {
-                if record_error.is_none()
-                    && let Err(e) = folder.record(&event)
-                {
-                    // A full disk must not kill the run silently; stop it and report once.
-                    control.cancel();
-                    record_error = Some(e.into());
-                }
+                record_into(&mut folder, &event, control, &mut record_error);
                 on_event(&event);
             },
         )
@@ -380,6 +379,36 @@ fn train_into(
         DeviceChoice::Remote { address, .. } => e.on_box(address),
         _ => e,
     });
+    let failed_summary = || RunSummary::new(&prepared.target.name, 0, prepared.load_secs, 0.0);
+    end_record(&folder, result, record_error, failed_summary, on_event)
+}
+
+/// Records `event` into `folder` unless an earlier write failed. A failed write (a full disk)
+/// must not lose the run silently: it stops the run and is kept to be reported once.
+fn record_into(
+    folder: &mut RunFolder,
+    event: &TrainEvent,
+    control: &Control,
+    failed: &mut Option<RunError>,
+) {
+    if failed.is_none()
+        && let Err(e) = folder.record(event)
+    {
+        control.cancel();
+        *failed = Some(e.into());
+    }
+}
+
+/// What a run that trained into `folder` ends with: a failed write first, else the loop's
+/// result; a loop that failed is told to the listeners and leaves a `failed` summary (from
+/// `summary`, for the figures known before training).
+fn end_record(
+    folder: &RunFolder,
+    result: Result<RunSummary, TrainError>,
+    record_error: Option<RunError>,
+    summary: impl FnOnce() -> RunSummary,
+    on_event: &mut dyn FnMut(&TrainEvent),
+) -> Result<RunRecord, RunError> {
     if let Some(e) = record_error {
         return Err(e);
     }
@@ -394,7 +423,7 @@ fn train_into(
             let failed = RunSummary {
                 outcome: RunOutcome::Failed,
                 error: Some(message),
-                ..RunSummary::new(&prepared.target.name, 0, prepared.load_secs, 0.0)
+                ..summary()
             };
             // The error below is what the person sees; a summary that cannot be written adds nothing.
             let _ = folder.write_summary(&failed);

@@ -108,6 +108,19 @@ impl MemoryFiles {
         }
     }
 
+    /// Adds `bytes` at the end of the file at `path`, creating it if missing: how a run's rows
+    /// reach a page's memory one by one.
+    pub fn append(&mut self, path: impl AsRef<Path>, bytes: &[u8]) -> io::Result<()> {
+        let path = path.as_ref();
+        match key(path).and_then(|key| self.files.get_mut(&key)) {
+            Some(file) => {
+                file.extend_from_slice(bytes);
+                Ok(())
+            }
+            None => self.insert(path, bytes.to_vec()),
+        }
+    }
+
     /// Drops every file under `dir` (or `dir` itself when it is a file): a folder chosen again
     /// replaces what was chosen before.
     pub fn remove(&mut self, dir: &Path) {
@@ -302,5 +315,23 @@ mod tests {
         tree.remove(Path::new("pets"));
         assert!(!tree.is_dir(Path::new("pets")));
         assert_eq!(tree.total_bytes(), "notes.txt".len());
+    }
+
+    #[test]
+    fn appending_grows_a_file_or_starts_one_and_refuses_what_insert_refuses() {
+        let mut tree = MemoryFiles::new();
+        tree.append("runs/a/metrics.csv", b"epoch\n").unwrap();
+        tree.append("runs/a/metrics.csv", b"1\n").unwrap();
+        {
+            let (mut reader, len_bytes) = tree.open(Path::new("runs/a/metrics.csv")).unwrap();
+            let mut text = String::new();
+            reader.read_to_string(&mut text).unwrap();
+            assert_eq!((text.as_str(), len_bytes), ("epoch\n1\n", 8));
+        }
+        assert!(
+            tree.append("runs/a", b"x").is_err(),
+            "a file where a folder is"
+        );
+        assert!(tree.append("../x", b"x").is_err());
     }
 }

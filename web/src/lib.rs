@@ -60,7 +60,7 @@ pub async fn train_builtin(
     let (mut device_name, mut device_secs) = (String::new(), 0.0);
     let control = Control::new();
     let (mut epoch_rows, mut progress_rows) = (Vec::new(), 0);
-    let summary = run::execute_in_page(
+    let record = run::execute_in_page(
         &experiment,
         &control,
         &mut |stage| say(&stage.to_string()),
@@ -90,6 +90,7 @@ pub async fn train_builtin(
     )
     .await
     .map_err(|e| JsValue::from_str(&e.to_string()))?;
+    let summary = record.summary;
     let steps_per_sec = steady_steps_per_sec(&summary, experiment.batch_size);
     let report = Report {
         device: device_name,
@@ -215,8 +216,8 @@ fn open_app(
     cc: &eframe::CreationContext<'_>,
 ) -> Result<Box<dyn eframe::App>, Box<dyn std::error::Error + Send + Sync>> {
     let options = AppOptions {
-        // Unused: a page keeps no run folders yet.
-        runs_dir: RunsDir::Fixed("runs".into()),
+        // A page keeps its runs in its memory (kiln_core::run_folder::page_runs).
+        runs_dir: RunsDir::Fixed(kiln_core::run_folder::page_runs::RUNS_DIR.into()),
         devices: Some(kiln_core::device::page_devices()),
         restore: true,
     };
@@ -274,6 +275,15 @@ impl Window {
         Ok(())
     }
 
+    /// Presses the current run's *Archive…* in the runs panel: its run folder, as a download.
+    pub fn archive_run(&self) -> Result<(), JsValue> {
+        let mut app = self.app()?;
+        let path = app.session.as_ref().map(|s| s.history.path.clone());
+        let path = path.ok_or_else(|| JsValue::from_str("the window has no run to archive"))?;
+        app.act_on_runs(RunsAction::Archive(path));
+        Ok(())
+    }
+
     /// Where the window's run stands, as JSON: its state, the points its plots have, its last
     /// epoch's test accuracy and the window's notice line.
     pub fn status(&self) -> Result<String, JsValue> {
@@ -294,6 +304,7 @@ impl Window {
                 .and_then(|s| s.history.summary.as_ref().zip(s.history.config.as_ref()))
                 .and_then(|(summary, config)| steady_steps_per_sec(summary, config.batch_size)),
             "notice": app.notice.clone(),
+            "runs_listed": app.runs.runs.len(),
             "folder": app.form.folder.as_ref().map(|folder| folder.display().to_string()),
             "split_images": session
                 .and_then(|s| s.start.as_ref())

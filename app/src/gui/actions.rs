@@ -200,9 +200,12 @@ impl KilnApp {
                 self.refresh_runs();
             }
             RunsAction::Delete(path) => {
+                #[cfg(not(target_arch = "wasm32"))]
                 if let Err(e) = run_folder::delete_run(&path) {
                     self.notice = Some(e.to_string());
                 }
+                #[cfg(target_arch = "wasm32")]
+                run_folder::page_runs::with_mut(|runs| runs.remove(&path));
                 self.refresh_runs();
             }
             RunsAction::TryModel(path) => self.try_model = Some(TryModel::open(&path)),
@@ -318,7 +321,7 @@ impl KilnApp {
         }
         #[cfg(target_arch = "wasm32")]
         {
-            let packed = run_folder::pack(&kiln_core::data::files::Disk, run)
+            let packed = run_folder::page_runs::with(|runs| run_folder::pack(runs, run))
                 .map_err(|e| e.to_string())
                 .and_then(|bytes| files::download(&file_name, &bytes, "application/x-tar"));
             self.notice = Some(match packed {

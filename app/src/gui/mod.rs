@@ -245,11 +245,14 @@ impl KilnApp {
     }
 
     fn refresh_runs(&mut self) {
-        // A browser page keeps no run folders yet: its one run lives in the window.
-        if cfg!(target_arch = "wasm32") {
-            return;
-        }
-        if let Err(reason) = self.runs.refresh(&self.runs_dir) {
+        #[cfg(not(target_arch = "wasm32"))]
+        let read = self.runs.refresh(&data::files::Disk, &self.runs_dir);
+        #[cfg(target_arch = "wasm32")]
+        let read = run_folder::page_runs::with(|runs| {
+            let runs_dir = Path::new(run_folder::page_runs::RUNS_DIR);
+            self.runs.refresh(runs, runs_dir)
+        });
+        if let Err(reason) = read {
             self.notice = Some(reason);
         }
     }

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use kiln_core::config::Precision;
+use kiln_core::data::files::FileTree;
 use kiln_core::run_folder::{self, RunHistory};
 use kiln_core::selection::ValidatedOn;
 use kiln_core::train::RunOutcome;
@@ -89,13 +90,14 @@ impl RunsPanel {
         }
     }
 
-    /// Reads every run under `runs_dir`; a folder that cannot be read is listed with its reason.
-    pub fn refresh(&mut self, runs_dir: &Path) -> Result<(), String> {
-        let folders = run_folder::list_runs(runs_dir).map_err(|e| e.to_string())?;
+    /// Reads every run under `runs_dir` of `tree` (the disk, or a page's runs); a folder that
+    /// cannot be read is listed with its reason.
+    pub fn refresh(&mut self, tree: &dyn FileTree, runs_dir: &Path) -> Result<(), String> {
+        let folders = run_folder::list_runs_in(tree, runs_dir).map_err(|e| e.to_string())?;
         self.runs.clear();
         self.unreadable.clear();
         for folder in folders {
-            match RunHistory::load(&folder) {
+            match RunHistory::load_in(tree, &folder) {
                 Ok(run) => self.runs.push(run),
                 Err(e) => self.unreadable.push((folder, e.to_string())),
             }
@@ -103,7 +105,7 @@ impl RunsPanel {
         self.with_model = self
             .runs
             .iter()
-            .filter(|r| r.path.join(kiln_core::run_folder::MODEL_FILE).is_file())
+            .filter(|r| tree.is_file(&r.path.join(kiln_core::run_folder::MODEL_FILE)))
             .map(|r| r.path.clone())
             .collect();
         self.resumable = self
@@ -423,8 +425,10 @@ fn run_row_ui(
         {
             actions.push(RunsAction::Resume(run.path.clone()));
         }
-        if ui
-            .add_enabled(editable, egui::Button::new("Rename…").small())
+        // A page's runs are named by their folders in its memory; renaming them is for later.
+        if !cfg!(target_arch = "wasm32")
+            && ui
+                .add_enabled(editable, egui::Button::new("Rename…").small())
             .on_hover_text("Give the run a new name; its folder is renamed too.")
             .clicked()
         {

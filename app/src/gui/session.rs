@@ -95,14 +95,11 @@ impl Session {
         let messages = spawn_worker(&control, wake, move |control, on_stage, on_event| {
             run::execute(&experiment, &runs_dir, control, on_stage, on_event)
         })?;
+        // A page keeps its runs in its memory, under a runs folder of its own.
         #[cfg(target_arch = "wasm32")]
-        let (messages, history) = {
-            // A page keeps no run folders yet: the run lives in the window, under the name its
-            // folder would have (its exports' names).
+        let messages = {
             let _ = runs_dir;
-            let path = PathBuf::from(kiln_core::run_folder::run_stem(&experiment));
-            let messages = spawn_in_page(experiment, path.clone(), &control, wake);
-            (messages, RunHistory { path, ..history })
+            spawn_in_page(experiment, &control, wake)
         };
         Ok(Self::new(control, messages, history, epochs))
     }
@@ -309,7 +306,6 @@ impl Session {
 #[cfg(target_arch = "wasm32")]
 fn spawn_in_page(
     experiment: Experiment,
-    path: PathBuf,
     control: &Arc<Control>,
     wake: impl Fn() + 'static,
 ) -> Receiver<WorkerMessage> {
@@ -328,7 +324,7 @@ fn spawn_in_page(
         )
         .await;
         send(WorkerMessage::Done(
-            result.map(|_| path).map_err(|e| e.to_string()),
+            result.map(|record| record.path).map_err(|e| e.to_string()),
         ));
     });
     messages

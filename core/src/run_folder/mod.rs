@@ -27,6 +27,7 @@
 mod archive;
 mod checkpoint;
 mod manage;
+pub mod page_runs;
 mod reader;
 mod rows;
 mod saved_model;

@@ -53,6 +53,12 @@ fn write_run(runs_dir: &Path, name: &str, lr: f64) -> PathBuf {
     };
     let experiment = draft.validate().unwrap();
     let mut folder = RunFolder::create(runs_dir, &experiment).unwrap();
+    record_two_epochs(&mut folder);
+    folder.path().to_owned()
+}
+
+/// Two epochs of five readbacks each, then a summary.
+fn record_two_epochs(folder: &mut RunFolder) {
     for epoch in 0..2 {
         for step in 1..=5 {
             folder
@@ -72,7 +78,6 @@ fn write_run(runs_dir: &Path, name: &str, lr: f64) -> PathBuf {
     folder
         .record(&TrainEvent::Finished(Box::new(summary)))
         .unwrap();
-    folder.path().to_owned()
 }
 
 #[test]
@@ -595,4 +600,38 @@ fn a_file_stored_as_a_hard_link_to_an_earlier_one_imports_with_its_bytes() {
             "{message}"
         );
     }
+}
+
+#[test]
+fn a_run_kept_in_a_page_has_the_files_and_bytes_of_the_same_run_on_disk() {
+    let dir = test_dir("page-runs");
+    let experiment = ExperimentDraft {
+        name: "paged".to_owned(),
+        ..ExperimentDraft::default()
+    }
+    .validate()
+    .unwrap();
+    let runs = Path::new(page_runs::RUNS_DIR);
+    let mut on_disk = RunFolder::create(&dir, &experiment).unwrap();
+    let mut in_page = RunFolder::create_in_page(runs, &experiment).unwrap();
+    let again = RunFolder::create_in_page(runs, &experiment).unwrap();
+    assert_eq!(
+        folder_name_of(again.path()),
+        format!("{}-2", folder_name_of(in_page.path())),
+        "a second run of the same second gets a name of its own"
+    );
+    for folder in [&mut on_disk, &mut in_page] {
+        record_two_epochs(folder);
+    }
+    let archive = page_runs::with(|files| pack(files, in_page.path())).unwrap();
+    let mut from_page = read_archive(&archive).unwrap().files;
+    from_page.sort();
+    assert_eq!(from_page, files_under(on_disk.path()));
+    let listed = page_runs::with(|files| list_runs_in(files, runs)).unwrap();
+    assert_eq!(listed, [again.path(), in_page.path()]);
+    let read = page_runs::with(|files| RunHistory::load_in(files, in_page.path())).unwrap();
+    assert_eq!(
+        read.metrics,
+        RunHistory::load(on_disk.path()).unwrap().metrics
+    );
 }

@@ -1,5 +1,6 @@
 //! Writing a run folder as the run goes: every row is flushed as it arrives.
 
+use kiln_formats::files::FileTree;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -14,12 +15,24 @@ use crate::config::Experiment;
 use crate::results::{ClassMetrics, ClassReport, TestPredictions};
 use crate::train::{RunSummary, TrainEvent};
 
-/// An open run folder that records [`TrainEvent`]s as they arrive.
+/// An open run folder that records [`TrainEvent`]s as they arrive: on the disk, or in a browser
+/// page's memory ([`super::page_runs`]), with the same files and bytes.
 #[derive(Debug)]
 pub struct RunFolder {
     path: PathBuf,
-    metrics: BufWriter<File>,
-    epochs: BufWriter<File>,
+    files: Files,
+}
+
+/// Where a [`RunFolder`]'s files are.
+#[derive(Debug)]
+enum Files {
+    /// On the disk, the two growing CSVs open for appending.
+    Disk {
+        metrics: BufWriter<File>,
+        epochs: BufWriter<File>,
+    },
+    /// In the page's runs ([`super::page_runs`]).
+    Page,
 }
 
 /// The name a run of `experiment` starting now gets: a UTC timestamp, so names sort by age, and
@@ -62,9 +75,28 @@ impl RunFolder {
         let epochs = Self::csv(&path.join(EPOCHS_FILE), EpochRow::HEADER)?;
         Ok(Self {
             path,
-            metrics,
-            epochs,
+            files: Files::Disk { metrics, epochs },
         })
+    }
+
+    /// Creates `runs_dir/<timestamp>-<name>` (with a numeric suffix if taken) among a browser
+    /// page's runs ([`super::page_runs`]), with the files [`RunFolder::create`] writes.
+    pub fn create_in_page(runs_dir: &Path, experiment: &Experiment) -> Result<Self, FolderError> {
+        let stem = run_stem(experiment);
+        let path = super::page_runs::with(|files| {
+            (1..)
+                .map(|n| nth_folder(runs_dir, &stem, n))
+                .find(|path| !files.is_dir(path) && !files.is_file(path))
+        })
+        .unwrap_or_else(|| runs_dir.join(&stem));
+        let folder = Self {
+            path,
+            files: Files::Page,
+        };
+        folder.write(CONFIG_FILE, experiment.to_toml().as_bytes())?;
+        folder.write(METRICS_FILE, format!("{}\n", MetricsRow::HEADER).as_bytes())?;
+        folder.write(EPOCHS_FILE, format!("{}\n", EpochRow::HEADER).as_bytes())?;
+        Ok(folder)
     }
 
     /// Opens the run folder `path` to go on after `epochs_completed` epochs: rows of later
@@ -79,8 +111,7 @@ impl RunFolder {
             Self::keep_epochs(&path.join(EPOCHS_FILE), EpochRow::HEADER, epochs_completed)?;
         Ok(Self {
             path: path.to_owned(),
-            metrics,
-            epochs,
+            files: Files::Disk { metrics, epochs },
         })
     }
 
@@ -143,14 +174,8 @@ impl RunFolder {
     /// Appends what `event` adds to the files; every row is flushed so a crash keeps it.
     pub fn record(&mut self, event: &TrainEvent) -> Result<(), FolderError> {
         match event {
-            TrainEvent::Progress(p) => {
-                let line = p.to_line();
-                Self::append(&mut self.metrics, &self.path.join(METRICS_FILE), &line)
-            }
-            TrainEvent::EpochEnd(e) => {
-                let line = e.to_line();
-                Self::append(&mut self.epochs, &self.path.join(EPOCHS_FILE), &line)
-            }
+            TrainEvent::Progress(p) => self.append(METRICS_FILE, &p.to_line()),
+            TrainEvent::EpochEnd(e) => self.append(EPOCHS_FILE, &e.to_line()),
             TrainEvent::Predictions(predictions) => self.write_predictions(predictions),
             TrainEvent::Finished(summary) => self.write_summary(summary),
             // The test result reaches the folder with the summary.
@@ -161,12 +186,34 @@ impl RunFolder {
         }
     }
 
-    /// Appends `line` and flushes, so a crash keeps it.
-    fn append(writer: &mut BufWriter<File>, path: &Path, line: &str) -> Result<(), FolderError> {
-        writer
-            .write_all(line.as_bytes())
-            .and_then(|()| writer.flush())
-            .map_err(io_err("write", path))
+    /// Appends `line` to the growing CSV `name` and flushes, so a crash keeps it.
+    fn append(&mut self, name: &str, line: &str) -> Result<(), FolderError> {
+        let path = self.path.join(name);
+        match &mut self.files {
+            Files::Disk { metrics, epochs } => {
+                let writer = if name == METRICS_FILE {
+                    metrics
+                } else {
+                    epochs
+                };
+                writer
+                    .write_all(line.as_bytes())
+                    .and_then(|()| writer.flush())
+                    .map_err(io_err("write", &path))
+            }
+            Files::Page => super::page_runs::with_mut(|files| files.append(&path, line.as_bytes()))
+                .map_err(io_err("write", &path)),
+        }
+    }
+
+    /// Writes the whole file `name`, atomically on the disk.
+    fn write(&self, name: &str, bytes: &[u8]) -> Result<(), FolderError> {
+        let path = self.path.join(name);
+        match self.files {
+            Files::Disk { .. } => write_atomically(&path, bytes),
+            Files::Page => super::page_runs::with_mut(|files| files.insert(&path, bytes.to_vec())),
+        }
+        .map_err(io_err("write", &path))
     }
 
     /// Writes `predictions.csv` (one row per test image), `confusion.csv` (rows: true class,
@@ -190,8 +237,7 @@ impl RunFolder {
             };
             rows.push_str(&row.to_line());
         }
-        let path = self.path.join(PREDICTIONS_FILE);
-        write_atomically(&path, rows.as_bytes()).map_err(io_err("write", &path))?;
+        self.write(PREDICTIONS_FILE, rows.as_bytes())?;
 
         let quote = |name: &str| format!("\"{}\"", name.replace('"', "\"\""));
         let mut table = String::from("true \\ predicted");
@@ -211,21 +257,18 @@ impl RunFolder {
             }
             table.push('\n');
         }
-        let path = self.path.join(CONFUSION_FILE);
-        write_atomically(&path, table.as_bytes()).map_err(io_err("write", &path))?;
+        self.write(CONFUSION_FILE, table.as_bytes())?;
 
         let report = report_csv(&predictions.class_names, &predictions.report(), &quote);
-        let path = self.path.join(REPORT_FILE);
-        write_atomically(&path, report.as_bytes()).map_err(io_err("write", &path))
+        self.write(REPORT_FILE, report.as_bytes())
     }
 
     /// Writes `summary.json` atomically.
     pub fn write_summary(&self, summary: &RunSummary) -> Result<(), FolderError> {
-        let path = self.path.join(SUMMARY_FILE);
         let mut text = serde_json::to_string_pretty(summary)
             .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
         text.push('\n');
-        write_atomically(&path, text.as_bytes()).map_err(io_err("write", &path))
+        self.write(SUMMARY_FILE, text.as_bytes())
     }
 }
 
