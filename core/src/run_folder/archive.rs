@@ -130,14 +130,7 @@ fn append_file(
     relative: &Path,
 ) -> Result<(), FolderError> {
     let path = folder.join(relative);
-    let read_err = |source| FolderError::Io {
-        action: "read",
-        path: path.clone(),
-        source,
-    };
-    let (mut reader, len) = tree.open(&path).map_err(read_err)?;
-    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
-    reader.read_to_end(&mut bytes).map_err(read_err)?;
+    let bytes = super::reader::read_bytes(tree, &path).map_err(super::io_err("read", &path))?;
     let mut header = tar::Header::new_gnu();
     header.set_size(bytes.len() as u64);
     header.set_mode(0o644);
@@ -326,10 +319,7 @@ pub fn import_in_memory(
     files: &mut MemoryFiles,
     runs_dir: &Path,
 ) -> Result<PathBuf, FolderError> {
-    let folder = (1..)
-        .map(|n| super::writer::nth_folder(runs_dir, &archive.name, n))
-        .find(|folder| !files.is_dir(folder) && !files.is_file(folder))
-        .unwrap_or_else(|| runs_dir.join(&archive.name));
+    let folder = super::writer::free_folder_in(files, runs_dir, &archive.name);
     for (relative, bytes) in &archive.files {
         let path = folder.join(relative);
         files

@@ -1,6 +1,6 @@
 //! Writing a run folder as the run goes: every row is flushed as it arrives.
 
-use kiln_formats::files::FileTree;
+use kiln_formats::files::{FileTree, MemoryFiles};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -57,11 +57,20 @@ pub(super) fn create_unique_dir(runs_dir: &Path, stem: &str) -> Result<PathBuf, 
 }
 
 /// The `n`th name tried for a folder `stem` (from 1): `stem`, then `stem-2`, `stem-3`…
-pub(super) fn nth_folder(runs_dir: &Path, stem: &str, n: usize) -> PathBuf {
+fn nth_folder(runs_dir: &Path, stem: &str, n: usize) -> PathBuf {
     match n {
         0 | 1 => runs_dir.join(stem),
         n => runs_dir.join(format!("{stem}-{n}")),
     }
+}
+
+/// The first of `stem`, `stem-2`, `stem-3`… under `runs_dir` that `files` (a page's runs in
+/// memory) do not hold: [`create_unique_dir`]'s rule where there is no disk to ask.
+pub(super) fn free_folder_in(files: &MemoryFiles, runs_dir: &Path, stem: &str) -> PathBuf {
+    (1..)
+        .map(|n| nth_folder(runs_dir, stem, n))
+        .find(|path| !files.is_dir(path) && !files.is_file(path))
+        .unwrap_or_else(|| runs_dir.join(stem))
 }
 
 impl RunFolder {
@@ -83,12 +92,7 @@ impl RunFolder {
     /// page's runs ([`super::page_runs`]), with the files [`RunFolder::create`] writes.
     pub fn create_in_page(runs_dir: &Path, experiment: &Experiment) -> Result<Self, FolderError> {
         let stem = run_stem(experiment);
-        let path = super::page_runs::with(|files| {
-            (1..)
-                .map(|n| nth_folder(runs_dir, &stem, n))
-                .find(|path| !files.is_dir(path) && !files.is_file(path))
-        })
-        .unwrap_or_else(|| runs_dir.join(&stem));
+        let path = super::page_runs::with(|files| free_folder_in(files, runs_dir, &stem));
         let folder = Self {
             path,
             files: Files::Page,
