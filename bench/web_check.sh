@@ -2,11 +2,15 @@
 # Builds Kiln's browser pages (web/) for wasm32, serves them on 127.0.0.1 and drives one in headless
 # Chromium on its SwiftShader WebGPU adapter:
 #   window  (index.html) the window itself: a short run on the built-in data started as its Start
-#           button starts it, followed to its end, then the runs panel's CSV export, whose download
-#           the page catches and sends back;
+#           button starts it, followed to its end, then the runs panel's CSV export, the run's
+#           Archive… and Export model (whose downloads the page catches and sends back) and Try…
+#           on an image;
 #   folder  the window again, its run on an image folder of generated PNGs handed to the page as
 #           its folder chooser hands over a visitor's folder (a script cannot fill the chooser);
 #   engine  (engine.html) the training loop alone, one line per event.
+# After the window page, two more visits in the same browser profile check that the page's runs
+# outlast a reload (the browser's storage): the second finds the run again, imports its downloaded
+# archive (the runs panel's Import run…) and deletes the original; the third finds the import alone.
 # PAGES may name several, comma separated: one build serves them all.
 # Prints the page's size, its load time (and the window's first frame), the run's steps per second
 # and accuracy; fails unless the run completes above MIN_ACCURACY (and, for the window, its plots
@@ -93,7 +97,11 @@ check_page() {
     folder) url="index.html?report&data=folder" ;;
     engine) url="engine.html?report" ;;
   esac
-  rm -rf "$work/result.json" "$work/failure.json" "$work/profile"
+  rm -rf "$work/result.json" "$work/failure.json"
+  case $page in
+    visit2|visit3) url="index.html?report&visit=${page#visit}" ;;
+    *) rm -rf "$work/profile" ;;
+  esac
   echo "--- $page page"
   chromium --headless=new --no-sandbox --disable-gpu-sandbox --user-data-dir="$work/profile" \
     --enable-unsafe-webgpu --enable-features=Vulkan --use-vulkan=swiftshader \
@@ -117,9 +125,21 @@ check_page() {
     return 1
   fi
   python3 - "$work/result.json" "$min_accuracy" "$page" <<'PY'
-import json, sys
+import json, os, sys
 report = json.load(open(sys.argv[1]))
 minimum, page = float(sys.argv[2]), sys.argv[3]
+work = os.path.dirname(sys.argv[1])
+if page.startswith("visit"):
+    name = open(os.path.join(work, "kept_name")).read()
+    print(f"runs back after a reload: {report['restored']}; imported: {report.get('imported')} "
+          f"({report.get('import_notice')}); left: {report['after']}; notice: {report['notice']}")
+    imported = f"{name}-2"
+    expected = ([name], [imported]) if page == "visit2" else ([imported], [imported])
+    if page == "visit2" and sorted(report.get("imported") or []) != sorted([name, imported]):
+        sys.exit("the run's archive was not imported beside the run")
+    if (report["restored"], report["after"]) != expected:
+        sys.exit(f"the browser's storage did not keep the page's runs: expected {expected[0]} back and {expected[1]} left")
+    sys.exit(0)
 if page == "engine":
     summary = report["summary"]
     accuracy = summary.get("final_test_accuracy") or 0.0
@@ -144,12 +164,34 @@ print(f"export: {', '.join(e['name'] for e in exported) or 'nothing'} downloaded
 problems = []
 # The run's Archive…: its run folder, kept in the page's memory, as a tar download.
 import base64, io, tarfile
-archives = [e for e in report["exported"] if "base64" in e]
+archives = [e for e in report["exported"] if e["name"].endswith(".tar")]
 archived = []
 if len(archives) == 1:
-    with tarfile.open(fileobj=io.BytesIO(base64.b64decode(archives[0]["base64"]))) as tar:
+    archive_bytes = base64.b64decode(archives[0]["base64"])
+    with tarfile.open(fileobj=io.BytesIO(archive_bytes)) as tar:
         archived = sorted(name.split("/", 1)[1] for name in tar.getnames() if "/" in name)
+    # For the later visits: the archive to import, and the run's folder name.
+    open(os.path.join(work, "kept.tar"), "wb").write(archive_bytes)
+    open(os.path.join(work, "kept_name"), "w").write(archives[0]["name"].removesuffix(".tar"))
 print(f"runs panel: {status['runs_listed']} run(s) listed; archive: {', '.join(a['name'] for a in archives) or 'nothing'} holding {', '.join(archived)}")
+# Export model: safetensors (an 8-byte header length, a JSON header naming the tensors) and ONNX.
+models = {e["name"].rsplit(".", 1)[1]: base64.b64decode(e["base64"]) for e in report["exported"]
+          if e["name"].endswith((".safetensors", ".onnx"))}
+weights = models.get("safetensors", b"")
+header = {}
+if len(weights) > 8:
+    size = int.from_bytes(weights[:8], "little")
+    header = {k: v for k, v in json.loads(weights[8:8 + size]).items() if k != "__metadata__"}
+print(f"model: safetensors of {len(weights)} bytes holding {len(header)} tensors, ONNX of {len(models.get('onnx', b''))} bytes; "
+      f"Try… on a test image: {status.get('tried')}")
+if not header or len(models.get("onnx", b"")) < 100:
+    problems.append("Export model did not download the run's model as safetensors and ONNX")
+if not {"model.bpk", "model.json"} <= set(archived):
+    problems.append("the page's run did not keep its model")
+expected_class = "red" if page == "folder" else None
+tried = status.get("tried") or ""
+if not tried or tried.startswith("error") or (expected_class and tried != expected_class):
+    problems.append(f"Try… did not classify the image as {expected_class or 'some class'}: {tried}")
 if status["runs_listed"] < 1:
     problems.append("the page's runs list does not show the run")
 if not {"config.toml", "metrics.csv", "epochs.csv", "summary.json"} <= set(archived):
@@ -169,6 +211,10 @@ PY
 
 failed=0
 for page in ${pages//,/ }; do
-  check_page "$page" || failed=1
+  if ! check_page "$page"; then
+    failed=1
+  elif [ "$page" = window ]; then
+    check_page visit2 && check_page visit3 || failed=1
+  fi
 done
 exit $failed

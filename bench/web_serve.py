@@ -1,5 +1,6 @@
 """Serves web/ on 127.0.0.1 (WebGPU needs a secure context, which localhost is) and writes what
-the page POSTs to /result or /failure into OUT_DIR/<kind>.json, for bench/web_check.sh.
+the page POSTs to /result or /failure into OUT_DIR/<kind>.json, for bench/web_check.sh; GET
+/kept/run.tar answers with OUT_DIR/kept.tar (a run folder archive an earlier visit downloaded).
 
 usage: python3 bench/web_serve.py WEB_DIR PORT OUT_DIR
 """
@@ -17,6 +18,20 @@ class Handler(http.server.SimpleHTTPRequestHandler):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, directory=web_dir, **kwargs)
+
+    def do_GET(self):
+        if self.path.split("?")[0] != "/kept/run.tar":
+            return super().do_GET()
+        kept = out_dir / "kept.tar"
+        if not kept.exists():
+            self.send_error(404)
+            return
+        body = kept.read_bytes()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-tar")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
     def do_POST(self):
         kind = self.path.strip("/")

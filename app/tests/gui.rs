@@ -640,8 +640,8 @@ fn a_finished_run_can_classify_an_opened_image() {
     harness.step();
     let try_model = harness.state_mut().try_model.as_mut().unwrap();
     assert_eq!(
-        try_model.result.as_ref().map(|r| r.path.clone()),
-        Some(image_path.clone()),
+        try_model.result.as_ref().map(|r| r.name.clone()),
+        Some(image_path.display().to_string()),
         "the dropped image was classified"
     );
     try_model.try_file(&image_path);

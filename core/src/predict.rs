@@ -1,11 +1,13 @@
 //! A trained model kept with its run, and used again: `model.bpk` holds the weights (Burn's
 //! burnpack), `model.json` what is needed to feed it an image the way training did.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use burn::module::Module;
+use burn::store::ModuleRecord;
+use burn::tensor::Bytes;
 use burn::tensor::{Device, Tensor, TensorData, Transaction};
+use kiln_formats::files::FileTree;
 use kiln_shaders::PixelTransform;
 
 use crate::config::ExperimentDraft;
@@ -49,24 +51,31 @@ pub struct Predictor {
 impl Predictor {
     /// Loads the model a completed run saved, on the CPU.
     pub fn load(run_folder: &Path) -> Result<Self, PredictError> {
+        Self::load_in(&crate::data::files::Disk, run_folder)
+    }
+
+    /// [`Predictor::load`] from a run folder of `tree`: a disk's, or a page's runs in memory.
+    pub fn load_in(tree: &dyn FileTree, run_folder: &Path) -> Result<Self, PredictError> {
         let weights = run_folder.join(MODEL_FILE);
-        if !weights.is_file() {
+        if !tree.is_file(&weights) {
             return Err(PredictError::NoModel(run_folder.to_owned()));
         }
         let read = |name: &str| {
             let path = run_folder.join(name);
-            fs::read_to_string(&path).map_err(|e| PredictError::Read {
+            crate::run_folder::read_bytes(tree, &path).map_err(|e| PredictError::Read {
                 path: path.clone(),
                 reason: e.to_string(),
             })
         };
+        let text =
+            |name: &str| read(name).map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
         let card: ModelCard =
-            serde_json::from_str(&read(CARD_FILE)?).map_err(|e| PredictError::Read {
+            serde_json::from_str(&text(CARD_FILE)?).map_err(|e| PredictError::Read {
                 path: run_folder.join(CARD_FILE),
                 reason: e.to_string(),
             })?;
         let config =
-            ExperimentDraft::from_toml(&read("config.toml")?, "config.toml").map_err(|e| {
+            ExperimentDraft::from_toml(&text("config.toml")?, "config.toml").map_err(|e| {
                 PredictError::Read {
                     path: run_folder.join("config.toml"),
                     reason: e.to_string(),
@@ -87,7 +96,10 @@ impl Predictor {
             .model
             .init(shape, card.class_names.len(), config.init, &device)
             .map_err(|e| mismatch(e.to_string()))?
-            .try_load_file(&weights)
+            .try_load_record(
+                ModuleRecord::from_bytes(Bytes::from_bytes_vec(read(MODEL_FILE)?))
+                    .map_err(|e| mismatch(format!("{e:?}")))?,
+            )
             .map_err(|e| mismatch(format!("{e:?}")))?;
         Ok(Self {
             model,

@@ -323,7 +323,7 @@ pub async fn execute_in_page(
     on_stage(Stage::FolderCreated(folder.path().to_owned()));
     let preparation = Preparation {
         load_secs,
-        ..Preparation::default()
+        store: Box::new(run_folder::PageStore::new(folder.path())),
     };
     let mut record_error = None;
     let result = train::train_async(

@@ -278,9 +278,44 @@ impl Window {
     /// Presses the current run's *Archive…* in the runs panel: its run folder, as a download.
     pub fn archive_run(&self) -> Result<(), JsValue> {
         let mut app = self.app()?;
-        let path = app.session.as_ref().map(|s| s.history.path.clone());
-        let path = path.ok_or_else(|| JsValue::from_str("the window has no run to archive"))?;
+        let path = current_run(&app)?;
         app.act_on_runs(RunsAction::Archive(path));
+        Ok(())
+    }
+
+    /// Presses the current run's *Export model*: its model as safetensors and ONNX downloads.
+    pub fn export_model(&self) -> Result<(), JsValue> {
+        let mut app = self.app()?;
+        let path = current_run(&app)?;
+        app.act_on_runs(RunsAction::ExportModel(path));
+        Ok(())
+    }
+
+    /// Presses the current run's *Try…* and hands its window the image file `bytes` (PNG or
+    /// JPEG) called `name`, as its *Open image…* would; `status` tells the verdict.
+    pub fn try_image(&self, name: String, bytes: Vec<u8>) -> Result<(), JsValue> {
+        let mut app = self.app()?;
+        let path = current_run(&app)?;
+        app.act_on_runs(RunsAction::TryModel(path));
+        app.receive_file(kiln::gui::FileChoice::ImageToTry, name, bytes);
+        Ok(())
+    }
+
+    /// Imports a run folder archive (`name` and its `bytes`) as the runs panel's *Import run…*
+    /// does once the browser's chooser has read the file; the run is listed on the next frame.
+    pub fn import_archive(&self, name: String, bytes: Vec<u8>) -> Result<(), JsValue> {
+        let app = self.app()?;
+        app.receive_file(kiln::gui::FileChoice::RunArchive, name, bytes);
+        Ok(())
+    }
+
+    /// Deletes the listed run whose folder is named `name`, as its *Delete…* does once confirmed.
+    pub fn delete_run(&self, name: String) -> Result<(), JsValue> {
+        let mut app = self.app()?;
+        let listed = app.runs.runs.iter().find(|run| run.folder_name() == name);
+        let path = listed.map(|run| run.path.clone());
+        let path = path.ok_or_else(|| JsValue::from_str(&format!("no run {name} is listed")))?;
+        app.act_on_runs(RunsAction::Delete(path));
         Ok(())
     }
 
@@ -304,7 +339,15 @@ impl Window {
                 .and_then(|s| s.history.summary.as_ref().zip(s.history.config.as_ref()))
                 .and_then(|(summary, config)| steady_steps_per_sec(summary, config.batch_size)),
             "notice": app.notice.clone(),
+            "tried": app.try_model.as_ref().and_then(|t| t.result.as_ref()).map(|result| {
+                match &result.outcome {
+                    Ok((_, ranked)) => ranked.first().map_or_else(String::new, |(c, _)| c.clone()),
+                    Err(reason) => format!("error: {reason}"),
+                }
+            }),
             "runs_listed": app.runs.runs.len(),
+            "storage_busy": app.page_storage_busy(),
+            "runs": app.runs.runs.iter().map(|run| run.folder_name()).collect::<Vec<_>>(),
             "folder": app.form.folder.as_ref().map(|folder| folder.display().to_string()),
             "split_images": session
                 .and_then(|s| s.start.as_ref())
@@ -318,4 +361,10 @@ impl Window {
             .app_mut::<KilnApp>()
             .ok_or_else(|| JsValue::from_str("the window is not running (it may have panicked)"))
     }
+}
+
+/// The folder of the window's current run.
+fn current_run(app: &KilnApp) -> Result<std::path::PathBuf, JsValue> {
+    let path = app.session.as_ref().map(|s| s.history.path.clone());
+    path.ok_or_else(|| JsValue::from_str("the window has no run"))
 }

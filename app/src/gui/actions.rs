@@ -169,6 +169,20 @@ impl KilnApp {
         files::receive(choice, files, &self.ctx);
     }
 
+    /// Hands the window a file (its `name` and `bytes`) as the page's file chooser would after
+    /// *Import run…* or *Try the model*'s *Open image…*; it is taken in on the next frame.
+    #[cfg(target_arch = "wasm32")]
+    pub fn receive_file(&self, choice: files::FileChoice, name: String, bytes: Vec<u8>) {
+        files::receive_file(choice, Ok((name, bytes)), &self.ctx);
+    }
+
+    /// Whether the browser's storage still has runs to keep or forget: a page closed now may
+    /// lose that change.
+    #[cfg(target_arch = "wasm32")]
+    pub fn page_storage_busy(&self) -> bool {
+        super::page_store::busy()
+    }
+
     /// Carries out `action` as if the runs panel had returned it: how a browser page's check
     /// presses the panel's buttons.
     pub fn act_on_runs(&mut self, action: RunsAction) {
@@ -205,10 +219,19 @@ impl KilnApp {
                     self.notice = Some(e.to_string());
                 }
                 #[cfg(target_arch = "wasm32")]
-                run_folder::page_runs::with_mut(|runs| runs.remove(&path));
+                {
+                    run_folder::page_runs::with_mut(|runs| runs.remove(&path));
+                    super::page_store::forget(&path);
+                }
                 self.refresh_runs();
             }
-            RunsAction::TryModel(path) => self.try_model = Some(TryModel::open(&path)),
+            RunsAction::TryModel(path) => {
+                #[cfg(not(target_arch = "wasm32"))]
+                let opened = TryModel::open(&data::files::Disk, &path);
+                #[cfg(target_arch = "wasm32")]
+                let opened = run_folder::page_runs::with(|runs| TryModel::open(runs, &path));
+                self.try_model = Some(opened);
+            }
             RunsAction::ExportModel(path) => self.export_model(&path),
             RunsAction::Resume(path) => self.resume(&path),
             RunsAction::UseSettings(path) => {
@@ -331,18 +354,19 @@ impl KilnApp {
         }
     }
 
-    /// Asks for a run folder archive and unpacks it into the runs folder under a free name.
+    /// Asks for a run folder archive and unpacks it into the runs folder under a free name (in
+    /// a page: among the page's runs, once the browser's chooser has read it).
     fn import_run(&mut self) {
-        let asked = files::pick_file(
-            "Import run",
-            "Run folder archive",
-            &[run_folder::ARCHIVE_EXTENSION, "gz", "tgz"],
-        );
-        let Some(archive) = self.chosen(asked) else {
-            return;
-        };
         #[cfg(not(target_arch = "wasm32"))]
         {
+            let asked = files::pick_file(
+                "Import run",
+                "Run folder archive",
+                &[run_folder::ARCHIVE_EXTENSION, "gz", "tgz"],
+            );
+            let Some(archive) = self.chosen(asked) else {
+                return;
+            };
             let runs_dir = self.runs_dir.clone();
             self.notice = Some(format!("importing {}…", archive.display()));
             self.start_file_job("kiln-import", move || {
@@ -355,16 +379,33 @@ impl KilnApp {
             });
         }
         #[cfg(target_arch = "wasm32")]
-        let _ = archive;
+        if let Err(reason) = files::choose_file(files::FileChoice::RunArchive, &self.ctx) {
+            self.notice = Some(reason);
+        }
     }
 
-    /// A page keeps no run folders yet, so it has no saved model to export.
+    /// Downloads `run`'s model both as safetensors with PyTorch's names and as ONNX: a page has
+    /// no save dialog to choose one of them in, so each comes as its own download.
     #[cfg(target_arch = "wasm32")]
     fn export_model(&mut self, run: &std::path::Path) {
-        self.notice = Some(format!(
-            "{} has no saved model here: a browser page keeps no run folders yet",
-            run.display()
-        ));
+        let name = run
+            .file_name()
+            .map_or_else(|| "model".to_owned(), |n| n.to_string_lossy().into_owned());
+        let downloaded = run_folder::page_runs::with(|runs| {
+            kiln_core::predict::Predictor::load_in(runs, run).map_err(|e| e.to_string())
+        })
+        .and_then(|predictor| {
+            let (model, spec) = (predictor.model(), predictor.spec());
+            let (weights, _) = kiln_core::weights::export::safetensors_bytes(model, spec)?;
+            let onnx = kiln_core::weights::onnx::onnx_bytes(model, spec, predictor.card())?;
+            files::download(&format!("{name}.safetensors"), &weights, "application/octet-stream")?;
+            files::download(&format!("{name}.onnx"), &onnx, "application/octet-stream")?;
+            Ok(format!(
+                "downloaded {name}.safetensors (PyTorch's names) and {name}.onnx (raw 0–255 pixels in); README.md shows how to load them"
+            ))
+        });
+        self.notice =
+            Some(downloaded.unwrap_or_else(|e| format!("could not export the model: {e}")));
     }
 
     /// What a file dialog gave; where there is none, its sentence goes to the notice line.

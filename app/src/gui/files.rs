@@ -29,6 +29,27 @@ pub enum DataChoice {
     Dropped,
 }
 
+/// What a single file chosen in a page is for.
+#[cfg(target_arch = "wasm32")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileChoice {
+    /// A run folder archive to import (*Import run…*).
+    RunArchive,
+    /// An image for *Try the model*.
+    ImageToTry,
+}
+
+#[cfg(target_arch = "wasm32")]
+impl FileChoice {
+    /// The chooser's `accept`: the extensions and media types offered.
+    fn accept(self) -> &'static str {
+        match self {
+            Self::RunArchive => ".tar,.tgz,.gz,application/x-tar,application/gzip",
+            Self::ImageToTry => ".png,.jpg,.jpeg,image/png,image/jpeg",
+        }
+    }
+}
+
 #[cfg(not(target_arch = "wasm32"))]
 impl DataChoice {
     /// The chooser's title.
@@ -78,6 +99,32 @@ pub fn arrived() -> Vec<(DataChoice, Result<PathBuf, String>)> {
 #[cfg(target_arch = "wasm32")]
 pub fn listen_for_dropped_folders(ctx: &egui::Context) -> Result<(), String> {
     page::listen_for_dropped_folders(ctx.clone())
+}
+
+/// Opens the browser's chooser for one file for `choice`; its name and bytes, once read, come
+/// from [`arrived_files`] after `ctx` repaints.
+#[cfg(target_arch = "wasm32")]
+pub fn choose_file(choice: FileChoice, ctx: &egui::Context) -> Result<(), String> {
+    page::open_file_chooser(choice, ctx.clone())
+}
+
+/// The single files a page's chooser delivered since the last call: what each is for, and its
+/// name and bytes or the sentence why not.
+#[cfg(target_arch = "wasm32")]
+pub fn arrived_files() -> Vec<(FileChoice, Result<(String, Vec<u8>), String>)> {
+    page::FILES.with(|files| files.take())
+}
+
+/// Delivers a file (its name and bytes, or why the browser could not read it) through
+/// [`arrived_files`] as the page's chooser would: how a dropped file arrives, and the chooser's
+/// last step, which the page's check drives directly.
+#[cfg(target_arch = "wasm32")]
+pub fn receive_file(
+    choice: FileChoice,
+    file: Result<(String, Vec<u8>), String>,
+    ctx: &egui::Context,
+) {
+    page::deliver_file(choice, file, ctx);
 }
 
 /// Keeps `files` (paths starting with the chosen folder's name, and their bytes) as a page's
@@ -172,38 +219,77 @@ mod page {
     use wasm_bindgen::JsCast;
     use wasm_bindgen::closure::Closure;
 
-    use super::{DataChoice, MAX_CHOSEN_BYTES};
+    use super::{DataChoice, FileChoice, MAX_CHOSEN_BYTES};
+
+    /// A chosen file's name and bytes, or why there are none.
+    pub(super) type FileOutcome = Result<(String, Vec<u8>), String>;
 
     thread_local! {
         pub(super) static ARRIVED: RefCell<Vec<(DataChoice, Result<PathBuf, String>)>> =
             const { RefCell::new(Vec::new()) };
+        pub(super) static FILES: RefCell<Vec<(FileChoice, FileOutcome)>> =
+            const { RefCell::new(Vec::new()) };
     }
 
-    /// Opens the browser's folder chooser (an `<input type=file webkitdirectory>`); the click
-    /// that asked still counts as the person's gesture, which the browser requires.
+    /// Opens the browser's folder chooser (an `<input type=file webkitdirectory>`).
     pub(super) fn open_folder_chooser(
         choice: DataChoice,
         ctx: egui::Context,
     ) -> Result<(), String> {
-        let failed =
-            |e: wasm_bindgen::JsValue| format!("the browser opened no folder chooser: {e:?}");
+        open_chooser(Chooser::Folder, move |files| {
+            deliver(choice, files.and_then(keep), &ctx);
+        })
+    }
+
+    /// Opens the browser's file chooser for one file for `choice`.
+    pub(super) fn open_file_chooser(choice: FileChoice, ctx: egui::Context) -> Result<(), String> {
+        open_chooser(Chooser::File(choice), move |files| {
+            let file = files.and_then(|files| {
+                files
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| "no file was chosen".to_owned())
+            });
+            deliver_file(choice, file, &ctx);
+        })
+    }
+
+    /// What a chooser asks the visitor for.
+    enum Chooser {
+        /// A folder, all its files.
+        Folder,
+        /// One file.
+        File(FileChoice),
+    }
+
+    /// Opens a browser chooser and hands `chosen` the files once read; the click that asked
+    /// still counts as the person's gesture, which the browser requires.
+    fn open_chooser(
+        chooser: Chooser,
+        chosen: impl FnOnce(Result<Vec<(String, Vec<u8>)>, String>) + 'static,
+    ) -> Result<(), String> {
+        let failed = |e: wasm_bindgen::JsValue| format!("the browser opened no chooser: {e:?}");
         let document = web_sys::window()
             .and_then(|window| window.document())
-            .ok_or("this page has no document to choose a folder in")?;
+            .ok_or("this page has no document to choose files in")?;
         let input = document
             .create_element("input")
             .map_err(failed)?
             .dyn_into::<web_sys::HtmlInputElement>()
             .map_err(|_| "the browser made no file input".to_owned())?;
         input.set_type("file");
-        input.set_multiple(true);
-        input.set_attribute("webkitdirectory", "").map_err(failed)?;
-        let chosen = input.clone();
+        match chooser {
+            Chooser::Folder => {
+                input.set_multiple(true);
+                input.set_attribute("webkitdirectory", "").map_err(failed)?;
+            }
+            Chooser::File(choice) => input.set_accept(choice.accept()),
+        }
+        let input_again = input.clone();
         // Called once, then freed; a cancelled chooser never calls it and leaves one closure.
         let on_change = Closure::once_into_js(move || {
             wasm_bindgen_futures::spawn_local(async move {
-                let files = read_files(&chosen).await;
-                deliver(choice, files.and_then(keep), &ctx);
+                chosen(read_files(&input_again).await);
             });
         });
         input
@@ -378,6 +464,11 @@ mod page {
         ctx: &egui::Context,
     ) {
         ARRIVED.with(|arrived| arrived.borrow_mut().push((choice, outcome)));
+        ctx.request_repaint();
+    }
+
+    pub(super) fn deliver_file(choice: FileChoice, file: FileOutcome, ctx: &egui::Context) {
+        FILES.with(|files| files.borrow_mut().push((choice, file)));
         ctx.request_repaint();
     }
 }

@@ -17,6 +17,8 @@ impl KilnApp {
                 self.use_data_folder(choice, folder);
             }
         }
+        #[cfg(target_arch = "wasm32")]
+        self.poll_page_storage();
         let mut finished = false;
         if let Some(session) = &mut self.session {
             let was_active = session.state.is_active();
@@ -54,6 +56,54 @@ impl KilnApp {
                 self.refresh_runs();
             }
         }
+    }
+
+    /// Takes in what the browser's storage and the page's archive chooser delivered: runs of
+    /// an earlier visit, a failed write, an archive to import.
+    #[cfg(target_arch = "wasm32")]
+    fn poll_page_storage(&mut self) {
+        for news in page_store::news() {
+            match news {
+                page_store::News::Restored(restored) => {
+                    self.refresh_runs();
+                    if !restored.unreadable.is_empty() {
+                        self.notice = Some(format!(
+                            "left out {} run(s) this browser kept that could not be read: {}",
+                            restored.unreadable.len(),
+                            restored.unreadable.join("; ")
+                        ));
+                    }
+                }
+                page_store::News::Failed(reason) => self.notice = Some(reason),
+            }
+        }
+        for (choice, file) in files::arrived_files() {
+            match choice {
+                files::FileChoice::RunArchive => self.import_in_page(file),
+                files::FileChoice::ImageToTry => match (file, &mut self.try_model) {
+                    (Ok((name, bytes)), Some(try_model)) => try_model.try_bytes(&name, &bytes),
+                    (Err(reason), _) => self.notice = Some(reason),
+                    (Ok(_), None) => {}
+                },
+            }
+        }
+    }
+
+    /// Adds a chosen run folder archive to the page's runs and the browser's storage.
+    #[cfg(target_arch = "wasm32")]
+    fn import_in_page(&mut self, file: Result<(String, Vec<u8>), String>) {
+        let imported = file.and_then(|(name, bytes)| {
+            run_folder::page_runs::import(&bytes)
+                .map_err(|reason| format!("{name} was not imported: {reason}"))
+        });
+        self.notice = Some(match imported {
+            Ok(folder) => {
+                page_store::keep(&folder);
+                self.refresh_runs();
+                format!("imported {}", folder.display())
+            }
+            Err(reason) => reason,
+        });
     }
 
     pub(super) fn data_location(&mut self) -> Option<Result<PathBuf, String>> {
@@ -118,7 +168,13 @@ impl KilnApp {
                 {
                     return;
                 }
-                let loaded = run_folder::load_predictions(&path).unwrap_or_else(|e| {
+                #[cfg(not(target_arch = "wasm32"))]
+                let loaded = run_folder::load_predictions(&path);
+                #[cfg(target_arch = "wasm32")]
+                let loaded = run_folder::page_runs::with(|runs| {
+                    run_folder::load_predictions_in(runs, &path)
+                });
+                let loaded = loaded.unwrap_or_else(|e| {
                     self.notice = Some(e.to_string());
                     None
                 });

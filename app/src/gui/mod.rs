@@ -25,6 +25,8 @@ mod data_view;
 mod fetch;
 mod files;
 mod logic;
+#[cfg(target_arch = "wasm32")]
+mod page_store;
 mod plots;
 mod profile;
 mod remote_boxes;
@@ -63,6 +65,8 @@ pub use compare_panel::compare_ui;
 pub use data_view::{DataView, Inspected, data_view_ui};
 use fetch::{Download, FetchJob};
 pub use files::DataChoice;
+#[cfg(target_arch = "wasm32")]
+pub use files::FileChoice;
 pub use results_panel::confusion_ui;
 pub use status::status_ui;
 pub use try_model::{TryModel, try_model_ui};
@@ -191,6 +195,9 @@ impl KilnApp {
         let ctx = cc.egui_ctx.clone();
         #[cfg(target_arch = "wasm32")]
         let drop_notice = files::listen_for_dropped_folders(&ctx).err();
+        // The runs of earlier visits come back a moment after the first frame.
+        #[cfg(target_arch = "wasm32")]
+        page_store::restore(&ctx);
         // A blinking cursor repaints the window several times a second for as long as a field
         // has focus; on a software renderer that steals CPU from a run on the same cores.
         ctx.all_styles_mut(|style| style.visuals.text_cursor.blink = false);

@@ -197,25 +197,30 @@ pub fn runs_ui(
         }
     });
     ui.horizontal(|ui| {
-        let shown = folder_for_display(runs_dir, dirs::home_dir().as_deref());
-        ui.label(format!("in {shown}")).on_hover_text(format!(
-            "Where new runs are kept and past runs are read from: {}",
-            runs_dir.display()
-        ));
-        if ui
-            .add_enabled(active.is_none(), egui::Button::new("Change…"))
-            .on_hover_text("Keep and read runs in another folder (not while a run trains).")
-            .clicked()
-        {
-            actions.push(RunsAction::ChooseFolder);
-        }
-        if !cfg!(target_arch = "wasm32")
-            && ui
-                .button("Import run…")
-                .on_hover_text(
-                    "Add a run from a .tar archive that Archive… or `kiln archive` wrote, on this machine or another.",
-                )
+        if cfg!(target_arch = "wasm32") {
+            ui.label("kept in this browser").on_hover_text(
+                "A page keeps its runs in the browser's storage, where they outlast a reload; Archive… downloads one as a run folder.",
+            );
+        } else {
+            let shown = folder_for_display(runs_dir, dirs::home_dir().as_deref());
+            ui.label(format!("in {shown}")).on_hover_text(format!(
+                "Where new runs are kept and past runs are read from: {}",
+                runs_dir.display()
+            ));
+            if ui
+                .add_enabled(active.is_none(), egui::Button::new("Change…"))
+                .on_hover_text("Keep and read runs in another folder (not while a run trains).")
                 .clicked()
+            {
+                actions.push(RunsAction::ChooseFolder);
+            }
+        }
+        if ui
+            .button("Import run…")
+            .on_hover_text(
+                "Add a run from a .tar archive that Archive… or `kiln archive` wrote, on this machine or another.",
+            )
+            .clicked()
         {
             actions.push(RunsAction::Import);
         }

@@ -316,13 +316,32 @@ fn spawn_in_page(
             let _ = sender.send(message);
             wake();
         };
+        // The browser's storage keeps the run after each epoch and at its end, so a reload
+        // or a closed tab loses at most the epoch under way.
+        let folder = std::cell::RefCell::new(None::<PathBuf>);
+        let keep = || {
+            if let Some(path) = folder.borrow().as_deref() {
+                super::page_store::keep(path);
+            }
+        };
         let result = run::execute_in_page(
             &experiment,
             &control,
-            &mut |stage| send(WorkerMessage::Stage(stage)),
-            &mut |event| send(WorkerMessage::Event(Box::new(event.clone()))),
+            &mut |stage| {
+                if let Stage::FolderCreated(path) = &stage {
+                    *folder.borrow_mut() = Some(path.clone());
+                }
+                send(WorkerMessage::Stage(stage));
+            },
+            &mut |event| {
+                if matches!(event, TrainEvent::EpochEnd(_)) {
+                    keep();
+                }
+                send(WorkerMessage::Event(Box::new(event.clone())));
+            },
         )
         .await;
+        keep();
         send(WorkerMessage::Done(
             result.map(|record| record.path).map_err(|e| e.to_string()),
         ));

@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use kiln_core::data::files::FileTree;
 use kiln_core::predict::Predictor;
 
 /// The window's state: the loaded model and the last image tried.
@@ -16,8 +17,8 @@ pub struct TryModel {
 
 /// One classified image.
 pub struct TryResult {
-    /// The file.
-    pub path: PathBuf,
+    /// The file's path, or its name where a page was handed its bytes.
+    pub name: String,
     /// The image as the model saw it (resized), or why it could not be read.
     pub outcome: Result<(egui::ColorImage, Vec<(String, f32)>), String>,
     texture: Option<egui::TextureHandle>,
@@ -26,27 +27,39 @@ pub struct TryResult {
 impl std::fmt::Debug for TryResult {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TryResult")
-            .field("path", &self.path)
+            .field("name", &self.name)
             .finish_non_exhaustive()
     }
 }
 
 impl TryModel {
-    /// Loads `run`'s model; a failure is kept and shown in the window.
-    pub fn open(run: &Path) -> Self {
+    /// Loads `run`'s model from `tree` (the disk, or a page's runs); a failure is kept and
+    /// shown in the window.
+    pub fn open(tree: &dyn FileTree, run: &Path) -> Self {
         Self {
             run: run.to_owned(),
-            predictor: Predictor::load(run).map_err(|e| e.to_string()),
+            predictor: Predictor::load_in(tree, run).map_err(|e| e.to_string()),
             result: None,
         }
     }
 
-    /// Classifies the image at `path`.
+    /// Classifies the image file at `path`.
     pub fn try_file(&mut self, path: &Path) {
+        match std::fs::read(path) {
+            Ok(bytes) => self.try_bytes(&path.display().to_string(), &bytes),
+            Err(e) => self.show(
+                path.display().to_string(),
+                Err(format!("could not read {}: {e}", path.display())),
+            ),
+        }
+    }
+
+    /// Classifies the image whose file, called `name`, holds `bytes` (PNG or JPEG).
+    pub fn try_bytes(&mut self, name: &str, bytes: &[u8]) {
         let outcome = match &self.predictor {
             Err(reason) => Err(reason.clone()),
-            Ok(predictor) => image::open(path)
-                .map_err(|e| format!("could not read {}: {e}", path.display()))
+            Ok(predictor) => image::load_from_memory(bytes)
+                .map_err(|e| format!("could not read {name}: {e}"))
                 .map(|image| {
                     let pixels = predictor.pixels_of(&image);
                     let mut ranked = predictor.classify_pixels(&pixels);
@@ -54,8 +67,16 @@ impl TryModel {
                     (seen_image(predictor, &pixels), ranked)
                 }),
         };
+        self.show(name.to_owned(), outcome);
+    }
+
+    fn show(
+        &mut self,
+        name: String,
+        outcome: Result<(egui::ColorImage, Vec<(String, f32)>), String>,
+    ) {
         self.result = Some(TryResult {
-            path: path.to_owned(),
+            name,
             outcome,
             texture: None,
         });
@@ -76,25 +97,16 @@ pub fn try_model_ui(ui: &mut egui::Ui, state: &mut TryModel) {
         ui.colored_label(ui.visuals().error_fg_color, reason);
         return;
     }
-    let dropped: Vec<PathBuf> = ui.ctx().input(|i| {
-        i.raw
-            .dropped_files
-            .iter()
-            .map(|f| f.path().to_owned())
-            .collect()
-    });
-    if let Some(path) = dropped.first() {
-        state.try_file(path);
+    if let Some(file) = ui.ctx().input(|i| i.raw.dropped_files.first().cloned()) {
+        take_dropped(ui.ctx(), state, file);
     }
     ui.horizontal(|ui| {
         if ui
             .button("Open image…")
             .on_hover_text("A PNG or JPEG of any size; it is resized as training images were.")
             .clicked()
-            && let Ok(Some(path)) =
-                super::files::pick_file("Image to try", "Images", &["png", "jpg", "jpeg"])
         {
-            state.try_file(&path);
+            open_image(ui.ctx(), state);
         }
         ui.label("or drop an image on the window.");
     });
@@ -102,7 +114,7 @@ pub fn try_model_ui(ui: &mut egui::Ui, state: &mut TryModel) {
         return;
     };
     ui.separator();
-    ui.label(result.path.display().to_string());
+    ui.label(&result.name);
     match &result.outcome {
         Err(reason) => {
             ui.colored_label(ui.visuals().error_fg_color, reason);
@@ -126,5 +138,54 @@ pub fn try_model_ui(ui: &mut egui::Ui, state: &mut TryModel) {
                 });
             });
         }
+    }
+}
+
+/// Asks for an image to try: the desktop's dialog answers now; a page's chooser delivers the
+/// file later (`files::arrived_files`).
+fn open_image(ctx: &egui::Context, state: &mut TryModel) {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let _ = ctx;
+        if let Ok(Some(path)) =
+            super::files::pick_file("Image to try", "Images", &["png", "jpg", "jpeg"])
+        {
+            state.try_file(&path);
+        }
+    }
+    #[cfg(target_arch = "wasm32")]
+    if let Err(reason) = super::files::choose_file(super::files::FileChoice::ImageToTry, ctx) {
+        state.show("no image".to_owned(), Err(reason));
+    }
+}
+
+/// Tries a file dropped on the window: read at once on a desktop; in a page the browser reads
+/// it first and it arrives like a chosen one (`files::arrived_files`).
+fn take_dropped(
+    ctx: &egui::Context,
+    state: &mut TryModel,
+    file: std::sync::Arc<dyn egui::DroppedFile>,
+) {
+    let name = file.path().display().to_string();
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let _ = ctx;
+        match file.bytes() {
+            Ok(bytes) => state.try_bytes(&name, &bytes),
+            Err(e) => state.show(name.clone(), Err(format!("could not read {name}: {e}"))),
+        }
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        let _ = state;
+        let ctx = ctx.clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            let read = file
+                .bytes_async()
+                .await
+                .map(|bytes| (name.clone(), bytes))
+                .map_err(|e| format!("the browser could not read {name}: {e}"));
+            super::files::receive_file(super::files::FileChoice::ImageToTry, read, &ctx);
+        });
     }
 }

@@ -46,8 +46,10 @@ pub use checkpoint::{
     load_optimizer, slot_folder,
 };
 pub use manage::{MAX_NAME_CHARS, check_run_name, delete_run, list_runs, list_runs_in, rename_run};
+pub(crate) use reader::read_bytes;
 pub use reader::{RunHistory, load_predictions, load_predictions_in};
 pub use rows::{EpochRow, MetricsRow, PredictionRow};
+pub use saved_model::PageStore;
 pub(crate) use saved_model::save_model;
 pub use writer::{RunFolder, run_stem};
 

@@ -148,7 +148,7 @@ impl RunHistory {
 }
 
 /// The whole file at `path` of `tree`.
-pub(super) fn read_bytes(tree: &dyn FileTree, path: &Path) -> io::Result<Vec<u8>> {
+pub(crate) fn read_bytes(tree: &dyn FileTree, path: &Path) -> io::Result<Vec<u8>> {
     let (mut reader, len) = tree.open(path)?;
     let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
     reader.read_to_end(&mut bytes)?;

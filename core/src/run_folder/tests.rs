@@ -635,3 +635,55 @@ fn a_run_kept_in_a_page_has_the_files_and_bytes_of_the_same_run_on_disk() {
         RunHistory::load(on_disk.path()).unwrap().metrics
     );
 }
+
+#[test]
+fn a_reloaded_page_gets_back_the_runs_the_browser_kept_and_names_those_it_cannot_read() {
+    let experiment = ExperimentDraft {
+        name: "kept".to_owned(),
+        ..ExperimentDraft::default()
+    }
+    .validate()
+    .unwrap();
+    let mut folder =
+        RunFolder::create_in_page(Path::new(page_runs::RUNS_DIR), &experiment).unwrap();
+    record_two_epochs(&mut folder);
+    let run = folder.path().to_owned();
+    let name = page_runs::stored_name(&run).unwrap();
+    let kept = page_runs::packed(&run).unwrap().unwrap();
+    let before = page_runs::with(|files| RunHistory::load_in(files, &run)).unwrap();
+
+    // A reload: the page's memory starts empty, the browser's storage still holds the archive.
+    page_runs::with_mut(|files| *files = kiln_formats::files::MemoryFiles::new());
+    let restored = page_runs::restore(vec![
+        (name.clone(), kept.clone()),
+        (
+            "20260101-000000-cut".to_owned(),
+            kept[..kept.len() / 2].to_vec(),
+        ),
+        ("20260101-000000-other".to_owned(), kept.clone()),
+    ]);
+    assert_eq!(restored.runs, std::slice::from_ref(&run));
+    assert_eq!(restored.unreadable.len(), 2, "{:?}", restored.unreadable);
+    assert!(restored.unreadable[0].starts_with("20260101-000000-cut: "));
+    assert!(restored.unreadable[1].contains("holds another run"));
+    let after = page_runs::with(|files| RunHistory::load_in(files, &run)).unwrap();
+    assert_eq!(after.metrics, before.metrics);
+    assert_eq!(after.epochs, before.epochs);
+
+    assert_eq!(
+        page_runs::restore(vec![(name, kept.clone())]),
+        page_runs::Restored::default(),
+        "a run the page already holds is not put back twice"
+    );
+    let imported = page_runs::import(&kept).unwrap();
+    assert_eq!(
+        folder_name_of(&imported),
+        format!("{}-2", folder_name_of(&run))
+    );
+    assert!(page_runs::import(b"not an archive").is_err());
+    page_runs::with_mut(|files| files.remove(&run));
+    assert!(
+        page_runs::packed(&run).is_none(),
+        "a deleted run has nothing to keep"
+    );
+}

@@ -351,6 +351,71 @@ mod tests {
     }
 
     #[test]
+    fn a_page_run_keeps_its_model_among_the_page_runs_and_it_predicts_as_it_did() {
+        let folder = std::path::Path::new(crate::run_folder::page_runs::RUNS_DIR).join("tiny");
+        let experiment = tiny_experiment(2);
+        crate::run_folder::page_runs::with_mut(|runs| {
+            runs.insert(
+                folder.join("config.toml"),
+                experiment.to_toml().into_bytes(),
+            )
+        })
+        .unwrap();
+        let mut predictions = None;
+        train(
+            &experiment,
+            &tiny_dataset(),
+            &cpu(),
+            Preparation {
+                load_secs: 0.0,
+                store: Box::new(crate::run_folder::PageStore::new(&folder)),
+            },
+            &Control::new(),
+            &mut |event| {
+                if let TrainEvent::Predictions(p) = event {
+                    predictions = Some(p);
+                }
+            },
+        )
+        .unwrap();
+        let predictions = predictions.unwrap();
+        let predictor = crate::run_folder::page_runs::with(|runs| {
+            crate::predict::Predictor::load_in(runs, &folder)
+        })
+        .expect("the model loads back from the page's memory");
+        let test = tiny_dataset().test;
+        for index in [0, 1, 7] {
+            let ranked = predictor.classify_pixels(&test.images[index * 16..(index + 1) * 16]);
+            let expected = &predictions.class_names[usize::from(predictions.predicted[index])];
+            assert_eq!(&ranked[0].0, expected, "image {index}");
+            assert!((ranked[0].1 - predictions.confidence[index]).abs() < 1e-4);
+        }
+        assert!(
+            !crate::run_folder::page_runs::with(|runs| {
+                kiln_formats::files::FileTree::is_dir(runs, &folder.join("checkpoints"))
+            }),
+            "a page keeps no checkpoints"
+        );
+    }
+
+    #[test]
+    fn a_model_brought_to_the_cpu_without_blocking_keeps_every_weight_and_statistic() {
+        let shape = ImageShape {
+            channels: 1,
+            height: 8,
+            width: 8,
+        };
+        let model = "resnet18"
+            .parse::<crate::model::ModelSpec>()
+            .unwrap()
+            .init(shape, 2, Default::default(), &Device::flex())
+            .unwrap();
+        let before = reads::weights_bytes(&model).unwrap();
+        let moved = crate::executor::block_on(reads::on_cpu_async(model)).unwrap();
+        assert_eq!(reads::weights_bytes(&moved).unwrap(), before);
+    }
+
+    #[test]
     fn the_loop_learns_with_the_probability_loss() {
         let mut experiment = tiny_experiment(3).draft().clone();
         experiment.loss = LossInput::Probabilities;

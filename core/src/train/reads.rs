@@ -12,6 +12,8 @@
 use std::ops::Range;
 
 use burn::module::Module;
+#[cfg(any(target_arch = "wasm32", test))]
+use burn::module::{ModuleMapper, ModuleVisitor, Param};
 use burn::optim::ModuleOptimizer;
 use burn::tensor::{Bytes, Device, Int, Tensor, TensorData, Transaction};
 use kiln_shaders::BatchOptions;
@@ -46,6 +48,64 @@ pub(crate) fn weights_bytes(model: &Classifier) -> Result<Bytes, String> {
         .into_record()
         .into_bytes()
         .map_err(|e| format!("could not read the weights back from the device: {e:?}"))
+}
+
+#[cfg(any(target_arch = "wasm32", test))]
+/// `model` on the CPU (Flex), its weights read back without blocking: how a page keeps a model
+/// it trained on WebGPU, where a blocking read panics; the copy's own reads are then immediate.
+/// Batch norm's running statistics are state `model` shares with the copy, so they move too:
+/// hand over a model that is done with.
+pub(crate) async fn on_cpu_async(model: Classifier) -> Result<Classifier, String> {
+    let mut reads = ParamReads::default();
+    model.visit(&mut reads);
+    let mut values = std::collections::VecDeque::with_capacity(reads.pending.len());
+    for read in reads.pending {
+        values.push_back(
+            read.await
+                .map_err(|e| format!("could not read the weights back from the device: {e}"))?,
+        );
+    }
+    Ok(model.map(&mut PlaceOnCpu {
+        values,
+        device: Device::flex(),
+    }))
+}
+
+#[cfg(any(target_arch = "wasm32", test))]
+/// Each float parameter's read, started in visiting order.
+#[derive(Default)]
+struct ParamReads {
+    pending: Vec<PendingRead>,
+}
+
+#[cfg(any(target_arch = "wasm32", test))]
+type PendingRead = std::pin::Pin<Box<dyn Future<Output = Result<TensorData, String>>>>;
+
+#[cfg(any(target_arch = "wasm32", test))]
+impl ModuleVisitor for ParamReads {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+        let read = param.val().into_data_async();
+        self.pending.push(Box::pin(
+            async move { read.await.map_err(|e| format!("{e:?}")) },
+        ));
+    }
+}
+
+#[cfg(any(target_arch = "wasm32", test))]
+/// Puts the values [`ParamReads`] read back in place of the parameters, in the same order.
+struct PlaceOnCpu {
+    values: std::collections::VecDeque<TensorData>,
+    device: Device,
+}
+
+#[cfg(any(target_arch = "wasm32", test))]
+impl ModuleMapper for PlaceOnCpu {
+    fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
+        match self.values.pop_front() {
+            Some(value) => param.map(|_| Tensor::from_data(value, &self.device)),
+            None => param,
+        }
+    }
 }
 
 /// Every tensor of `model` read back as `(path, dtype, shape, little-endian bytes)`, paths in

@@ -856,13 +856,21 @@ impl<'a> RunState<'a> {
                 scale: self.transform.scale.clone(),
             };
             // A model that cannot be written costs the person the model, not the run.
-            if let Err(reason) = self.store.save_model(&kept, &card) {
+            if let Err(reason) = self.save_model(&kept, &card).await {
                 on_event(TrainEvent::Warning(TrainWarning::ModelNotSaved { reason }));
             }
         }
         let summary = self.summary();
         on_event(TrainEvent::Finished(Box::new(summary.clone())));
         Ok(summary)
+    }
+
+    /// Hands the kept model to the store; a page first brings its weights to the CPU without
+    /// blocking, since the store's reads would block.
+    async fn save_model(&mut self, kept: &Classifier, card: &ModelCard) -> Result<(), String> {
+        #[cfg(target_arch = "wasm32")]
+        let kept = &super::reads::on_cpu_async(kept.clone()).await?;
+        self.store.save_model(kept, card)
     }
 
     /// The weights the run keeps and their (1-based) epoch: the last, or the best one, held in

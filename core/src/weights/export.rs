@@ -117,6 +117,14 @@ pub fn write_safetensors(
     spec: &ModelSpec,
     path: &Path,
 ) -> Result<usize, String> {
+    let (bytes, count) = safetensors_bytes(model, spec)?;
+    crate::run_folder::write_atomically(path, &bytes)
+        .map_err(|e| format!("could not write {}: {e}", path.display()))?;
+    Ok(count)
+}
+
+/// [`write_safetensors`]'s file as bytes (a page's download), and how many tensors it holds.
+pub fn safetensors_bytes(model: &Classifier, spec: &ModelSpec) -> Result<(Vec<u8>, usize), String> {
     let prefixes = torch_prefixes(model, spec);
     let tensors = crate::train::reads::module_tensors(model, Box::new(BurnToPyTorchAdapter))?;
     let mut named: Vec<(String, Dtype, Vec<usize>, Vec<u8>)> = Vec::new();
@@ -148,10 +156,6 @@ pub fn write_safetensors(
         })
         .collect::<Result<Vec<_>, _>>()?;
     let count = views.len();
-    let partial = path.with_extension("partial");
-    safetensors::serialize_to_file(views, None, &partial)
-        .map_err(|e| format!("could not write {}: {e}", partial.display()))?;
-    std::fs::rename(&partial, path)
-        .map_err(|e| format!("could not write {}: {e}", path.display()))?;
-    Ok(count)
+    let bytes = safetensors::serialize(views, None).map_err(|e| e.to_string())?;
+    Ok((bytes, count))
 }

@@ -261,6 +261,17 @@ pub fn write_onnx(
     card: &ModelCard,
     path: &Path,
 ) -> Result<(), String> {
+    let bytes = onnx_bytes(model, spec, card)?;
+    crate::run_folder::write_atomically(path, &bytes)
+        .map_err(|e| format!("could not write {}: {e}", path.display()))
+}
+
+/// [`write_onnx`]'s file as bytes (a page's download).
+pub fn onnx_bytes(
+    model: &Classifier,
+    spec: &ModelSpec,
+    card: &ModelCard,
+) -> Result<Vec<u8>, String> {
     let tensors = crate::train::reads::module_tensors(model, Box::new(IdentityAdapter))?;
     let mut graph = Graph {
         nodes: Vec::new(),
@@ -312,10 +323,7 @@ pub fn write_onnx(
         }),
         ..Default::default()
     };
-    let partial = path.with_extension("partial");
-    std::fs::write(&partial, model_proto.encode_to_vec())
-        .map_err(|e| format!("could not write {}: {e}", partial.display()))?;
-    std::fs::rename(&partial, path).map_err(|e| format!("could not write {}: {e}", path.display()))
+    Ok(model_proto.encode_to_vec())
 }
 
 /// Names the output of the node that makes `value` `name`.
