@@ -10,7 +10,8 @@
 #   engine  (engine.html) the training loop alone, one line per event.
 # After the window page, two more visits in the same browser profile check that the page's runs
 # outlast a reload (the browser's storage): the second finds the run again, imports its downloaded
-# archive (the runs panel's Import run…) and deletes the original; the third finds the import alone.
+# archive (the runs panel's Import run…), deletes the original and renames the import; the third
+# finds the renamed import alone.
 # PAGES may name several, comma separated: one build serves them all.
 # Prints the page's size, its load time (and the window's first frame), the run's steps per second
 # and accuracy; fails unless the run completes above MIN_ACCURACY (and, for the window, its plots
@@ -133,8 +134,8 @@ if page.startswith("visit"):
     name = open(os.path.join(work, "kept_name")).read()
     print(f"runs back after a reload: {report['restored']}; imported: {report.get('imported')} "
           f"({report.get('import_notice')}); left: {report['after']}; notice: {report['notice']}")
-    imported = f"{name}-2"
-    expected = ([name], [imported]) if page == "visit2" else ([imported], [imported])
+    imported, kept = f"{name}-2", f"{name[:15]}-kept"
+    expected = ([name], [kept]) if page == "visit2" else ([kept], [kept])
     if page == "visit2" and sorted(report.get("imported") or []) != sorted([name, imported]):
         sys.exit("the run's archive was not imported beside the run")
     if (report["restored"], report["after"]) != expected:

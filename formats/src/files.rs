@@ -129,6 +129,33 @@ impl MemoryFiles {
         }
     }
 
+    /// Moves every file under the folder `from` to the same place under `to`, as a disk's
+    /// folder rename would; refused when `from` is no folder or `to` already holds something.
+    pub fn rename(&mut self, from: &Path, to: &Path) -> io::Result<()> {
+        let refused = |reason: String| io::Error::new(io::ErrorKind::InvalidInput, reason);
+        let (Some(from), Some(to)) = (key(from), key(to)) else {
+            return Err(refused(
+                "a folder of the tree cannot climb out with `..`".into(),
+            ));
+        };
+        if !self.is_dir(&from) {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("no folder is called {}", from.display()),
+            ));
+        }
+        if self.is_dir(&to) || self.is_file(&to) || to.starts_with(&from) {
+            return Err(refused(format!("{} is already taken", to.display())));
+        }
+        let moved: Vec<PathBuf> = self.under(&from).map(|(path, _)| path.clone()).collect();
+        for path in moved {
+            if let (Some(bytes), Ok(rest)) = (self.files.remove(&path), path.strip_prefix(&from)) {
+                self.files.insert(to.join(rest), bytes);
+            }
+        }
+        Ok(())
+    }
+
     /// Moves every file of `other` in, dropping first whatever lay under its top folders, so
     /// a folder chosen again replaces what was chosen before.
     pub fn replace_with(&mut self, other: MemoryFiles) {
@@ -290,6 +317,36 @@ mod tests {
         reader.read_to_string(&mut text).unwrap();
         assert_eq!((text.as_str(), len_bytes), ("pets/dog/a/1.png", 16));
         assert!(tree.open(Path::new("pets/dog")).is_err());
+    }
+
+    #[test]
+    fn a_memory_folder_renamed_moves_all_its_files_and_nothing_else() {
+        let mut tree = pets();
+        tree.insert("pets/catalog.txt", vec![7]).unwrap();
+        tree.rename(Path::new("pets/cat"), Path::new("pets/kitten"))
+            .unwrap();
+        assert!(!tree.is_dir(Path::new("pets/cat")));
+        let mut text = String::new();
+        let (mut reader, _) = tree.open(Path::new("pets/kitten/2.jpg")).unwrap();
+        reader.read_to_string(&mut text).unwrap();
+        drop(reader);
+        assert_eq!(text, "pets/cat/2.jpg", "the bytes moved with the file");
+        assert!(
+            tree.is_file(Path::new("pets/catalog.txt")),
+            "a sibling stays"
+        );
+        assert_eq!(tree.len(), 5);
+        for taken in ["pets/dog", "notes.txt", "pets/kitten/inner"] {
+            let refused = tree.rename(Path::new("pets/kitten"), Path::new(taken));
+            assert!(refused.is_err(), "{taken}");
+        }
+        assert_eq!(
+            tree.rename(Path::new("pets/cow"), Path::new("pets/ox"))
+                .unwrap_err()
+                .kind(),
+            io::ErrorKind::NotFound
+        );
+        assert_eq!(tree.len(), 5);
     }
 
     #[test]

@@ -312,10 +312,19 @@ impl Window {
     /// Deletes the listed run whose folder is named `name`, as its *Delete…* does once confirmed.
     pub fn delete_run(&self, name: String) -> Result<(), JsValue> {
         let mut app = self.app()?;
-        let listed = app.runs.runs.iter().find(|run| run.folder_name() == name);
-        let path = listed.map(|run| run.path.clone());
-        let path = path.ok_or_else(|| JsValue::from_str(&format!("no run {name} is listed")))?;
+        let path = listed_run(&app, &name)?;
         app.act_on_runs(RunsAction::Delete(path));
+        Ok(())
+    }
+
+    /// Renames the listed run whose folder is named `name` to `new_name`, as its *Rename…* does.
+    pub fn rename_run(&self, name: String, new_name: String) -> Result<(), JsValue> {
+        let mut app = self.app()?;
+        let path = listed_run(&app, &name)?;
+        app.act_on_runs(RunsAction::Rename {
+            path,
+            name: new_name,
+        });
         Ok(())
     }
 
@@ -367,4 +376,11 @@ impl Window {
 fn current_run(app: &KilnApp) -> Result<std::path::PathBuf, JsValue> {
     let path = app.session.as_ref().map(|s| s.history.path.clone());
     path.ok_or_else(|| JsValue::from_str("the window has no run"))
+}
+
+/// The folder of the listed run named `name`.
+fn listed_run(app: &KilnApp, name: &str) -> Result<std::path::PathBuf, JsValue> {
+    let listed = app.runs.runs.iter().find(|run| run.folder_name() == name);
+    let path = listed.map(|run| run.path.clone());
+    path.ok_or_else(|| JsValue::from_str(&format!("no run {name} is listed")))
 }

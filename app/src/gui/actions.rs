@@ -202,7 +202,17 @@ impl KilnApp {
                 }
             }
             RunsAction::Rename { path, name } => {
-                match run_folder::rename_run(&path, &name) {
+                #[cfg(not(target_arch = "wasm32"))]
+                let renamed = run_folder::rename_run(&path, &name);
+                #[cfg(target_arch = "wasm32")]
+                let renamed = run_folder::page_runs::with_mut(|runs| {
+                    run_folder::rename_run_in(runs, &path, &name)
+                })
+                .inspect(|new_path| {
+                    super::page_store::forget(&path);
+                    super::page_store::keep(new_path);
+                });
+                match renamed {
                     Ok(new_path) => {
                         if self.runs.selected.remove(&path) {
                             self.runs.selected.insert(new_path);

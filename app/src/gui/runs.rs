@@ -430,10 +430,8 @@ fn run_row_ui(
         {
             actions.push(RunsAction::Resume(run.path.clone()));
         }
-        // A page's runs are named by their folders in its memory; renaming them is for later.
-        if !cfg!(target_arch = "wasm32")
-            && ui
-                .add_enabled(editable, egui::Button::new("Rename…").small())
+        if ui
+            .add_enabled(editable, egui::Button::new("Rename…").small())
             .on_hover_text("Give the run a new name; its folder is renamed too.")
             .clicked()
         {
@@ -441,7 +439,7 @@ fn run_row_ui(
         }
         if ui
             .add_enabled(editable, egui::Button::new("Delete…").small())
-            .on_hover_text("Remove the run's folder from disk.")
+            .on_hover_text("Remove the run and its folder (in a page: from this browser's storage).")
             .clicked()
         {
             *confirm_delete = Some(run.path.clone());

@@ -5,11 +5,11 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use kiln_formats::files::{Disk, FileTree};
+use kiln_formats::files::{Disk, FileTree, MemoryFiles};
 
 use super::{
-    CONFIG_FILE, FolderError, check_run_folder, folder_name_of, io_err, is_run_folder_in,
-    write_atomically,
+    CONFIG_FILE, FolderError, check_run_folder, check_run_folder_in, folder_name_of, io_err,
+    is_run_folder_in, write_atomically,
 };
 use crate::config::ExperimentDraft;
 
@@ -91,37 +91,12 @@ pub fn check_run_name(name: &str) -> Result<(), FolderError> {
 ///
 /// A run still being trained must not be renamed: its writer holds the old path.
 pub fn rename_run(folder: &Path, new_name: &str) -> Result<PathBuf, FolderError> {
-    check_run_name(new_name)?;
-    check_run_folder(folder)?;
-    let old_name = folder_name_of(folder);
-    let new_folder_name = match timestamp_prefix(&old_name) {
-        Some(ts) => format!("{ts}-{new_name}"),
-        None => new_name.to_owned(),
-    };
-    let target = folder.with_file_name(&new_folder_name);
-
-    // Everything that can be refused is checked before anything changes.
-    let config_path = folder.join(CONFIG_FILE);
-    let old_config = match fs::read_to_string(&config_path) {
-        Ok(text) => Some(text),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(e) => return Err(io_err("read", &config_path)(e)),
-    };
-    let new_config = match &old_config {
-        Some(text) => {
-            // Read as a run's config, so a folder from before validation splits keeps reading
-            // as validated on test once its config is written back.
-            let mut draft =
-                ExperimentDraft::from_run_config(text, &config_path.display().to_string())
-                    .map_err(|e| FolderError::Config {
-                        path: config_path.clone(),
-                        message: e.to_string(),
-                    })?;
-            draft.name = new_name.to_owned();
-            Some(draft.to_toml())
-        }
-        None => None,
-    };
+    let Renaming {
+        target,
+        config_path,
+        old_config,
+        new_config,
+    } = plan_rename(&Disk, folder, new_name)?;
     if target != folder && fs::symlink_metadata(&target).is_ok() {
         return Err(FolderError::Exists { path: target });
     }
@@ -140,6 +115,92 @@ pub fn rename_run(folder: &Path, new_name: &str) -> Result<PathBuf, FolderError>
         return Err(io_err("rename", folder)(e));
     }
     Ok(target)
+}
+
+/// [`rename_run`] for a run held in memory, as a browser page keeps its runs.
+pub fn rename_run_in(
+    files: &mut MemoryFiles,
+    folder: &Path,
+    new_name: &str,
+) -> Result<PathBuf, FolderError> {
+    let Renaming {
+        target,
+        config_path,
+        new_config,
+        ..
+    } = plan_rename(files, folder, new_name)?;
+    if target != folder {
+        files
+            .rename(folder, &target)
+            .map_err(io_err("rename", folder))?;
+    }
+    if let Some(text) = new_config {
+        let moved = target.join(config_path.strip_prefix(folder).unwrap_or(&config_path));
+        files
+            .insert(&moved, text.into_bytes())
+            .map_err(io_err("write", &moved))?;
+    }
+    Ok(target)
+}
+
+/// What renaming a run changes, worked out before anything does.
+struct Renaming {
+    /// The folder's new path.
+    target: PathBuf,
+    /// Its config.toml (at the old path).
+    config_path: PathBuf,
+    /// The config's text as it was, where the folder has one.
+    old_config: Option<String>,
+    /// The config's text with the new name.
+    new_config: Option<String>,
+}
+
+/// Checks `new_name` and the run in `tree`, and works out [`Renaming`]: the folder becomes
+/// `<timestamp part of old name>-<new_name>` in the same parent (just `<new_name>` if the old
+/// name has no timestamp), and config.toml's `name` becomes `new_name`.
+fn plan_rename(
+    tree: &dyn FileTree,
+    folder: &Path,
+    new_name: &str,
+) -> Result<Renaming, FolderError> {
+    check_run_name(new_name)?;
+    check_run_folder_in(tree, folder)?;
+    let old_name = folder_name_of(folder);
+    let new_folder_name = match timestamp_prefix(&old_name) {
+        Some(ts) => format!("{ts}-{new_name}"),
+        None => new_name.to_owned(),
+    };
+    let target = folder.with_file_name(&new_folder_name);
+    let config_path = folder.join(CONFIG_FILE);
+    let old_config = match super::read_bytes(tree, &config_path) {
+        Ok(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(io_err("read", &config_path)(e)),
+    };
+    let new_config = match &old_config {
+        Some(text) => {
+            // Read as a run's config, so a folder from before validation splits keeps reading
+            // as validated on test once its config is written back.
+            let mut draft =
+                ExperimentDraft::from_run_config(text, &config_path.display().to_string())
+                    .map_err(|e| FolderError::Config {
+                        path: config_path.clone(),
+                        message: e.to_string(),
+                    })?;
+            draft.name = new_name.to_owned();
+            Some(draft.to_toml())
+        }
+        None => None,
+    };
+    if target != folder && (tree.is_dir(&target) || tree.is_file(&target)) {
+        return Err(FolderError::Exists { path: target });
+    }
+    Ok(Renaming {
+        target,
+        config_path,
+        old_config,
+        new_config,
+    })
 }
 
 /// Deletes the run folder, refusing anything that is not a run folder (no config.toml and no

@@ -45,7 +45,9 @@ pub use checkpoint::{
     CheckpointError, CheckpointState, FolderStore, ResumePoint, Slot, can_resume, find, load_model,
     load_optimizer, slot_folder,
 };
-pub use manage::{MAX_NAME_CHARS, check_run_name, delete_run, list_runs, list_runs_in, rename_run};
+pub use manage::{
+    MAX_NAME_CHARS, check_run_name, delete_run, list_runs, list_runs_in, rename_run, rename_run_in,
+};
 pub(crate) use reader::read_bytes;
 pub use reader::{RunHistory, load_predictions, load_predictions_in};
 pub use rows::{EpochRow, MetricsRow, PredictionRow};

@@ -7,8 +7,8 @@ use burn::tensor::Bytes;
 
 use super::{CARD_FILE, MODEL_FILE, write_atomically};
 use crate::model::{Classifier, ModelCard};
+use crate::train::RunStore;
 use crate::train::reads::weights_bytes;
-use crate::train::{Restored, RunCounters, RunStore};
 
 /// Saves `model` and its card into `folder`, each through a temporary name and a rename, so a
 /// crash never leaves a half-written model that looks complete.
@@ -54,36 +54,6 @@ impl PageStore {
 }
 
 impl RunStore for PageStore {
-    fn resumes_after(&self) -> Option<usize> {
-        None
-    }
-
-    fn restore(
-        &mut self,
-        model: Classifier,
-        optimizer: burn::optim::ModuleOptimizer,
-    ) -> Result<Restored, String> {
-        Ok(Restored {
-            model,
-            optimizer,
-            counters: None,
-        })
-    }
-
-    fn save_checkpoint(
-        &mut self,
-        _: &Classifier,
-        _: &burn::optim::ModuleOptimizer,
-        _: &RunCounters,
-        _: bool,
-    ) -> Result<(), String> {
-        Ok(())
-    }
-
-    fn restore_best(&mut self, _: Classifier) -> Result<Option<Classifier>, String> {
-        Ok(None)
-    }
-
     fn save_model(&mut self, model: &Classifier, card: &ModelCard) -> Result<(), String> {
         let (weights_bytes, card_text) = model_files(model, card)?;
         super::page_runs::with_mut(|runs| {

@@ -687,3 +687,38 @@ fn a_reloaded_page_gets_back_the_runs_the_browser_kept_and_names_those_it_cannot
         "a deleted run has nothing to keep"
     );
 }
+
+#[test]
+fn a_page_run_renamed_keeps_its_rows_under_the_new_name_and_refuses_what_the_disk_refuses() {
+    let experiment = ExperimentDraft {
+        name: "first".to_owned(),
+        ..ExperimentDraft::default()
+    }
+    .validate()
+    .unwrap();
+    let runs = Path::new(page_runs::RUNS_DIR);
+    let mut folder = RunFolder::create_in_page(runs, &experiment).unwrap();
+    record_two_epochs(&mut folder);
+    let path = folder.path().to_owned();
+    let stamp = folder_name_of(&path)[..15].to_owned();
+    let taken = runs.join(format!("{stamp}-taken")).join(CONFIG_FILE);
+    page_runs::with_mut(|files| files.insert(&taken, b"name = \"taken\"\n".to_vec())).unwrap();
+    let before = page_runs::with(|files| RunHistory::load_in(files, &path)).unwrap();
+
+    let renamed = page_runs::with_mut(|files| rename_run_in(files, &path, "second")).unwrap();
+    assert_eq!(folder_name_of(&renamed), format!("{stamp}-second"));
+    let after = page_runs::with(|files| RunHistory::load_in(files, &renamed)).unwrap();
+    assert_eq!(after.name, "second");
+    assert_eq!(after.metrics, before.metrics);
+    assert_eq!(after.epochs, before.epochs);
+    assert!(!page_runs::with(|files| {
+        kiln_formats::files::FileTree::is_dir(files, &path)
+    }));
+
+    let err = page_runs::with_mut(|files| rename_run_in(files, &renamed, "taken")).unwrap_err();
+    assert!(matches!(err, FolderError::Exists { .. }), "{err}");
+    let err = page_runs::with_mut(|files| rename_run_in(files, &renamed, "a b")).unwrap_err();
+    assert!(matches!(err, FolderError::BadName { .. }), "{err}");
+    let err = page_runs::with_mut(|files| rename_run_in(files, &path, "x")).unwrap_err();
+    assert!(matches!(err, FolderError::NotFound { .. }), "{err}");
+}

@@ -304,22 +304,22 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_completed_run_keeps_a_model_that_predicts_as_it_did() {
-        let folder = crate::data::test_dir("saved-model");
-        let experiment = tiny_experiment(2);
-        std::fs::write(folder.join("config.toml"), experiment.to_toml()).unwrap();
-        let control = Control::new();
+    /// The test predictions of `experiment` on the tiny data set, trained into `store`.
+    fn predictions_of_a_run_kept_by(
+        experiment: &Experiment,
+        store: Box<dyn RunStore>,
+    ) -> crate::results::TestPredictions {
         let mut predictions = None;
+        let preparation = Preparation {
+            load_secs: 0.0,
+            store,
+        };
         train(
-            &experiment,
+            experiment,
             &tiny_dataset(),
             &cpu(),
-            Preparation {
-                load_secs: 0.0,
-                store: Box::new(crate::run_folder::FolderStore::new(&folder)),
-            },
-            &control,
+            preparation,
+            &Control::new(),
             &mut |event| {
                 if let TrainEvent::Predictions(p) = event {
                     predictions = Some(p);
@@ -327,12 +327,14 @@ mod tests {
             },
         )
         .unwrap();
-        let predictions = predictions.unwrap();
-        assert!(
-            !folder.join("model.tmp").exists(),
-            "no half-written file is left"
-        );
-        let predictor = crate::predict::Predictor::load(&folder).expect("the model loads back");
+        predictions.expect("a completed run predicts its test images")
+    }
+
+    /// `predictor` ranks a few test images as the run that saved it predicted them.
+    fn assert_predicts_as_the_run(
+        predictor: &crate::predict::Predictor,
+        predictions: &crate::results::TestPredictions,
+    ) {
         let test = tiny_dataset().test;
         for index in [0, 1, 7] {
             let ranked = predictor.classify_pixels(&test.images[index * 16..(index + 1) * 16]);
@@ -342,6 +344,23 @@ mod tests {
             let total: f32 = ranked.iter().map(|(_, p)| p).sum();
             assert!((total - 1.0).abs() < 1e-4);
         }
+    }
+
+    #[test]
+    fn a_completed_run_keeps_a_model_that_predicts_as_it_did() {
+        let folder = crate::data::test_dir("saved-model");
+        let experiment = tiny_experiment(2);
+        std::fs::write(folder.join("config.toml"), experiment.to_toml()).unwrap();
+        let predictions = predictions_of_a_run_kept_by(
+            &experiment,
+            Box::new(crate::run_folder::FolderStore::new(&folder)),
+        );
+        assert!(
+            !folder.join("model.tmp").exists(),
+            "no half-written file is left"
+        );
+        let predictor = crate::predict::Predictor::load(&folder).expect("the model loads back");
+        assert_predicts_as_the_run(&predictor, &predictions);
         // A folder without a model says so instead of failing obscurely.
         let empty = crate::data::test_dir("no-model");
         assert!(matches!(
@@ -361,35 +380,15 @@ mod tests {
             )
         })
         .unwrap();
-        let mut predictions = None;
-        train(
+        let predictions = predictions_of_a_run_kept_by(
             &experiment,
-            &tiny_dataset(),
-            &cpu(),
-            Preparation {
-                load_secs: 0.0,
-                store: Box::new(crate::run_folder::PageStore::new(&folder)),
-            },
-            &Control::new(),
-            &mut |event| {
-                if let TrainEvent::Predictions(p) = event {
-                    predictions = Some(p);
-                }
-            },
-        )
-        .unwrap();
-        let predictions = predictions.unwrap();
+            Box::new(crate::run_folder::PageStore::new(&folder)),
+        );
         let predictor = crate::run_folder::page_runs::with(|runs| {
             crate::predict::Predictor::load_in(runs, &folder)
         })
         .expect("the model loads back from the page's memory");
-        let test = tiny_dataset().test;
-        for index in [0, 1, 7] {
-            let ranked = predictor.classify_pixels(&test.images[index * 16..(index + 1) * 16]);
-            let expected = &predictions.class_names[usize::from(predictions.predicted[index])];
-            assert_eq!(&ranked[0].0, expected, "image {index}");
-            assert!((ranked[0].1 - predictions.confidence[index]).abs() < 1e-4);
-        }
+        assert_predicts_as_the_run(&predictor, &predictions);
         assert!(
             !crate::run_folder::page_runs::with(|runs| {
                 kiln_formats::files::FileTree::is_dir(runs, &folder.join("checkpoints"))

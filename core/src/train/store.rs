@@ -17,45 +17,17 @@ pub struct Restored {
     pub counters: Option<RunCounters>,
 }
 
-/// What the loop hands over to be kept, and where a resumed run comes from.
+/// What the loop hands over to be kept, and where a resumed run comes from. The provided
+/// methods are those of a store that keeps no checkpoints (a run starts anew, epochs are not
+/// kept): such a store says only where the completed model goes.
 pub trait RunStore {
     /// Epochs the checkpoint a resumed run goes on from had completed; none for a new run.
-    fn resumes_after(&self) -> Option<usize>;
-
-    /// Loads the checkpoint a resumed run goes on from into the freshly built `model` and
-    /// `optimizer`; a run that starts anew gets both back as they are.
-    fn restore(
-        &mut self,
-        model: Classifier,
-        optimizer: ModuleOptimizer,
-    ) -> Result<Restored, String>;
-
-    /// Keeps an evaluated epoch; `best` when the selection rule calls it the best so far.
-    fn save_checkpoint(
-        &mut self,
-        model: &Classifier,
-        optimizer: &ModuleOptimizer,
-        counters: &RunCounters,
-        best: bool,
-    ) -> Result<(), String>;
-
-    /// The best epoch's weights loaded into `model`, for a run that keeps the best and met it
-    /// before a resume; none when this store keeps no checkpoints.
-    fn restore_best(&mut self, model: Classifier) -> Result<Option<Classifier>, String>;
-
-    /// Keeps a completed run's model, with the card that says how to feed it an image.
-    fn save_model(&mut self, model: &Classifier, card: &ModelCard) -> Result<(), String>;
-}
-
-/// A store that keeps nothing: runs in tests, `kiln bench`, anything without a folder.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct KeepNothing;
-
-impl RunStore for KeepNothing {
     fn resumes_after(&self) -> Option<usize> {
         None
     }
 
+    /// Loads the checkpoint a resumed run goes on from into the freshly built `model` and
+    /// `optimizer`; a run that starts anew gets both back as they are.
     fn restore(
         &mut self,
         model: Classifier,
@@ -68,20 +40,34 @@ impl RunStore for KeepNothing {
         })
     }
 
+    /// Keeps an evaluated epoch; `best` when the selection rule calls it the best so far.
     fn save_checkpoint(
         &mut self,
-        _: &Classifier,
-        _: &ModuleOptimizer,
-        _: &RunCounters,
-        _: bool,
+        model: &Classifier,
+        optimizer: &ModuleOptimizer,
+        counters: &RunCounters,
+        best: bool,
     ) -> Result<(), String> {
+        let _ = (model, optimizer, counters, best);
         Ok(())
     }
 
-    fn restore_best(&mut self, _: Classifier) -> Result<Option<Classifier>, String> {
+    /// The best epoch's weights loaded into `model`, for a run that keeps the best and met it
+    /// before a resume; none when this store keeps no checkpoints.
+    fn restore_best(&mut self, model: Classifier) -> Result<Option<Classifier>, String> {
+        let _ = model;
         Ok(None)
     }
 
+    /// Keeps a completed run's model, with the card that says how to feed it an image.
+    fn save_model(&mut self, model: &Classifier, card: &ModelCard) -> Result<(), String>;
+}
+
+/// A store that keeps nothing: runs in tests, `kiln bench`, anything without a folder.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KeepNothing;
+
+impl RunStore for KeepNothing {
     fn save_model(&mut self, _: &Classifier, _: &ModelCard) -> Result<(), String> {
         Ok(())
     }
