@@ -236,11 +236,7 @@ impl KilnApp {
                 self.refresh_runs();
             }
             RunsAction::TryModel(path) => {
-                #[cfg(not(target_arch = "wasm32"))]
-                let opened = TryModel::open(&data::files::Disk, &path);
-                #[cfg(target_arch = "wasm32")]
-                let opened = run_folder::page_runs::with(|runs| TryModel::open(runs, &path));
-                self.try_model = Some(opened);
+                self.try_model = Some(super::with_run_files(|tree| TryModel::open(tree, &path)));
             }
             RunsAction::ExportModel(path) => self.export_model(&path),
             RunsAction::Resume(path) => self.resume(&path),
@@ -401,8 +397,8 @@ impl KilnApp {
         let name = run
             .file_name()
             .map_or_else(|| "model".to_owned(), |n| n.to_string_lossy().into_owned());
-        let downloaded = run_folder::page_runs::with(|runs| {
-            kiln_core::predict::Predictor::load_in(runs, run).map_err(|e| e.to_string())
+        let downloaded = super::with_run_files(|tree| {
+            kiln_core::predict::Predictor::load_in(tree, run).map_err(|e| e.to_string())
         })
         .and_then(|predictor| {
             let (model, spec) = (predictor.model(), predictor.spec());

@@ -58,8 +58,8 @@ impl KilnApp {
         }
     }
 
-    /// Takes in what the browser's storage and the page's archive chooser delivered: runs of
-    /// an earlier visit, a failed write, an archive to import.
+    /// Takes in what the browser's storage and the page's file chooser delivered: runs of an
+    /// earlier visit, a failed write, an archive to import, an image to try.
     #[cfg(target_arch = "wasm32")]
     fn poll_page_storage(&mut self) {
         for news in page_store::news() {
@@ -168,12 +168,7 @@ impl KilnApp {
                 {
                     return;
                 }
-                #[cfg(not(target_arch = "wasm32"))]
-                let loaded = run_folder::load_predictions(&path);
-                #[cfg(target_arch = "wasm32")]
-                let loaded = run_folder::page_runs::with(|runs| {
-                    run_folder::load_predictions_in(runs, &path)
-                });
+                let loaded = with_run_files(|tree| run_folder::load_predictions_in(tree, &path));
                 let loaded = loaded.unwrap_or_else(|e| {
                     self.notice = Some(e.to_string());
                     None

@@ -252,13 +252,8 @@ impl KilnApp {
     }
 
     fn refresh_runs(&mut self) {
-        #[cfg(not(target_arch = "wasm32"))]
-        let read = self.runs.refresh(&data::files::Disk, &self.runs_dir);
-        #[cfg(target_arch = "wasm32")]
-        let read = run_folder::page_runs::with(|runs| {
-            let runs_dir = Path::new(run_folder::page_runs::RUNS_DIR);
-            self.runs.refresh(runs, runs_dir)
-        });
+        // A page's runs folder is always page_runs::RUNS_DIR (`RunsDir::Fixed`, kiln-web).
+        let read = with_run_files(|tree| self.runs.refresh(tree, &self.runs_dir));
         if let Err(reason) = read {
             self.notice = Some(reason);
         }
@@ -290,6 +285,19 @@ impl KilnApp {
                 .filter(|r| Some(&r.path) != live_path.as_ref()),
         );
         runs
+    }
+}
+
+/// Runs `read` on where the window's run folders are: the disk, or in a page the runs it
+/// keeps in its memory.
+fn with_run_files<R>(read: impl FnOnce(&dyn data::files::FileTree) -> R) -> R {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        read(&data::files::Disk)
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        run_folder::page_runs::with(|runs| read(runs))
     }
 }
 
