@@ -5,14 +5,16 @@
 #           button starts it, followed to its end, then the runs panel's CSV export, the run's
 #           Archive… and Export model (whose downloads the page catches and sends back) and Try…
 #           on an image;
-#   folder  the window again, its run on an image folder of generated PNGs handed to the page as
-#           its folder chooser hands over a visitor's folder (a script cannot fill the chooser);
+#   folder  the window again, its run (torchvision's ResNet-18) on an image folder of generated PNGs
+#           handed to the page as its folder chooser hands over a visitor's folder (a script cannot
+#           fill the chooser), then a second run that starts from the safetensors the first exported;
 #   engine  (engine.html) the training loop alone, one line per event.
 # After the window page, two more visits in the same browser profile check that the page's runs
 # outlast a reload (the browser's storage): the second finds the run again, imports its downloaded
 # archive (the runs panel's Import run…), deletes the original and renames the import; the third
 # finds the renamed import alone.
-# PAGES may name several, comma separated: one build serves them all.
+# PAGES may name several, comma separated: one build serves them all. With KILN_WEB_SCREENSHOTS=DIR
+# each page's window, as drawn once its report is in, is saved as DIR/PAGE.png (DevTools protocol).
 # Prints the page's size, its load time (and the window's first frame), the run's steps per second
 # and accuracy; fails unless the run completes above MIN_ACCURACY (and, for the window, its plots
 # have points and the export downloaded the run's rows).
@@ -108,12 +110,17 @@ check_page() {
     --enable-unsafe-webgpu --enable-features=Vulkan --use-vulkan=swiftshader \
     --use-webgpu-adapter=swiftshader --enable-unsafe-swiftshader \
     --enable-logging=stderr --v=0 \
+    ${KILN_WEB_SCREENSHOTS:+--window-size=1280,800 --remote-debugging-port=$((port + 1))} \
     "http://127.0.0.1:$port/$url&epochs=$epochs&device=$device" >"$work/chromium.log" 2>&1 &
   browser=$!
   for _ in $(seq 1 ${KILN_WEB_TIMEOUT:-900}); do
     [ -e "$work/result.json" ] || [ -e "$work/failure.json" ] && break
     sleep 1
   done
+  if [ -n "${KILN_WEB_SCREENSHOTS:-}" ]; then
+    mkdir -p "$KILN_WEB_SCREENSHOTS"
+    python3 bench/cdp_screenshot.py $((port + 1)) "$KILN_WEB_SCREENSHOTS/$page.png" || true
+  fi
   stop_browser
   if [ -e "$work/failure.json" ]; then
     echo "the page failed: $(cat "$work/failure.json")"
@@ -205,6 +212,18 @@ if len(exported) != 1 or not exported[0]["name"].endswith(".csv") or not rows:
     problems.append("the CSV export did not download the run's rows")
 if page == "folder" and sum(status["split_images"] or []) != 300:
     problems.append("the run did not train on the chosen folder's 300 images")
+# The folder page's second run starts from the safetensors its first run exported.
+second = report.get("pretrained")
+if page == "folder":
+    print(f"second run from the exported {second.get('weights_file')}: {second.get('state')}, "
+          f"{second.get('pretrained_tensors')} tensors loaded, test accuracy {second.get('test_accuracy') or 0.0:.4f}; "
+          f"notice: {second.get('notice')}")
+    # torchvision's batch-norm step counters are in the file but have no place in Kiln's network.
+    counted = [key for key in header if not key.endswith(".num_batches_tracked")]
+    if not counted or second.get("pretrained_tensors") != len(counted):
+        problems.append("the second run did not start from every tensor of the exported model")
+    if second.get("state") != "Finished(Completed)" or (second.get("test_accuracy") or 0.0) < minimum:
+        problems.append(f"the run from the exported weights did not complete above {minimum} test accuracy")
 if problems:
     sys.exit("; ".join(problems))
 PY

@@ -257,7 +257,7 @@ fn load_data(
         let path = source
             .resolve(&experiment.model, experiment.data_dir.as_deref())
             .map_err(TrainError::from)?;
-        if !path.is_file() {
+        if !data::with_files(|files| files.is_file(&path)) {
             Err(TrainError::from(crate::weights::WeightsError::NoFile {
                 path,
             }))?;

@@ -238,9 +238,34 @@ impl Window {
         Ok(())
     }
 
+    /// Sets the form's batch size, as typing in the Batch size field would.
+    pub fn set_batch_size(&self, batch_size: usize) -> Result<(), JsValue> {
+        *self.app()?.form.number_mut(Setting::BatchSize) = batch_size.to_string();
+        Ok(())
+    }
+
     /// Picks the form's device ("cpu" or "gpu:0", the page's WebGPU), as the Device list would.
     pub fn set_device(&self, device: String) -> Result<(), JsValue> {
         self.app()?.form.device = device;
+        Ok(())
+    }
+
+    /// Picks the form's architecture by its name in the Model list's type (`"Cnn"`,
+    /// `"ResNet18ImageNet"`, …), as the list would.
+    pub fn set_model(&self, kind: String) -> Result<(), JsValue> {
+        let kind = serde_json::from_value(serde_json::Value::String(kind.clone()))
+            .map_err(|_| JsValue::from_str(&format!("no model kind {kind}")))?;
+        self.app()?.form.model = kind;
+        Ok(())
+    }
+
+    /// Starts the form's network from a weights file as the page's chooser would deliver it
+    /// (its name and bytes), as picking *Weights: file* and *Choose file…* would; the file
+    /// reaches the form on the next frame.
+    pub fn start_from_weights(&self, name: String, bytes: Vec<u8>) -> Result<(), JsValue> {
+        let mut app = self.app()?;
+        app.form.start_from = kiln::gui::StartFrom::File;
+        app.receive_file(kiln::gui::FileChoice::Weights, name, bytes);
         Ok(())
     }
 
@@ -358,6 +383,14 @@ impl Window {
             "storage_busy": app.page_storage_busy(),
             "runs": app.runs.runs.iter().map(|run| run.folder_name()).collect::<Vec<_>>(),
             "folder": app.form.folder.as_ref().map(|folder| folder.display().to_string()),
+            "pretrained_tensors": session
+                .and_then(|s| s.start.as_ref())
+                .and_then(|start| start.pretrained.as_ref())
+                .map(|loaded| loaded.tensors),
+            "weights_file": app.form.weights_file.as_ref().map(|f| f.display().to_string()),
+            "model": session
+                .and_then(|s| s.history.config.as_ref())
+                .map(|config| config.model.title()),
             "split_images": session
                 .and_then(|s| s.start.as_ref())
                 .map(|start| [start.train_len, start.val_len, start.test_len]),

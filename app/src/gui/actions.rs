@@ -84,16 +84,7 @@ impl KilnApp {
             SetupAction::ChooseDataDir => self.choose_data_folder(DataChoice::NamedSetFolder),
             SetupAction::Fetch => self.start_fetch(),
             SetupAction::FetchWeights(arch) => self.start_download(Download::Weights(arch)),
-            SetupAction::ChooseWeightsFile => {
-                let asked = files::pick_file(
-                    "Pretrained weights (torchvision .pth or .safetensors)",
-                    "weights",
-                    &["pth", "pt", "safetensors"],
-                );
-                if let Some(file) = self.chosen(asked) {
-                    self.form.weights_file = Some(file);
-                }
-            }
+            SetupAction::ChooseWeightsFile => self.choose_weights_file(),
             SetupAction::AddRemoteBox => self.remote_boxes.open_dialog(),
             SetupAction::InspectData => match self.form.check().experiment {
                 Some(experiment) => {
@@ -115,6 +106,25 @@ impl KilnApp {
         }
     }
 
+    /// Asks for a weights file to start from: the system's dialog, or a page's chooser, whose
+    /// file arrives later (a page reads safetensors only).
+    fn choose_weights_file(&mut self) {
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            if let Some(file) = files::pick_file(
+                "Pretrained weights (torchvision .pth or .safetensors)",
+                "weights",
+                &["pth", "pt", "safetensors"],
+            ) {
+                self.form.weights_file = Some(file);
+            }
+        }
+        #[cfg(target_arch = "wasm32")]
+        if let Err(reason) = files::choose_file(files::FileChoice::Weights, &self.ctx) {
+            self.notice = Some(reason);
+        }
+    }
+
     /// Downloads the data set the form names, if it is one Kiln downloads.
     pub(super) fn start_fetch(&mut self) {
         if let Some(remote) = self.form.dataset.remote() {
@@ -125,9 +135,19 @@ impl KilnApp {
     /// Starts `what` downloading into the form's data folder (or the usual one).
     fn start_download(&mut self, what: Download) {
         if cfg!(target_arch = "wasm32") {
+            let way = match what {
+                Download::Dataset(_) => {
+                    "Download it yourself and choose its folder with Choose data folder…".to_owned()
+                }
+                Download::Weights(arch) => format!(
+                    "Download {} yourself, save it as .safetensors (a page cannot read a .pth) \
+                     and start from that file",
+                    kiln_core::weights::fetch::ImageNetWeights::of(arch).file_name
+                ),
+            };
             self.fetch_message = Some(format!(
                 "{} cannot be downloaded into a browser page: the mirrors do not let pages read \
-                 their files. Download it yourself and choose its folder with Choose data folder…",
+                 their files. {way}",
                 what.display_name()
             ));
             return;
@@ -365,12 +385,11 @@ impl KilnApp {
     fn import_run(&mut self) {
         #[cfg(not(target_arch = "wasm32"))]
         {
-            let asked = files::pick_file(
+            let Some(archive) = files::pick_file(
                 "Import run",
                 "Run folder archive",
                 &[run_folder::ARCHIVE_EXTENSION, "gz", "tgz"],
-            );
-            let Some(archive) = self.chosen(asked) else {
+            ) else {
                 return;
             };
             let runs_dir = self.runs_dir.clone();

@@ -37,6 +37,8 @@ pub enum FileChoice {
     RunArchive,
     /// An image for *Try the model*.
     ImageToTry,
+    /// Pretrained weights to start from: a `.safetensors` file, which a page can read.
+    Weights,
 }
 
 #[cfg(target_arch = "wasm32")]
@@ -46,6 +48,7 @@ impl FileChoice {
         match self {
             Self::RunArchive => ".tar,.tgz,.gz,application/x-tar,application/gzip",
             Self::ImageToTry => ".png,.jpg,.jpeg,image/png,image/jpeg",
+            Self::Weights => ".safetensors",
         }
     }
 }
@@ -152,20 +155,14 @@ pub fn pick_folder(title: &str, start: Option<&Path>) -> Result<Option<PathBuf>,
     }
 }
 
-/// Asks for one file whose extension is one of `extensions` (`kind` names them).
-pub fn pick_file(title: &str, kind: &str, extensions: &[&str]) -> Result<Option<PathBuf>, String> {
-    #[cfg(not(target_arch = "wasm32"))]
-    {
-        Ok(rfd::FileDialog::new()
-            .set_title(title)
-            .add_filter(kind, extensions)
-            .pick_file())
-    }
-    #[cfg(target_arch = "wasm32")]
-    {
-        let _ = (title, kind, extensions);
-        Err(NOT_IN_PAGE.to_owned())
-    }
+/// Asks for one file whose extension is one of `extensions` (`kind` names them); a page asks
+/// with [`choose_file`] instead.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn pick_file(title: &str, kind: &str, extensions: &[&str]) -> Option<PathBuf> {
+    rfd::FileDialog::new()
+        .set_title(title)
+        .add_filter(kind, extensions)
+        .pick_file()
 }
 
 /// Asks where to save a file, offering `filters` (a name and its extensions) and `file_name`.

@@ -85,6 +85,12 @@ impl KilnApp {
                     (Err(reason), _) => self.notice = Some(reason),
                     (Ok(_), None) => {}
                 },
+                files::FileChoice::Weights => {
+                    match file.and_then(|(name, bytes)| data::chosen::keep_weights(&name, bytes)) {
+                        Ok(path) => self.form.weights_file = Some(path),
+                        Err(reason) => self.notice = Some(reason),
+                    }
+                }
             }
         }
     }

@@ -57,7 +57,9 @@ pub use profile::{ProfiledRun, step_profile_ui};
 
 pub use runs::{ExportKind, RunsAction, RunsPanel, runs_ui};
 pub use session::{Session, SessionState};
-pub use setup::{DatasetKind, FormCheck, SetupAction, SetupContext, SetupForm, setup_ui};
+pub use setup::{
+    DatasetKind, FormCheck, SetupAction, SetupContext, SetupForm, StartFrom, setup_ui,
+};
 
 use answer::Answer;
 pub use cell_images::{CellImages, cell_images_ui};
@@ -209,7 +211,7 @@ impl KilnApp {
             .runs_dir
             .at_launch(remembered.chosen_runs_dir.as_deref());
         let mut form = remembered.form;
-        let forgotten = forget_chosen_folders(&mut form, cfg!(target_arch = "wasm32"));
+        let forgotten = forget_chosen_files(&mut form, cfg!(target_arch = "wasm32"));
         let mut app = Self {
             ctx,
             form,
@@ -497,25 +499,30 @@ pub fn run(runs_dir: RunsDir) -> anyhow::Result<()> {
 }
 
 /// A browser page keeps a visitor's chosen files only while it is open, so after a reload the
-/// folders the remembered form names are gone: they are cleared, and the sentence says to
-/// choose them again (a run would otherwise fail on a folder that "does not exist").
-fn forget_chosen_folders(form: &mut setup::SetupForm, in_page: bool) -> Option<String> {
+/// folders and weights file the remembered form names are gone: they are cleared, and the
+/// sentence says to choose them again (a run would otherwise fail on a file that "does not
+/// exist").
+fn forget_chosen_files(form: &mut setup::SetupForm, in_page: bool) -> Option<String> {
     if !in_page {
         return None;
     }
-    let names: Vec<String> = [form.folder.take(), form.data_dir.take()]
+    let chosen = [
+        form.folder.take(),
+        form.data_dir.take(),
+        form.weights_file.take(),
+    ];
+    let names: Vec<String> = chosen
         .into_iter()
         .flatten()
-        .map(|folder| folder.display().to_string())
+        .map(|chosen| chosen.display().to_string())
         .collect();
-    let them = match names.len() {
-        0 => return None,
-        1 => "it",
-        _ => "them",
+    let (listed, them) = match names.split_last() {
+        None => return None,
+        Some((last, [])) => (last.clone(), "it"),
+        Some((last, rest)) => (format!("{} and {last}", rest.join(", ")), "them"),
     };
     Some(format!(
-        "the page let go of {} when it was reloaded (a page keeps chosen files only while it is open); choose {them} again or drop {them} on the page",
-        names.join(" and ")
+        "the page let go of {listed} when it was reloaded (a page keeps chosen files only while it is open); choose {them} again or drop {them} on the page"
     ))
 }
 
@@ -524,24 +531,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_reloaded_page_clears_the_chosen_folders_it_no_longer_holds_and_says_so() {
+    fn a_reloaded_page_clears_the_chosen_files_it_no_longer_holds_and_says_so() {
         let mut form = setup::SetupForm {
             folder: Some(PathBuf::from("colours")),
             data_dir: Some(PathBuf::from("fashion")),
+            weights_file: Some(PathBuf::from("chosen weights/tuned.safetensors")),
             ..setup::SetupForm::default()
         };
         let kept = form.clone();
-        assert_eq!(forget_chosen_folders(&mut form, false), None);
+        assert_eq!(forget_chosen_files(&mut form, false), None);
         assert_eq!(form, kept, "the desktop's folders stay on its disk");
-        let notice = forget_chosen_folders(&mut form, true).unwrap();
-        assert!(notice.contains("colours and fashion"), "{notice}");
+        let notice = forget_chosen_files(&mut form, true).unwrap();
+        assert!(
+            notice.contains("colours, fashion and chosen weights/tuned.safetensors"),
+            "{notice}"
+        );
         assert!(notice.contains("choose them again"), "{notice}");
         assert_eq!((&form.folder, &form.data_dir), (&None, &None));
+        assert_eq!(form.weights_file, None);
         form.folder = Some(PathBuf::from("colours"));
-        let notice = forget_chosen_folders(&mut form, true).unwrap();
+        let notice = forget_chosen_files(&mut form, true).unwrap();
         assert!(notice.contains("go of colours when") && notice.contains("choose it again"));
         let mut empty = setup::SetupForm::default();
-        assert_eq!(forget_chosen_folders(&mut empty, true), None);
+        assert_eq!(forget_chosen_files(&mut empty, true), None);
     }
 
     #[test]

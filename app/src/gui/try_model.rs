@@ -147,7 +147,7 @@ fn open_image(ctx: &egui::Context, state: &mut TryModel) {
     #[cfg(not(target_arch = "wasm32"))]
     {
         let _ = ctx;
-        if let Ok(Some(path)) =
+        if let Some(path) =
             super::files::pick_file("Image to try", "Images", &["png", "jpg", "jpeg"])
         {
             state.try_file(&path);

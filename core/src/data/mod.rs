@@ -4,7 +4,7 @@
 //! device once. Natively the files are this computer's; a browser page has no disk and reads the
 //! files its visitor chose ([`chosen`]), under the same paths a desktop would show.
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(any(target_arch = "wasm32", test))]
 pub mod chosen;
 pub mod fetch;
 mod holdout;
@@ -35,7 +35,7 @@ use fetch::RemoteDataset;
 
 /// Runs `read` on the files a data set is read from here: this computer's disk natively, the
 /// visitor's chosen files in a browser page.
-fn with_files<R>(read: impl FnOnce(&dyn FileTree) -> R) -> R {
+pub(crate) fn with_files<R>(read: impl FnOnce(&dyn FileTree) -> R) -> R {
     #[cfg(not(target_arch = "wasm32"))]
     {
         read(&kiln_formats::files::Disk)

@@ -178,7 +178,11 @@ impl Start {
         let pretrained = match &experiment.weights {
             Some(source) if resumes_after.is_none() || probing => {
                 let path = source.resolve(&experiment.model, experiment.data_dir.as_deref())?;
-                Some(crate::weights::load(&mut model, &experiment.model, &path)?)
+                Some(crate::weights::load_here(
+                    &mut model,
+                    &experiment.model,
+                    &path,
+                )?)
             }
             _ => None,
         };

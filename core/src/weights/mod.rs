@@ -162,6 +162,16 @@ pub enum WeightsError {
         /// The path given.
         path: PathBuf,
     },
+    /// A `.pth` file's bytes, which burn-store can read only from a disk (a browser page's).
+    #[error(
+        "{} is a PyTorch file, which Kiln reads only from a disk: in a browser page, start from its .safetensors twin (`safetensors.torch.save_file(torch.load(\"{}\"), \"weights.safetensors\")` in Python writes one), or train in Kiln's desktop app.",
+        path.display(),
+        path.file_name().unwrap_or_default().to_string_lossy()
+    )]
+    PytorchInMemory {
+        /// The file's name.
+        path: PathBuf,
+    },
     /// The file could not be opened or parsed.
     #[error(
         "{} is not a readable PyTorch (.pth) or safetensors file ({reason}); download it again or export it with torch.save / safetensors.torch.save_file.",
@@ -258,10 +268,70 @@ impl Format {
 /// Grey images meet a colour file's first convolution by summing its three input filters into
 /// one (what timm does): the network then sees a grey image as it saw one in colour.
 pub fn load(model: &mut Classifier, spec: &ModelSpec, path: &Path) -> Result<Loaded, WeightsError> {
-    match load_as_is(model, spec, path) {
+    load_from(model, spec, Source::Disk(path))
+}
+
+/// Loads a `.safetensors` file's `bytes` into `model` as [`load`] loads a file; `name` stands
+/// for the file in sentences and tells its format. A `.pth` is refused: burn-store reads one
+/// only from a disk, so a browser page takes safetensors.
+pub fn load_bytes(
+    model: &mut Classifier,
+    spec: &ModelSpec,
+    name: &Path,
+    bytes: &[u8],
+) -> Result<Loaded, WeightsError> {
+    load_from(model, spec, Source::Memory(name, bytes))
+}
+
+/// Loads the weights file at `path` from where this build finds files: the disk natively, the
+/// visitor's chosen files in a browser page.
+pub fn load_here(
+    model: &mut Classifier,
+    spec: &ModelSpec,
+    path: &Path,
+) -> Result<Loaded, WeightsError> {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        load(model, spec, path)
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        let bytes = crate::data::chosen::with(|files| crate::run_folder::read_bytes(files, path))
+            .map_err(|_| WeightsError::NoFile {
+            path: path.to_owned(),
+        })?;
+        load_bytes(model, spec, path, &bytes)
+    }
+}
+
+/// Where a weights file's bytes are.
+#[derive(Debug, Clone, Copy)]
+enum Source<'a> {
+    /// A file on this computer's disk.
+    Disk(&'a Path),
+    /// A file's bytes, and the name it goes by.
+    Memory(&'a Path, &'a [u8]),
+}
+
+impl Source<'_> {
+    /// The file's path or name, for sentences and its format.
+    fn path(&self) -> &Path {
+        match self {
+            Self::Disk(path) | Self::Memory(path, _) => path,
+        }
+    }
+}
+
+/// [`load`] from either source.
+fn load_from(
+    model: &mut Classifier,
+    spec: &ModelSpec,
+    source: Source,
+) -> Result<Loaded, WeightsError> {
+    match load_as_is(model, spec, source) {
         Err(WeightsError::WrongShape {
             expected, found, ..
-        }) if is_grey_against_colour(&expected, &found) => load_into_grey(model, spec, path),
+        }) if is_grey_against_colour(&expected, &found) => load_into_grey(model, spec, source),
         other => other,
     }
 }
@@ -271,12 +341,12 @@ fn is_grey_against_colour(expected: &[usize], found: &[usize]) -> bool {
     matches!((expected, found), ([_, 1, _, _], [_, 3, _, _])) && expected[0] == found[0]
 }
 
-/// Loads `path` into a colour twin of `model` and hands `model` the twin with its first
+/// Loads `source` into a colour twin of `model` and hands `model` the twin with its first
 /// convolution's filters summed over red, green and blue.
 fn load_into_grey(
     model: &mut Classifier,
     spec: &ModelSpec,
-    path: &Path,
+    source: Source,
 ) -> Result<Loaded, WeightsError> {
     let Classifier::Torchvision(net) = &*model else {
         return Err(WeightsError::NotPretrainable {
@@ -296,7 +366,7 @@ fn load_into_grey(
         crate::model::InitScheme::PytorchDefault,
         &head.device(),
     ));
-    let loaded = load_as_is(&mut colour, spec, path)?;
+    let loaded = load_as_is(&mut colour, spec, source)?;
     if let Classifier::Torchvision(net) = colour {
         *model = Classifier::Torchvision(net.with_grey_stem());
     }
@@ -306,49 +376,63 @@ fn load_into_grey(
     })
 }
 
-/// Loads `path` into `model` exactly as the file has it.
+/// Loads `source` into `model` exactly as the file has it.
 fn load_as_is(
     model: &mut Classifier,
     spec: &ModelSpec,
-    path: &Path,
+    source: Source,
 ) -> Result<Loaded, WeightsError> {
     let arch = spec
         .torchvision()
         .ok_or_else(|| WeightsError::NotPretrainable {
             model: spec.title(),
         })?;
+    let path = source.path();
     let unreadable = |reason: String| WeightsError::Unreadable {
         path: path.to_owned(),
         reason,
     };
-    match std::fs::metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(WeightsError::NoFile {
+    let format = Format::of(path);
+    match source {
+        Source::Disk(path) => match std::fs::metadata(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(WeightsError::NoFile {
+                    path: path.to_owned(),
+                });
+            }
+            Err(e) => return Err(unreadable(e.to_string())),
+            Ok(_) => {}
+        },
+        Source::Memory(path, _) if format == Format::Pytorch => {
+            return Err(WeightsError::PytorchInMemory {
                 path: path.to_owned(),
             });
         }
-        Err(e) => return Err(unreadable(e.to_string())),
-        Ok(_) => {}
+        Source::Memory(..) => {}
     }
     let remapper = torch_to_kiln(arch).map_err(unreadable)?;
     // Partial and unvalidated, so burn-store hands back everything that did not fit and the
     // sentence below can name the first of it. A reader that panics on a damaged archive
     // costs this load, not the program; the half-loaded model is dropped by the caller.
-    let applied =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match Format::of(path) {
-            Format::Pytorch => model
+    let applied = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match source {
+        Source::Disk(path) if format == Format::Pytorch => model
+            .load_from(
+                &mut PytorchStore::from_file(path)
+                    .remap(remapper)
+                    .skip_enum_variants(true)
+                    .map_indices_contiguous(false)
+                    .allow_partial(true)
+                    .validate(false),
+            )
+            .map_err(|e| e.to_string()),
+        _ => {
+            let store = match source {
+                Source::Disk(path) => SafetensorsStore::from_file(path),
+                Source::Memory(_, bytes) => SafetensorsStore::from_bytes(Some(bytes.to_vec())),
+            };
+            model
                 .load_from(
-                    &mut PytorchStore::from_file(path)
-                        .remap(remapper)
-                        .skip_enum_variants(true)
-                        .map_indices_contiguous(false)
-                        .allow_partial(true)
-                        .validate(false),
-                )
-                .map_err(|e| e.to_string()),
-            Format::Safetensors => model
-                .load_from(
-                    &mut SafetensorsStore::from_file(path)
+                    &mut store
                         .with_from_adapter(PyTorchToBurnAdapter)
                         .remap(remapper)
                         .skip_enum_variants(true)
@@ -356,8 +440,9 @@ fn load_as_is(
                         .allow_partial(true)
                         .validate(false),
                 )
-                .map_err(|e| e.to_string()),
-        }));
+                .map_err(|e| e.to_string())
+        }
+    }));
     let result = match applied {
         Ok(result) => result.map_err(unreadable)?,
         Err(payload) => {

@@ -403,6 +403,52 @@ fn grey_images_take_a_colour_file_with_its_first_filters_summed() {
 }
 
 #[test]
+fn a_pages_file_bytes_load_as_the_file_does_and_a_pth_in_memory_names_its_way_out() {
+    // A grey network from a colour file: the path that reads the file twice.
+    let path = file("bytes-for-grey.safetensors");
+    write_safetensors(&resnet18_dict(5), &path);
+    let bytes = std::fs::read(&path).expect("just written");
+    let spec = ModelSpec::ResNet18ImageNet;
+    let mut from_disk = build(&spec, 1, 5);
+    let mut from_bytes = build(&spec, 1, 5);
+    let on_disk = load(&mut from_disk, &spec, &path).expect("it adapts");
+    let in_memory = load_bytes(
+        &mut from_bytes,
+        &spec,
+        Path::new("chosen weights/bytes-for-grey.safetensors"),
+        &bytes,
+    )
+    .expect("it adapts");
+    assert_eq!(on_disk, in_memory);
+    assert!(in_memory.grey_stem);
+    let weights = |model: &Classifier| export::safetensors_bytes(model, &spec).expect("exported");
+    assert_eq!(weights(&from_disk), weights(&from_bytes));
+
+    let mut model = build(&spec, 3, 5);
+    let cut = load_bytes(
+        &mut model,
+        &spec,
+        Path::new("cut.safetensors"),
+        &bytes[..bytes.len() / 2],
+    )
+    .expect_err("half a file");
+    assert!(matches!(cut, WeightsError::Unreadable { .. }), "{cut}");
+    let pth = load_bytes(
+        &mut model,
+        &spec,
+        Path::new("chosen weights/resnet18-f37072fd.pth"),
+        &bytes,
+    )
+    .expect_err("a .pth from memory");
+    let sentence = pth.to_string();
+    assert!(
+        sentence.contains("torch.load(\"resnet18-f37072fd.pth\")"),
+        "{sentence}"
+    );
+    assert!(sentence.contains("desktop app"), "{sentence}");
+}
+
+#[test]
 fn colour_images_and_a_grey_file_are_told_apart() {
     let mut dict = resnet18_dict(5);
     dict[0].1 = vec![64, 1, 7, 7];
