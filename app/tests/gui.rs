@@ -122,6 +122,31 @@ fn setup_panel_snapshot() {
     harness.snapshot("setup_panel");
 }
 
+/// Rough edge seen in the page's screenshot: a long weights file name widened the Setup panel
+/// and squeezed the plots off the central panel; a long folder path did the same.
+#[test]
+fn a_long_chosen_path_leaves_the_setup_panel_its_width() {
+    let long = "/home/someone/photos/a-folder-with-a-long-name-for-every-photo-of-the-garden";
+    let mut draft = kiln_core::config::ExperimentDraft {
+        model: kiln_core::model::ModelSpec::ResNet18ImageNet,
+        weights: Some(kiln_core::weights::WeightsSource::File(PathBuf::from(
+            format!("{long}/resnet18-fine-tuned-on-the-garden-photos-of-this-summer.safetensors"),
+        ))),
+        ..Default::default()
+    };
+    draft.dataset = kiln_core::data::DatasetSpec::Folder {
+        path: PathBuf::from(long),
+        image_size: 64,
+    };
+    let mut harness = setup_harness(SetupForm::from_draft(&draft));
+    harness.run();
+    for button in ["Choose folder…", "Choose file…"] {
+        let rect = harness.get_by_label(button).rect();
+        assert!(rect.max.x <= 380.0, "{button} at {rect:?}");
+    }
+    harness.get_by_label("resnet18-fine-tuned-on-the-garden-photos-of-this-summer.safetensors");
+}
+
 #[test]
 fn setup_panel_marks_bad_values_where_typed() {
     let form = SetupForm::default()

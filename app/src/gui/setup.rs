@@ -2,7 +2,7 @@
 //! a bad value is marked where it was typed instead of being silently clamped.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use kiln_core::config::{
     self, ClassWeights, ConfigError, Experiment, ExperimentDraft, FineTune, InputScaling, Keep,
@@ -755,6 +755,24 @@ fn number_text(numbers: &mut BTreeMap<Setting, String>, setting: Setting) -> &mu
     })
 }
 
+/// A chosen folder's or file's name, cut to fit beside its button with the whole path on hover:
+/// a long path would otherwise widen the Setup panel and squeeze the plots.
+fn path_label(ui: &mut egui::Ui, path: Option<&Path>) {
+    let Some(path) = path else {
+        ui.label("(none chosen)");
+        return;
+    };
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    ui.scope(|ui| {
+        ui.set_max_width(120.0);
+        ui.add(egui::Label::new(name).truncate())
+            .on_hover_text(path.display().to_string());
+    });
+}
+
 /// A reason in the error colour, wrapped to the field column so it never runs off the panel.
 fn error_label(ui: &mut egui::Ui, reason: &str) {
     let color = ui.visuals().error_fg_color;
@@ -865,11 +883,7 @@ fn data_rows_ui(
     if form.dataset == DatasetKind::Folder {
         ui.label("Folder");
         ui.horizontal(|ui| {
-            let shown = form
-                .folder
-                .as_ref()
-                .map_or("(none chosen)".to_owned(), |p| p.display().to_string());
-            ui.label(shown);
+            path_label(ui, form.folder.as_deref());
             if ui
                 .button("Choose folder…")
                 .on_hover_text("A folder with one sub-folder of PNG/JPEG images per class.")
@@ -1022,11 +1036,7 @@ fn start_from_ui(
         StartFrom::File => {
             ui.label("");
             ui.horizontal(|ui| {
-                let shown = form
-                    .weights_file
-                    .as_ref()
-                    .map_or("(none chosen)".to_owned(), |p| p.display().to_string());
-                ui.label(shown);
+                path_label(ui, form.weights_file.as_deref());
                 if ui.button("Choose file…").clicked() {
                     actions.push(SetupAction::ChooseWeightsFile);
                 }
