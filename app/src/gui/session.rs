@@ -104,16 +104,21 @@ impl Session {
         Ok(Self::new(control, messages, history, epochs))
     }
 
-    /// A browser page keeps no run folders yet, so it has no stopped run to continue.
+    /// A page continues no run: it writes no checkpoints, because Burn reads an optimizer's
+    /// state (Adam's moments) back from WebGPU only with a blocking read, which panics in a page.
     #[cfg(target_arch = "wasm32")]
     pub fn resume_run(
         folder: &Path,
         _devices: Option<Vec<DeviceChoice>>,
         _wake: impl Fn() + 'static,
     ) -> Result<Self, String> {
+        let name = folder
+            .file_name()
+            .unwrap_or(folder.as_os_str())
+            .to_string_lossy();
         Err(format!(
-            "{} cannot be resumed here: a browser page keeps no run folders yet",
-            folder.display()
+            "{name} cannot go on in a page, which keeps no checkpoints; Archive… it and use \
+             Import run… in the desktop app, which resumes a run that kept its checkpoints"
         ))
     }
 
