@@ -221,6 +221,22 @@ fn plots_snapshot_overlays_two_runs() {
     harness.snapshot("plots");
 }
 
+#[test]
+fn plots_of_a_run_without_rows_yet_show_each_charts_own_range() {
+    // Seen in a page: a started run waiting for its first readback drew −0.5…0.5 on every
+    // chart, a negative accuracy among them.
+    let mut waiting = fake_history("started", 0.1, 9000.0);
+    waiting.metrics.clear();
+    waiting.epochs.clear();
+    let labels = ["started".to_owned()];
+    let histories = [&waiting];
+    let mut harness = Harness::builder().with_size([900.0, 620.0]).build_ui(|ui| {
+        plots_ui(ui, &plot_runs(&histories, &labels), &[], XAxis::Steps);
+    });
+    harness.run();
+    harness.snapshot("plots_waiting");
+}
+
 fn app_harness(runs_dir: &Path) -> Harness<'static, KilnApp> {
     let runs_dir = runs_dir.to_owned();
     Harness::builder()
@@ -338,6 +354,26 @@ fn a_start_click_trains_plots_and_lists_the_run() {
     let listed = app.runs.runs.iter().find(|r| r.path == folder).unwrap();
     assert_eq!(listed.epochs.len(), 2);
     assert_eq!(listed.metrics.len(), session.history.metrics.len());
+}
+
+#[test]
+fn a_started_run_is_listed_while_it_trains() {
+    // Seen in a page: the runs panel said "No runs yet: press Start." for a whole run.
+    let runs_dir = scratch_dir("listed-live");
+    let mut harness = app_harness(&runs_dir);
+    start_small_run(&mut harness, "live", 200, 128);
+    step_until(&mut harness, 300, |app| {
+        app.session.as_ref().is_some_and(|s| s.start.is_some())
+    });
+    let app = harness.state();
+    let session = app.session.as_ref().unwrap();
+    assert!(session.state.is_active(), "{:?}", session.state);
+    assert!(
+        app.runs.runs.iter().any(|r| r.path == session.history.path),
+        "the running run is not in the list"
+    );
+    harness.state_mut().session.as_mut().unwrap().cancel();
+    step_until(&mut harness, 300, |app| !app.is_training());
 }
 
 #[test]

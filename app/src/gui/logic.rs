@@ -19,13 +19,16 @@ impl KilnApp {
         }
         #[cfg(target_arch = "wasm32")]
         self.poll_page_storage();
-        let mut finished = false;
+        let mut list_again = false;
         if let Some(session) = &mut self.session {
             let was_active = session.state.is_active();
+            let folder_before = session.history.path.clone();
             session.drain(DRAIN_BUDGET);
-            finished = was_active && !session.state.is_active();
+            // A run is listed (as running) once its folder exists, and again when it ends.
+            let created = session.history.path != folder_before;
+            list_again = created || (was_active && !session.state.is_active());
         }
-        if finished {
+        if list_again {
             self.refresh_runs();
         }
         if let Some(job) = &mut self.fetch

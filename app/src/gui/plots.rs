@@ -125,8 +125,23 @@ fn chart_ui(
             .x_axis_formatter(|mark, _| tick_label(mark.value, mark.step_size))
             .y_axis_formatter(|mark, _| tick_label(mark.value, mark.step_size))
             .x_axis_label(x_axis.caption());
-        if runs.is_empty() && bands.is_empty() {
-            // Without data egui_plot shows −0.5…0.5; a chart's own range reads as one waiting.
+        // Each run's points before the plot is built: a chart with none yet (no runs, or a run
+        // that has not read back its first window) gets its own range, not egui_plot's −0.5…0.5.
+        let lines: Vec<_> = runs
+            .iter()
+            .map(|run| {
+                let as_plot = |points: Vec<(f64, f64)>| -> Vec<[f64; 2]> {
+                    points.into_iter().map(|(x, y)| [x, y]).collect()
+                };
+                let train = as_plot(chart.train_points(run.history, x_axis));
+                let eval = as_plot(chart.eval_points(run.history, x_axis));
+                (run, train, eval)
+            })
+            .collect();
+        let no_points = lines
+            .iter()
+            .all(|(_, train, eval)| train.is_empty() && eval.is_empty());
+        if no_points && bands.is_empty() {
             let top = if chart == Chart::Accuracy { 100.0 } else { 1.0 };
             plot = plot
                 .include_x(0.0)
@@ -154,13 +169,8 @@ fn chart_ui(
                         );
                     }
                 }
-                for run in runs {
+                for (run, train, test) in lines {
                     let history = run.history;
-                    let as_plot = |points: Vec<(f64, f64)>| -> Vec<[f64; 2]> {
-                        points.into_iter().map(|(x, y)| [x, y]).collect()
-                    };
-                    let train = as_plot(chart.train_points(history, x_axis));
-                    let test = as_plot(chart.eval_points(history, x_axis));
                     let train_name = match chart.has_eval_line() {
                         true => format!("{} train", run.label),
                         false => run.label.to_owned(),
