@@ -3,8 +3,9 @@
 # Chromium on its SwiftShader WebGPU adapter:
 #   window  (index.html) the window itself: a short run on the built-in data started as its Start
 #           button starts it, followed to its end, then the runs panel's CSV export, the run's
-#           Archive… and Export model (whose downloads the page catches and sends back) and Try…
-#           on an image;
+#           Archive… and Export model (whose downloads the page catches and sends back), Try…
+#           on an image, then a run of two epochs stopped after its first and resumed in the page
+#           from its checkpoint (its Resume run);
 #   folder  the window again, its run (torchvision's ResNet-18) on an image folder of generated PNGs
 #           handed to the page as its folder chooser hands over a visitor's folder (a script cannot
 #           fill the chooser), then a second run that starts from the safetensors the first exported;
@@ -224,6 +225,19 @@ if page == "folder":
         problems.append("the second run did not start from every tensor of the exported model")
     if second.get("state") != "Finished(Completed)" or (second.get("test_accuracy") or 0.0) < minimum:
         problems.append(f"the run from the exported weights did not complete above {minimum} test accuracy")
+# The window page's run stopped after its first epoch goes on from its checkpoint in the page.
+resumed = report.get("resumed")
+if resumed:
+    stopped, ended = resumed["stopped"], resumed["resumed"]
+    print(f"stopped after epoch {stopped['epochs']} ({stopped['state']}), resumed from epoch "
+          f"{ended.get('first_epoch')}: {ended['state']}, {ended['epochs']} epoch(s), test accuracy "
+          f"{ended.get('test_accuracy') or 0.0:.4f}; notice: {ended.get('notice')}")
+    if stopped["state"] != "Finished(Cancelled)" or ended.get("first_epoch") != stopped["epochs"]:
+        problems.append("the stopped run did not resume in the page from its checkpoint")
+    if ended["state"] != "Finished(Completed)" or ended["epochs"] != 2 or ended["run"] != stopped["run"]:
+        problems.append("the resumed run did not complete its two epochs in its own folder")
+elif page == "window":
+    problems.append("the window page did not report its stopped and resumed run")
 if problems:
     sys.exit("; ".join(problems))
 PY

@@ -1,9 +1,9 @@
 //! One run from start to end: load the data, check the experiment against it, pick the device,
 //! create (or reopen) the run folder, train, and record every event there. Nothing is written
-//! before every check has passed. In a browser page ([`execute_in_page`]) the same steps run
-//! without a folder.
+//! before every check has passed. In a browser page ([`execute_in_page`], [`resume_in_page`])
+//! the same steps run on the page's devices, into a run folder among the page's runs.
 
-use std::fs;
+use kiln_formats::files::{Disk, FileTree};
 use std::path::{Path, PathBuf};
 #[cfg(not(target_arch = "wasm32"))]
 use std::sync::Arc;
@@ -12,10 +12,8 @@ use web_time::Instant;
 use crate::config::{ConfigError, Experiment};
 use crate::data::{self, DataError, ImageDataset};
 use crate::device::{self, DeviceChoice, DeviceError};
-#[cfg(not(target_arch = "wasm32"))]
-use crate::run_folder::FolderStore;
-use crate::run_folder::RunFolder;
 use crate::run_folder::{self, CONFIG_FILE, CheckpointError, FolderError, ResumePoint, Slot};
+use crate::run_folder::{FolderStore, RunFolder};
 use crate::train::RunOutcome;
 use crate::train::{self, Control, Preparation, RunSummary, TrainDevice, TrainError, TrainEvent};
 
@@ -133,6 +131,14 @@ pub enum ResumeError {
         /// Its epochs.
         epochs: usize,
     },
+    /// It completed and kept its model but not its checkpoints, as a page's runs do.
+    #[error(
+        "{path} completed and keeps its model, not its checkpoints; there is nothing to resume"
+    )]
+    Completed {
+        /// The folder.
+        path: PathBuf,
+    },
     /// Early stopping ended it: its patience had run out.
     #[error(
         "{path} stopped early after epoch {epoch} because validation stopped improving; there is nothing to resume (start a new run with a higher early_stop to train longer)"
@@ -154,12 +160,25 @@ pub fn resume_plan(
     run_folder: &Path,
     devices: Option<Vec<DeviceChoice>>,
 ) -> Result<(Experiment, ResumePoint), ResumeError> {
+    resume_plan_in(&Disk, run_folder, devices)
+}
+
+/// [`resume_plan`] of a run folder in `tree`: the disk, or a page's runs.
+pub fn resume_plan_in(
+    tree: &dyn FileTree,
+    run_folder: &Path,
+    devices: Option<Vec<DeviceChoice>>,
+) -> Result<(Experiment, ResumePoint), ResumeError> {
     let not_a_run = |reason: String| ResumeError::NotARun {
         path: run_folder.to_owned(),
         reason,
     };
     let config_path = run_folder.join(CONFIG_FILE);
-    let text = fs::read_to_string(&config_path)
+    let text = run_folder::read_bytes(tree, &config_path)
+        .and_then(|bytes| {
+            String::from_utf8(bytes)
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+        })
         .map_err(|e| not_a_run(format!("could not read config.toml ({e})")))?;
     let experiment = crate::config::ExperimentDraft::from_run_config(&text, "config.toml")
         .and_then(|mut draft| {
@@ -170,7 +189,14 @@ pub fn resume_plan(
             draft.validate()
         })
         .map_err(|e| not_a_run(e.to_string()))?;
-    let (folder, state) = run_folder::find(run_folder, Slot::Last)?;
+    let (folder, state) = match run_folder::find_in(tree, run_folder, Slot::Last) {
+        Err(CheckpointError::Missing(path))
+            if tree.is_file(&run_folder.join(run_folder::MODEL_FILE)) =>
+        {
+            return Err(ResumeError::Completed { path });
+        }
+        found => found?,
+    };
     let counters = &state.counters;
     if counters.is_over(experiment.epochs, experiment.early_stop) {
         let path = run_folder.to_owned();
@@ -302,8 +328,8 @@ fn together(
 
 /// [`execute`] in a browser page: the same data, checks and loop, on the page's devices
 /// ([`device::resolve_in_page`]), awaited on the page's event loop, recorded into a run folder
-/// among the page's runs ([`run_folder::page_runs`]).
-#[cfg(target_arch = "wasm32")]
+/// among the page's runs ([`run_folder::page_runs`]). Natively (for tests) the devices are
+/// resolved as [`execute`] does.
 pub async fn execute_in_page(
     experiment: &Experiment,
     control: &Control,
@@ -311,19 +337,80 @@ pub async fn execute_in_page(
     on_event: &mut dyn FnMut(&TrainEvent),
 ) -> Result<RunRecord, RunError> {
     let (data, load_secs) = load_data(experiment, on_stage)?;
+    let target = page_device(experiment).await?;
+    let runs_dir = Path::new(run_folder::page_runs::RUNS_DIR);
+    let folder = RunFolder::create_in_page(runs_dir, experiment)?;
+    let prepared = (data, load_secs, target);
+    train_in_page(
+        experiment, prepared, None, folder, control, on_stage, on_event,
+    )
+    .await
+}
+
+/// [`resume`] in a browser page: the stopped run in `run_folder` among the page's runs goes on
+/// from its last checkpoint there.
+pub async fn resume_in_page(
+    run_folder: &Path,
+    devices: Option<Vec<DeviceChoice>>,
+    control: &Control,
+    on_stage: &mut dyn FnMut(Stage),
+    on_event: &mut dyn FnMut(&TrainEvent),
+) -> Result<RunRecord, RunError> {
+    let (experiment, point) =
+        run_folder::page_runs::with(|runs| resume_plan_in(runs, run_folder, devices))?;
+    let (data, load_secs) = load_data(&experiment, on_stage)?;
+    let target = page_device(&experiment).await?;
+    let folder = RunFolder::reopen_in_page(run_folder, point.state.counters.epochs_completed)?;
+    let prepared = (data, load_secs, target);
+    train_in_page(
+        &experiment,
+        prepared,
+        Some(point),
+        folder,
+        control,
+        on_stage,
+        on_event,
+    )
+    .await
+}
+
+/// The page's devices of `experiment`, started without blocking.
+#[cfg(target_arch = "wasm32")]
+async fn page_device(experiment: &Experiment) -> Result<TrainDevice, RunError> {
     let first = device::resolve_in_page(&experiment.device).await?;
     device::check_precision(&first.0, &first.1, experiment.precision)?;
     let mut replicas = Vec::new();
     for choice in &experiment.data_parallel {
         replicas.push(device::resolve_in_page(choice).await?);
     }
-    let target = together(first, replicas);
-    let runs_dir = Path::new(run_folder::page_runs::RUNS_DIR);
-    let mut folder = RunFolder::create_in_page(runs_dir, experiment)?;
+    Ok(together(first, replicas))
+}
+
+/// The devices of `experiment` as [`execute`] resolves them: a page's run driven by a test.
+#[cfg(not(target_arch = "wasm32"))]
+async fn page_device(experiment: &Experiment) -> Result<TrainDevice, RunError> {
+    train_device(experiment)
+}
+
+/// Trains `experiment` on the prepared data and device into the page's run `folder`, from
+/// `resume` when given.
+async fn train_in_page(
+    experiment: &Experiment,
+    (data, load_secs, target): (ImageDataset, f64, TrainDevice),
+    resume: Option<ResumePoint>,
+    mut folder: RunFolder,
+    control: &Control,
+    on_stage: &mut dyn FnMut(Stage),
+    on_event: &mut dyn FnMut(&TrainEvent),
+) -> Result<RunRecord, RunError> {
     on_stage(Stage::FolderCreated(folder.path().to_owned()));
+    let store = FolderStore::in_page(folder.path());
     let preparation = Preparation {
         load_secs,
-        store: Box::new(run_folder::PageStore::new(folder.path())),
+        store: Box::new(match resume {
+            Some(point) => store.resuming(point),
+            None => store,
+        }),
     };
     let mut record_error = None;
     let result = train::train_async(
@@ -363,7 +450,7 @@ fn train_into(
             Preparation {
                 load_secs: prepared.load_secs,
                 store: Box::new(match resume {
-                    Some(point) => FolderStore::resuming(folder.path(), point),
+                    Some(point) => FolderStore::new(folder.path()).resuming(point),
                     None => FolderStore::new(folder.path()),
                 }),
             },
@@ -439,6 +526,7 @@ mod tests {
     use crate::device::DeviceChoice;
     use crate::model::{Activation, ModelSpec};
     use kiln_test_support::scratch_dir;
+    use std::fs;
 
     /// Runs `experiment` into `runs` with no one pausing it or listening to its events.
     fn execute_unwatched(experiment: &Experiment, runs: &Path) -> Result<RunRecord, RunError> {

@@ -11,10 +11,12 @@ use std::sync::Arc;
 
 use kiln_core::config::{Experiment, ExperimentDraft, OptimizerSpec, Schedule};
 use kiln_core::device::DeviceChoice;
+use kiln_core::executor::block_on;
 use kiln_core::model::{Activation, ModelSpec};
-use kiln_core::run::{execute, resume};
-use kiln_core::run_folder::{self, Slot};
+use kiln_core::run::{execute, execute_in_page, resume, resume_in_page};
+use kiln_core::run_folder::{self, Slot, page_runs};
 use kiln_core::train::{Control, RunOutcome, TrainEvent};
+use kiln_formats::files::FileTree;
 use kiln_test_support::scratch_dir;
 
 /// Held by each test for its whole length, so no two draw from the generator at once.
@@ -48,6 +50,24 @@ fn resumable_experiment() -> Experiment {
 fn epoch_results(folder: &Path) -> Vec<String> {
     fs::read_to_string(folder.join("epochs.csv"))
         .unwrap()
+        .lines()
+        .map(|line| line.split(',').take(5).collect::<Vec<_>>().join(","))
+        .collect()
+}
+
+/// The text of the file at `path` among this thread's page runs.
+fn page_text(path: &Path) -> String {
+    page_runs::with(|runs| {
+        let (mut file, _) = runs.open(path).unwrap();
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut file, &mut text).unwrap();
+        text
+    })
+}
+
+/// Result columns of a page run's epochs.csv.
+fn page_epoch_results(folder: &Path) -> Vec<String> {
+    page_text(&folder.join("epochs.csv"))
         .lines()
         .map(|line| line.split(',').take(5).collect::<Vec<_>>().join(","))
         .collect()
@@ -237,4 +257,93 @@ fn a_run_moves_to_another_device_when_it_resumes() {
     let config = fs::read_to_string(resumed.path.join("config.toml")).unwrap();
     assert!(config.contains("device = \"cpu\""), "{config}");
     let _ = fs::remove_dir_all(runs);
+}
+
+#[test]
+fn a_page_run_stopped_mid_epoch_and_resumed_in_the_page_ends_as_the_uninterrupted_one() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let experiment = resumable_experiment();
+    let straight = block_on(execute_in_page(
+        &experiment,
+        &Control::new(),
+        &mut |_| {},
+        &mut |_| {},
+    ))
+    .unwrap();
+    assert_eq!(straight.summary.outcome, RunOutcome::Completed);
+
+    let control = Control::new();
+    let stopped = block_on(execute_in_page(
+        &experiment,
+        &control,
+        &mut |_| {},
+        &mut |event| {
+            if let TrainEvent::Progress(p) = event
+                && p.epoch == 3
+            {
+                control.cancel();
+            }
+        },
+    ))
+    .unwrap();
+    assert_eq!(stopped.summary.outcome, RunOutcome::Cancelled);
+    assert_eq!(stopped.summary.epochs_completed, 2);
+    page_runs::with(|runs| {
+        assert!(run_folder::can_resume_in(
+            runs,
+            &stopped.path,
+            experiment.draft()
+        ));
+        assert!(run_folder::find_in(runs, &stopped.path, Slot::Best).is_ok());
+        assert!(
+            !run_folder::can_resume(&stopped.path, experiment.draft()),
+            "not on disk"
+        );
+    });
+
+    let mut first_epoch = None;
+    let resumed = block_on(resume_in_page(
+        &stopped.path,
+        None,
+        &Control::new(),
+        &mut |_| {},
+        &mut |event| {
+            if let TrainEvent::Started(info) = event {
+                first_epoch = Some(info.first_epoch);
+            }
+        },
+    ))
+    .unwrap();
+    assert_eq!(first_epoch, Some(2));
+    assert_eq!(resumed.path, stopped.path);
+    assert_eq!(resumed.summary.outcome, RunOutcome::Completed);
+    assert_eq!(resumed.summary.steps, straight.summary.steps);
+    assert_eq!(
+        page_epoch_results(&resumed.path),
+        page_epoch_results(&straight.path)
+    );
+    assert_eq!(
+        page_text(&resumed.path.join("predictions.csv")),
+        page_text(&straight.path.join("predictions.csv"))
+    );
+    page_runs::with(|runs| {
+        assert!(runs.is_file(&resumed.path.join("model.bpk")));
+        // A completed run in a page has no use for its checkpoints; the browser's storage
+        // would keep them with the run.
+        assert!(!runs.is_dir(&resumed.path.join("checkpoints")));
+        assert!(!run_folder::can_resume_in(
+            runs,
+            &resumed.path,
+            experiment.draft()
+        ));
+    });
+    let again = block_on(resume_in_page(
+        &resumed.path,
+        None,
+        &Control::new(),
+        &mut |_| {},
+        &mut |_| {},
+    ))
+    .unwrap_err();
+    assert!(again.to_string().contains("nothing to resume"), "{again}");
 }

@@ -334,6 +334,21 @@ impl Window {
         Ok(())
     }
 
+    /// Presses Cancel: the run under way ends at its next step boundary, keeping its checkpoints.
+    pub fn cancel_run(&self) -> Result<(), JsValue> {
+        self.app()?.cancel();
+        Ok(())
+    }
+
+    /// Presses the listed run's *Resume run*: the stopped run named `name` goes on from its last
+    /// checkpoint among the page's runs; a run that cannot says why in the notice line.
+    pub fn resume_run(&self, name: String) -> Result<(), JsValue> {
+        let mut app = self.app()?;
+        let path = listed_run(&app, &name)?;
+        app.act_on_runs(RunsAction::Resume(path));
+        Ok(())
+    }
+
     /// Deletes the listed run whose folder is named `name`, as its *Delete…* does once confirmed.
     pub fn delete_run(&self, name: String) -> Result<(), JsValue> {
         let mut app = self.app()?;
@@ -363,6 +378,8 @@ impl Window {
             "finished": session.is_some_and(|s| !s.state.is_active()),
             "progress_points": session.map_or(0, |s| s.history.metrics.len()),
             "epochs": session.map_or(0, |s| s.history.epochs.len()),
+            "first_epoch": session.and_then(|s| s.start.as_ref()).map(|start| start.first_epoch),
+            "run": session.map(|s| s.history.folder_name()),
             "test_accuracy": session
                 .and_then(|s| s.history.summary.as_ref())
                 .and_then(|summary| summary.final_test_accuracy),

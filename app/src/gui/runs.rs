@@ -115,7 +115,7 @@ impl RunsPanel {
                 // The config is already read; only the checkpoint's state is looked up.
                 r.config
                     .as_ref()
-                    .is_some_and(|c| kiln_core::run_folder::can_resume(&r.path, c))
+                    .is_some_and(|c| kiln_core::run_folder::can_resume_in(tree, &r.path, c))
             })
             .map(|r| r.path.clone())
             .collect();

@@ -99,27 +99,35 @@ impl Session {
         #[cfg(target_arch = "wasm32")]
         let messages = {
             let _ = runs_dir;
-            spawn_in_page(experiment, &control, wake)
+            spawn_in_page(PageJob::Start(experiment), &control, wake)
         };
         Ok(Self::new(control, messages, history, epochs))
     }
 
-    /// A page continues no run: it writes no checkpoints, because Burn reads an optimizer's
-    /// state (Adam's moments) back from WebGPU only with a blocking read, which panics in a page.
+    /// Continues the stopped run in `folder` among the page's runs as a task on the page's
+    /// event loop, on `devices` when given; the rows it had before its last checkpoint are shown
+    /// from the start.
     #[cfg(target_arch = "wasm32")]
     pub fn resume_run(
         folder: &Path,
-        _devices: Option<Vec<DeviceChoice>>,
-        _wake: impl Fn() + 'static,
+        devices: Option<Vec<DeviceChoice>>,
+        wake: impl Fn() + 'static,
     ) -> Result<Self, String> {
-        let name = folder
-            .file_name()
-            .unwrap_or(folder.as_os_str())
-            .to_string_lossy();
-        Err(format!(
-            "{name} cannot go on in a page, which keeps no checkpoints; Archive… it and use \
-             Import run… in the desktop app, which resumes a run that kept its checkpoints"
-        ))
+        use kiln_core::run_folder::page_runs;
+        let (experiment, point) =
+            page_runs::with(|runs| run::resume_plan_in(runs, folder, devices.clone()))
+                .map_err(|e| e.to_string())?;
+        let history =
+            page_runs::with(|runs| RunHistory::load_in(runs, folder)).map_err(|e| e.to_string())?;
+        let history = resumed_history(history, point.state.counters.epochs_completed);
+        let control = Arc::new(Control::new());
+        let epochs = experiment.epochs;
+        let job = PageJob::Resume {
+            folder: folder.to_owned(),
+            devices,
+        };
+        let messages = spawn_in_page(job, &control, wake);
+        Ok(Self::new(control, messages, history, epochs))
     }
 
     /// Continues the stopped run in `folder` on a thread named `kiln-train`, on `devices` when
@@ -132,11 +140,8 @@ impl Session {
     ) -> Result<Self, String> {
         let (experiment, point) =
             run::resume_plan(folder, devices.clone()).map_err(|e| e.to_string())?;
-        let mut history = RunHistory::load(folder).map_err(|e| e.to_string())?;
-        let done = point.state.counters.epochs_completed;
-        history.metrics.retain(|row| row.epoch <= done);
-        history.epochs.retain(|row| row.epoch <= done);
-        history.summary = None;
+        let history = RunHistory::load(folder).map_err(|e| e.to_string())?;
+        let history = resumed_history(history, point.state.counters.epochs_completed);
         let control = Arc::new(Control::new());
         let folder = folder.to_owned();
         let epochs = experiment.epochs;
@@ -305,12 +310,33 @@ impl Session {
     }
 }
 
-/// Runs `experiment` as a task on the page's event loop ([`run::execute_in_page`]), which gives
-/// the page its turn while it trains, and hands back the channel its messages come on; `path`
-/// names the run once it is done.
+/// `history` of a stopped run as its resumed run starts: the rows up to its checkpoint's
+/// `epochs_completed`, no summary.
+fn resumed_history(mut history: RunHistory, epochs_completed: usize) -> RunHistory {
+    history.metrics.retain(|row| row.epoch <= epochs_completed);
+    history.epochs.retain(|row| row.epoch <= epochs_completed);
+    history.summary = None;
+    history
+}
+
+/// What a page's training task does.
+#[cfg(target_arch = "wasm32")]
+enum PageJob {
+    /// A new run of the experiment.
+    Start(Experiment),
+    /// The stopped run in `folder` goes on, on `devices` when given.
+    Resume {
+        folder: PathBuf,
+        devices: Option<Vec<DeviceChoice>>,
+    },
+}
+
+/// Runs `job` as a task on the page's event loop ([`run::execute_in_page`],
+/// [`run::resume_in_page`]), which gives the page its turn while it trains, and hands back the
+/// channel its messages come on; `path` names the run once it is done.
 #[cfg(target_arch = "wasm32")]
 fn spawn_in_page(
-    experiment: Experiment,
+    job: PageJob,
     control: &Arc<Control>,
     wake: impl Fn() + 'static,
 ) -> Receiver<WorkerMessage> {
@@ -322,30 +348,40 @@ fn spawn_in_page(
             wake();
         };
         // The browser's storage keeps the run after each epoch and at its end, so a reload
-        // or a closed tab loses at most the epoch under way.
+        // or a closed tab loses at most the epoch under way (and resumes from the one before).
         let folder = std::cell::RefCell::new(None::<PathBuf>);
         let keep = || {
             if let Some(path) = folder.borrow().as_deref() {
                 super::page_store::keep(path);
             }
         };
-        let result = run::execute_in_page(
-            &experiment,
-            &control,
-            &mut |stage| {
-                if let Stage::FolderCreated(path) = &stage {
-                    *folder.borrow_mut() = Some(path.clone());
-                }
-                send(WorkerMessage::Stage(stage));
-            },
-            &mut |event| {
-                if matches!(event, TrainEvent::EpochEnd(_)) {
+        let mut on_stage = |stage: Stage| {
+            if let Stage::FolderCreated(path) = &stage {
+                *folder.borrow_mut() = Some(path.clone());
+            }
+            send(WorkerMessage::Stage(stage));
+        };
+        // An epoch's checkpoint is kept after its EpochEnd, so the run is stored when the next
+        // epoch's first row arrives: the stored run then resumes from the epoch it shows last.
+        let mut last_epoch = None;
+        let mut on_event = |event: &TrainEvent| {
+            if let TrainEvent::Progress(row) = event {
+                if last_epoch.is_some_and(|epoch| epoch != row.epoch) {
                     keep();
                 }
-                send(WorkerMessage::Event(Box::new(event.clone())));
-            },
-        )
-        .await;
+                last_epoch = Some(row.epoch);
+            }
+            send(WorkerMessage::Event(Box::new(event.clone())));
+        };
+        let result = match job {
+            PageJob::Start(experiment) => {
+                run::execute_in_page(&experiment, &control, &mut on_stage, &mut on_event).await
+            }
+            PageJob::Resume {
+                folder: run,
+                devices,
+            } => run::resume_in_page(&run, devices, &control, &mut on_stage, &mut on_event).await,
+        };
         keep();
         send(WorkerMessage::Done(
             result.map(|record| record.path).map_err(|e| e.to_string()),

@@ -2,7 +2,8 @@
 //! crash, Ctrl-C or a closed window goes on where it stopped and ends as if it never had.
 //!
 //! A slot is written as `<slot>.partial/` and then swapped in with renames; `state.json` is the
-//! last file written, so a slot that has one is complete.
+//! last file written, so a slot that has one is complete. A page's runs keep theirs the same
+//! way among the page's runs ([`super::page_runs`]), until the run completes.
 
 use std::fs;
 use std::io;
@@ -10,13 +11,17 @@ use std::path::{Path, PathBuf};
 
 use burn::module::Module;
 use burn::optim::ModuleOptimizer;
+use burn::tensor::Bytes;
+use kiln_formats::files::{Disk, FileTree};
 use serde::{Deserialize, Serialize};
 
-use super::{CHECKPOINTS_DIR, MODEL_FILE, OPTIMIZER_FILE, STATE_FILE, write_atomically};
+use super::{
+    CARD_FILE, CHECKPOINTS_DIR, MODEL_FILE, OPTIMIZER_FILE, STATE_FILE, page_runs, read_bytes,
+    write_atomically,
+};
 use crate::config::ExperimentDraft;
 use crate::model::{Classifier, ModelCard};
-use crate::train::reads::{optimizer_bytes, weights_bytes};
-use crate::train::{Restored, RunCounters, RunStore};
+use crate::train::{CheckpointFiles, Restored, RunCounters, RunStore};
 
 /// Bumped when `state.json` changes meaning, so an old checkpoint is refused, not misread.
 const STATE_VERSION: u32 = 1;
@@ -105,31 +110,46 @@ fn write_error(path: &Path) -> impl FnOnce(String) -> CheckpointError + '_ {
     }
 }
 
-/// Writes `model`, `optimizer` and `state` as the `slot` checkpoint of `run_folder`.
+/// Writes `files` and `state` as the `slot` checkpoint of `run_folder`.
 pub fn save(
     run_folder: &Path,
     slot: Slot,
-    model: &Classifier,
-    optimizer: &ModuleOptimizer,
+    files: &CheckpointFiles,
     state: &CheckpointState,
 ) -> Result<(), CheckpointError> {
     let target = slot_folder(run_folder, slot);
     let partial = target.with_extension("partial");
     remove_dir_if_present(&partial).map_err(|e| write_error(&partial)(e.to_string()))?;
     fs::create_dir_all(&partial).map_err(|e| write_error(&partial)(e.to_string()))?;
-    let model_path = partial.join(MODEL_FILE);
-    let weights = weights_bytes(&model.valid()).map_err(write_error(&model_path))?;
-    fs::write(&model_path, &weights[..]).map_err(|e| write_error(&model_path)(e.to_string()))?;
-    let optimizer_path = partial.join(OPTIMIZER_FILE);
-    let state_bytes = optimizer_bytes(optimizer).map_err(write_error(&optimizer_path))?;
-    fs::write(&optimizer_path, &state_bytes[..])
-        .map_err(|e| write_error(&optimizer_path)(e.to_string()))?;
-    let state_path = partial.join(STATE_FILE);
-    let text =
-        serde_json::to_string_pretty(state).map_err(|e| write_error(&state_path)(e.to_string()))?;
-    write_atomically(&state_path, text.as_bytes())
-        .map_err(|e| write_error(&state_path)(e.to_string()))?;
+    let text = state_text(state)?;
+    for (name, bytes) in slot_files(files, &text) {
+        let path = partial.join(name);
+        // State last, through a rename: a slot with a `state.json` is whole.
+        let written = match name {
+            STATE_FILE => write_atomically(&path, bytes),
+            _ => fs::write(&path, bytes),
+        };
+        written.map_err(|e| write_error(&path)(e.to_string()))?;
+    }
     swap_in(&partial, &target).map_err(|e| write_error(&target)(e.to_string()))
+}
+
+/// `state` as its `state.json` text.
+fn state_text(state: &CheckpointState) -> Result<String, CheckpointError> {
+    serde_json::to_string_pretty(state)
+        .map_err(|e| write_error(Path::new(STATE_FILE))(e.to_string()))
+}
+
+/// A slot's files in the order they are written, `state.json` (its `state_text`) last.
+fn slot_files<'a>(
+    files: &'a CheckpointFiles,
+    state_text: &'a str,
+) -> [(&'static str, &'a [u8]); 3] {
+    [
+        (MODEL_FILE, &files.weights[..]),
+        (OPTIMIZER_FILE, &files.optimizer[..]),
+        (STATE_FILE, state_text.as_bytes()),
+    ]
 }
 
 /// Copies the `from` checkpoint to `to`: the best epoch is often the newest one.
@@ -175,14 +195,23 @@ fn swap_in(partial: &Path, target: &Path) -> io::Result<()> {
 
 /// The complete `slot` checkpoint of `run_folder`, with its state.
 pub fn find(run_folder: &Path, slot: Slot) -> Result<(PathBuf, CheckpointState), CheckpointError> {
+    find_in(&Disk, run_folder, slot)
+}
+
+/// [`find`] in `tree`: a disk, or a page's runs.
+pub fn find_in(
+    tree: &dyn FileTree,
+    run_folder: &Path,
+    slot: Slot,
+) -> Result<(PathBuf, CheckpointState), CheckpointError> {
     let target = slot_folder(run_folder, slot);
     for folder in [target.clone(), target.with_extension("old")] {
         let state_path = folder.join(STATE_FILE);
-        let Ok(text) = fs::read_to_string(&state_path) else {
+        let Ok(bytes) = read_bytes(tree, &state_path) else {
             continue;
         };
         let state: CheckpointState =
-            serde_json::from_str(&text).map_err(|e| CheckpointError::Read {
+            serde_json::from_slice(&bytes).map_err(|e| CheckpointError::Read {
                 path: state_path.clone(),
                 reason: e.to_string(),
             })?;
@@ -200,41 +229,67 @@ pub fn find(run_folder: &Path, slot: Slot) -> Result<(PathBuf, CheckpointState),
     Err(CheckpointError::Missing(run_folder.to_owned()))
 }
 
-/// Whether `run_folder`, a run of `epochs` epochs, stopped short of its last epoch with a
-/// checkpoint to go on from.
-pub fn can_resume(run_folder: &Path, config: &ExperimentDraft) -> bool {
-    find(run_folder, Slot::Last)
+/// Whether `run_folder` of `tree`, a run of `epochs` epochs, stopped short of its last epoch
+/// with a checkpoint to go on from.
+pub fn can_resume_in(tree: &dyn FileTree, run_folder: &Path, config: &ExperimentDraft) -> bool {
+    find_in(tree, run_folder, Slot::Last)
         .is_ok_and(|(_, state)| !state.counters.is_over(config.epochs, config.early_stop))
 }
 
-/// Loads the weights of the checkpoint in `folder` into `model`, which must have the shape the
-/// run's config describes.
-pub fn load_model(folder: &Path, model: Classifier) -> Result<Classifier, CheckpointError> {
-    let path = folder.join(MODEL_FILE);
-    model
-        .try_load_file(&path)
+/// [`can_resume_in`] on this computer's disk.
+pub fn can_resume(run_folder: &Path, config: &ExperimentDraft) -> bool {
+    can_resume_in(&Disk, run_folder, config)
+}
+
+/// The file `name` of the checkpoint in `folder` of `tree`.
+fn slot_file(tree: &dyn FileTree, folder: &Path, name: &str) -> Result<Bytes, CheckpointError> {
+    let path = folder.join(name);
+    read_bytes(tree, &path)
+        .map(Bytes::from_bytes_vec)
         .map_err(|e| CheckpointError::Read {
             path,
-            reason: format!("{e:?}"),
+            reason: e.to_string(),
         })
 }
 
-/// Loads the optimizer state of the checkpoint in `folder` into `optimizer`.
-pub fn load_optimizer(
+/// Loads the weights of the checkpoint in `folder` of `tree` into `model`, which must have the
+/// shape the run's config describes.
+pub fn load_model(
+    tree: &dyn FileTree,
     folder: &Path,
-    optimizer: ModuleOptimizer,
-) -> Result<ModuleOptimizer, CheckpointError> {
-    let path = folder.join(OPTIMIZER_FILE);
+    model: Classifier,
+) -> Result<Classifier, CheckpointError> {
+    let bytes = slot_file(tree, folder, MODEL_FILE)?;
     let read_error = |reason: String| CheckpointError::Read {
-        path: path.clone(),
+        path: folder.join(MODEL_FILE),
         reason,
     };
     let record =
-        burn::optim::OptimizerRecord::load(&path).map_err(|e| read_error(format!("{e:?}")))?;
+        burn::store::ModuleRecord::from_bytes(bytes).map_err(|e| read_error(format!("{e:?}")))?;
+    model
+        .try_load_record(record)
+        .map_err(|e| read_error(format!("{e:?}")))
+}
+
+/// Loads the optimizer state of the checkpoint in `folder` of `tree` into `optimizer`, its
+/// tensors on `device` (the model's).
+pub fn load_optimizer(
+    tree: &dyn FileTree,
+    folder: &Path,
+    optimizer: ModuleOptimizer,
+    device: &burn::tensor::Device,
+) -> Result<ModuleOptimizer, CheckpointError> {
+    let bytes = slot_file(tree, folder, OPTIMIZER_FILE)?;
+    let read_error = |reason: String| CheckpointError::Read {
+        path: folder.join(OPTIMIZER_FILE),
+        reason,
+    };
+    let record = burn::optim::OptimizerRecord::from_bytes(bytes)
+        .map_err(|e| read_error(format!("{e:?}")))?;
     // Burn expects every state tensor of a record it wrote to name its parameter and panics
     // otherwise; a damaged file must end in a sentence, not a crash.
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        optimizer.load_record(record)
+        optimizer.load_record_on(record, device)
     }))
     .map_err(|_| read_error("the optimizer state is damaged".to_owned()))
 }
@@ -248,29 +303,76 @@ pub struct ResumePoint {
     pub state: CheckpointState,
 }
 
+/// Where a run folder lies: on this computer's disk, or among a browser page's runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Disk,
+    Page,
+}
+
 /// The run folder as the loop's [`RunStore`]: each epoch's checkpoint into `checkpoints/`, a
 /// completed run's model beside its config, and a resumed run's start from its checkpoint.
 #[derive(Debug, Clone)]
 pub struct FolderStore {
     run_folder: PathBuf,
+    place: Place,
     resume: Option<ResumePoint>,
 }
 
 impl FolderStore {
-    /// A store for a run that starts anew in `run_folder`.
+    /// A store for a run that starts anew in `run_folder` on disk.
     pub fn new(run_folder: &Path) -> Self {
         Self {
             run_folder: run_folder.to_owned(),
+            place: Place::Disk,
             resume: None,
         }
     }
 
-    /// A store for a run in `run_folder` that goes on from `point`.
-    pub fn resuming(run_folder: &Path, point: ResumePoint) -> Self {
+    /// A store for a page's run in `run_folder` among the page's runs ([`page_runs`]). A
+    /// completed run there drops its checkpoints: they would only fill the browser's storage.
+    pub fn in_page(run_folder: &Path) -> Self {
         Self {
-            run_folder: run_folder.to_owned(),
-            resume: Some(point),
+            place: Place::Page,
+            ..Self::new(run_folder)
         }
+    }
+
+    /// This store, for a run that goes on from `point`.
+    pub fn resuming(self, point: ResumePoint) -> Self {
+        Self {
+            resume: Some(point),
+            ..self
+        }
+    }
+
+    /// `read` on the tree the run folder lies in.
+    fn read<R>(&self, read: impl FnOnce(&dyn FileTree) -> R) -> R {
+        match self.place {
+            Place::Disk => read(&Disk),
+            Place::Page => page_runs::with(|runs| read(runs)),
+        }
+    }
+
+    /// Writes `files` as the page's `slot`, through a partial folder as on disk.
+    fn save_in_page(
+        &self,
+        slot: Slot,
+        files: &CheckpointFiles,
+        state: &CheckpointState,
+    ) -> Result<(), CheckpointError> {
+        let target = slot_folder(&self.run_folder, slot);
+        let partial = target.with_extension("partial");
+        let text = state_text(state)?;
+        page_runs::with_mut(|runs| {
+            runs.remove(&partial);
+            for (name, bytes) in slot_files(files, &text) {
+                runs.insert(partial.join(name), bytes.to_vec())?;
+            }
+            runs.remove(&target);
+            runs.rename(&partial, &target)
+        })
+        .map_err(|e| write_error(&target)(e.to_string()))
     }
 }
 
@@ -293,9 +395,15 @@ impl RunStore for FolderStore {
                 counters: None,
             });
         };
-        let loaded = load_model(&point.folder, model)
-            .and_then(|model| Ok((model, load_optimizer(&point.folder, optimizer)?)));
-        let (model, optimizer) = loaded.map_err(|e| e.to_string())?;
+        let device = model.devices().into_iter().next().unwrap_or_default();
+        let loaded = self.read(|tree| {
+            let model = load_model(tree, &point.folder, model)?;
+            Ok((
+                model,
+                load_optimizer(tree, &point.folder, optimizer, &device)?,
+            ))
+        });
+        let (model, optimizer) = loaded.map_err(|e: CheckpointError| e.to_string())?;
         Ok(Restored {
             model,
             optimizer,
@@ -303,34 +411,54 @@ impl RunStore for FolderStore {
         })
     }
 
+    fn keeps_checkpoints(&self) -> bool {
+        true
+    }
+
     fn save_checkpoint(
         &mut self,
-        model: &Classifier,
-        optimizer: &ModuleOptimizer,
+        files: &CheckpointFiles,
         counters: &RunCounters,
         best: bool,
     ) -> Result<(), String> {
         let state = CheckpointState::of(counters.clone());
-        save(&self.run_folder, Slot::Last, model, optimizer, &state)
-            .and_then(|()| {
+        let saved = match self.place {
+            Place::Disk => save(&self.run_folder, Slot::Last, files, &state).and_then(|()| {
                 if best {
                     copy_slot(&self.run_folder, Slot::Last, Slot::Best)
                 } else {
                     Ok(())
                 }
-            })
-            .map_err(|e| e.to_string())
+            }),
+            // Memory has no links: the best slot is a second copy of the bytes.
+            Place::Page => std::iter::once(Slot::Last)
+                .chain(best.then_some(Slot::Best))
+                .try_for_each(|slot| self.save_in_page(slot, files, &state)),
+        };
+        saved.map_err(|e| e.to_string())
     }
 
     fn restore_best(&mut self, model: Classifier) -> Result<Option<Classifier>, String> {
         let best = slot_folder(&self.run_folder, Slot::Best);
-        load_model(&best, model)
+        self.read(|tree| load_model(tree, &best, model))
             .map(Some)
             .map_err(|e| e.to_string())
     }
 
     fn save_model(&mut self, model: &Classifier, card: &ModelCard) -> Result<(), String> {
-        super::save_model(model, card, &self.run_folder)
+        match self.place {
+            Place::Disk => super::save_model(model, card, &self.run_folder),
+            Place::Page => {
+                let (weights, card_text) = super::saved_model::model_files(model, card)?;
+                page_runs::with_mut(|runs| {
+                    runs.insert(self.run_folder.join(MODEL_FILE), weights.to_vec())?;
+                    runs.insert(self.run_folder.join(CARD_FILE), card_text.into_bytes())?;
+                    runs.remove(&self.run_folder.join(CHECKPOINTS_DIR));
+                    Ok::<(), io::Error>(())
+                })
+                .map_err(|e| format!("could not keep the model in the page: {e}"))
+            }
+        }
     }
 }
 

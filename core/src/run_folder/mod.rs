@@ -42,8 +42,8 @@ pub use archive::{
     read_archive,
 };
 pub use checkpoint::{
-    CheckpointError, CheckpointState, FolderStore, ResumePoint, Slot, can_resume, find, load_model,
-    load_optimizer, slot_folder,
+    CheckpointError, CheckpointState, FolderStore, ResumePoint, Slot, can_resume, can_resume_in,
+    find, find_in, slot_folder,
 };
 pub use manage::{
     MAX_NAME_CHARS, check_run_name, delete_run, list_runs, list_runs_in, rename_run, rename_run_in,
@@ -51,7 +51,6 @@ pub use manage::{
 pub(crate) use reader::read_bytes;
 pub use reader::{RunHistory, load_predictions, load_predictions_in};
 pub use rows::{EpochRow, MetricsRow, PredictionRow};
-pub use saved_model::PageStore;
 pub(crate) use saved_model::save_model;
 pub use writer::{RunFolder, run_stem};
 

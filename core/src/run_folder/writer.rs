@@ -119,37 +119,46 @@ impl RunFolder {
         })
     }
 
-    /// Rewrites the CSV at `path` with only its whole rows whose `epoch` column is at most
-    /// `last_epoch` (counted from 1, the file's own numbering), then opens it for appending.
+    /// [`RunFolder::reopen`] of a page's run folder `path` among the page's runs.
+    pub fn reopen_in_page(path: &Path, epochs_completed: usize) -> Result<Self, FolderError> {
+        for (name, header) in [
+            (METRICS_FILE, MetricsRow::HEADER),
+            (EPOCHS_FILE, EpochRow::HEADER),
+        ] {
+            let file = path.join(name);
+            super::page_runs::with_mut(|runs| {
+                let text = match super::read_bytes(runs, &file) {
+                    Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
+                    Err(e) => return Err(e),
+                };
+                runs.insert(
+                    &file,
+                    rows_up_to(&text, header, epochs_completed).into_bytes(),
+                )
+            })
+            .map_err(io_err("write", &file))?;
+        }
+        Ok(Self {
+            path: path.to_owned(),
+            files: Files::Page,
+        })
+    }
+
+    /// Rewrites the CSV at `path` with only its rows up to `last_epoch` ([`rows_up_to`]), then
+    /// opens it for appending.
     fn keep_epochs(
         path: &Path,
         header: &str,
         last_epoch: usize,
     ) -> Result<BufWriter<File>, FolderError> {
-        let epoch_column = header.split(',').position(|c| c == "epoch").unwrap_or(0);
         let text = match fs::read_to_string(path) {
             Ok(text) => text,
             Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
             Err(e) => return Err(io_err("read", path)(e)),
         };
-        let columns = header.split(',').count();
-        let mut kept = format!("{header}\n");
-        // `lines` would keep a last row that a crash cut short; only newline-ended rows count.
-        for line in text.split_inclusive('\n').skip(1) {
-            let Some(row) = line.strip_suffix('\n') else {
-                continue;
-            };
-            let cells: Vec<&str> = row.split(',').collect();
-            if cells.len() == columns
-                && cells
-                    .get(epoch_column)
-                    .and_then(|e| e.parse::<usize>().ok())
-                    .is_some_and(|e| e <= last_epoch)
-            {
-                kept.push_str(line);
-            }
-        }
-        write_atomically(path, kept.as_bytes()).map_err(io_err("write", path))?;
+        write_atomically(path, rows_up_to(&text, header, last_epoch).as_bytes())
+            .map_err(io_err("write", path))?;
         let file = OpenOptions::new()
             .append(true)
             .open(path)
@@ -302,4 +311,28 @@ fn report_csv(
         text.push_str(&format!("top-5 accuracy,,,{top_5:.6},{total}\n"));
     }
     text
+}
+
+/// `text`, a run's CSV with `header`, cut to its whole rows whose `epoch` column is at most
+/// `last_epoch` (counted from 1, the file's own numbering): what a resumed run keeps.
+fn rows_up_to(text: &str, header: &str, last_epoch: usize) -> String {
+    let epoch_column = header.split(',').position(|c| c == "epoch").unwrap_or(0);
+    let columns = header.split(',').count();
+    let mut kept = format!("{header}\n");
+    // `lines` would keep a last row that a crash cut short; only newline-ended rows count.
+    for line in text.split_inclusive('\n').skip(1) {
+        let Some(row) = line.strip_suffix('\n') else {
+            continue;
+        };
+        let cells: Vec<&str> = row.split(',').collect();
+        if cells.len() == columns
+            && cells
+                .get(epoch_column)
+                .and_then(|e| e.parse::<usize>().ok())
+                .is_some_and(|e| e <= last_epoch)
+        {
+            kept.push_str(line);
+        }
+    }
+    kept
 }

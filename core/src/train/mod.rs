@@ -46,6 +46,7 @@ pub use error::TrainError;
 pub use events::{EpochRow, MetricsRow, StartInfo, TestResult, TrainEvent, TrainWarning};
 pub(crate) use pipeline::ShuffleRng;
 pub use pipeline::{augmentation_preview, epoch_order, pixel_transform};
+pub use reads::CheckpointFiles;
 pub use store::{KeepNothing, Restored, RunStore};
 pub use summary::{RunOutcome, RunSummary, SplitSizes, StepProfile};
 pub use threads::{CPU_ENGINE, CpuThreadChoice};
@@ -149,7 +150,7 @@ pub async fn train_async(
         };
         let evaluation = run.evaluate(&model).await?;
         let verdict = run.end_epoch(epoch, &trained, evaluation.as_ref(), &model, on_event);
-        run.checkpoint(&model, verdict.best, on_event);
+        run.checkpoint(&model, verdict.best, on_event).await;
         run.check_progress(epoch, evaluation.as_ref(), on_event);
         if verdict.stop {
             run.stop_early(epoch);
@@ -382,7 +383,7 @@ mod tests {
         .unwrap();
         let predictions = predictions_of_a_run_kept_by(
             &experiment,
-            Box::new(crate::run_folder::PageStore::new(&folder)),
+            Box::new(crate::run_folder::FolderStore::in_page(&folder)),
         );
         let predictor = crate::run_folder::page_runs::with(|runs| {
             crate::predict::Predictor::load_in(runs, &folder)
@@ -393,8 +394,40 @@ mod tests {
             !crate::run_folder::page_runs::with(|runs| {
                 kiln_formats::files::FileTree::is_dir(runs, &folder.join("checkpoints"))
             }),
-            "a page keeps no checkpoints"
+            "a completed page run drops its checkpoints"
         );
+    }
+
+    #[test]
+    fn the_optimizer_state_read_without_blocking_packs_as_the_blocking_read_does() {
+        let folder = crate::data::test_dir("optimizer-async");
+        let experiment = ExperimentDraft {
+            optimizer: OptimizerSpec::from_name("adam").unwrap(),
+            ..tiny_experiment(1).draft().clone()
+        }
+        .validate()
+        .unwrap();
+        predictions_of_a_run_kept_by(
+            &experiment,
+            Box::new(crate::run_folder::FolderStore::new(&folder)),
+        );
+        // The run's checkpoint was itself read without blocking; Adam's moments are in it.
+        let slot = crate::run_folder::slot_folder(&folder, crate::run_folder::Slot::Last);
+        let kept = std::fs::read(slot.join("optimizer.bpk")).unwrap();
+        let weights_len = std::fs::metadata(slot.join("model.bpk")).unwrap().len();
+        assert!(kept.len() as u64 > weights_len, "two moments per weight");
+        let record =
+            burn::optim::OptimizerRecord::from_bytes(burn::tensor::Bytes::from_bytes_vec(kept))
+                .unwrap();
+        let optimizer =
+            trainee::build_optimizer(&experiment.optimizer).load_record_on(record, &Device::flex());
+        let blocking = optimizer.into_bytes().unwrap();
+        let waited = crate::executor::block_on(optimizer.to_record_async())
+            .unwrap()
+            .into_bytes()
+            .unwrap();
+        assert_eq!(waited, blocking);
+        let _ = std::fs::remove_dir_all(folder);
     }
 
     #[test]

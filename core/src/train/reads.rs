@@ -1,7 +1,7 @@
 //! Every read from the device goes through this module: the metric sums of a readback, the
 //! evaluation sums of an epoch and the predictions at the end through [`read_back`] (one
 //! transaction, so one host sync), and the weights and optimizer state a run keeps through
-//! [`weights_bytes`] and [`optimizer_bytes`].
+//! [`weights_bytes`] and [`checkpoint_files`].
 //!
 //! A browser cannot block on the GPU (a synchronous read panics there), so the loop's reads are
 //! `async`: the loop is one `async fn` on every target, which a native caller runs to the end
@@ -139,11 +139,33 @@ pub(crate) fn module_tensors(
 /// Named tensors as [`module_tensors`] reads them back.
 pub(crate) type TensorBytes = Vec<(String, burn::tensor::DType, Vec<usize>, Vec<u8>)>;
 
-/// The optimizer's state (moments, step counts) read back, packed as a burnpack file's bytes.
-pub(crate) fn optimizer_bytes(optimizer: &ModuleOptimizer) -> Result<Bytes, String> {
-    optimizer
-        .into_bytes()
-        .map_err(|e| format!("could not read the optimizer state back from the device: {e:?}"))
+/// The two files of a checkpoint, read back from the device.
+#[derive(Debug, Clone)]
+pub struct CheckpointFiles {
+    /// The weights (`model.bpk`), batch norm's running statistics included.
+    pub weights: Bytes,
+    /// The optimizer's state (`optimizer.bpk`): moments, step counts.
+    pub optimizer: Bytes,
+}
+
+/// `model`'s weights and `optimizer`'s state read back without blocking the thread, each
+/// packed as a burnpack file's bytes: a page keeps checkpoints too.
+pub(crate) async fn checkpoint_files(
+    model: &Classifier,
+    optimizer: &ModuleOptimizer,
+) -> Result<CheckpointFiles, String> {
+    // `valid` gives batch norm's running statistics a state of the copy's own, so moving the
+    // copy to the CPU leaves the training model's where they are.
+    #[cfg(target_arch = "wasm32")]
+    let weights = weights_bytes(&on_cpu_async(model.valid()).await?)?;
+    #[cfg(not(target_arch = "wasm32"))]
+    let weights = weights_bytes(&model.valid())?;
+    let optimizer = match optimizer.to_record_async().await {
+        Ok(record) => record.into_bytes(),
+        Err(e) => Err(e),
+    }
+    .map_err(|e| format!("could not read the optimizer state back from the device: {e}"))?;
+    Ok(CheckpointFiles { weights, optimizer })
 }
 
 /// The first value of each tensor, read back together; an error when any came back empty.

@@ -776,7 +776,7 @@ impl<'a> RunState<'a> {
     }
 
     /// Hands the epoch to the store; a checkpoint that cannot be kept is a warning, not an end.
-    pub(super) fn checkpoint(
+    pub(super) async fn checkpoint(
         &mut self,
         model: &Classifier,
         best: bool,
@@ -785,9 +785,13 @@ impl<'a> RunState<'a> {
         self.counters.wall_secs = self.wall_secs();
         self.counters.diverging_warned = self.loss_watch.diverging_warned;
         self.counters.loss_scale = self.precision.loss_scale();
-        let saved =
-            self.store
-                .save_checkpoint(model, &self.trainee.optimizer, &self.counters, best);
+        if !self.store.keeps_checkpoints() {
+            return;
+        }
+        let saved = match super::reads::checkpoint_files(model, &self.trainee.optimizer).await {
+            Ok(files) => self.store.save_checkpoint(&files, &self.counters, best),
+            Err(reason) => Err(reason),
+        };
         if let Err(reason) = saved {
             on_event(TrainEvent::Warning(TrainWarning::CheckpointNotSaved {
                 reason,

@@ -4,7 +4,7 @@
 
 use burn::optim::ModuleOptimizer;
 
-use super::RunCounters;
+use super::{CheckpointFiles, RunCounters};
 use crate::model::{Classifier, ModelCard};
 
 /// The model and optimizer a run starts from: as built, or as a checkpoint left them.
@@ -40,15 +40,21 @@ pub trait RunStore {
         })
     }
 
-    /// Keeps an evaluated epoch; `best` when the selection rule calls it the best so far.
+    /// Whether this store keeps checkpoints: the loop reads one back from the device only for
+    /// a store that does.
+    fn keeps_checkpoints(&self) -> bool {
+        false
+    }
+
+    /// Keeps an evaluated epoch's `files`; `best` when the selection rule calls it the best so
+    /// far.
     fn save_checkpoint(
         &mut self,
-        model: &Classifier,
-        optimizer: &ModuleOptimizer,
+        files: &CheckpointFiles,
         counters: &RunCounters,
         best: bool,
     ) -> Result<(), String> {
-        let _ = (model, optimizer, counters, best);
+        let _ = (files, counters, best);
         Ok(())
     }
 

@@ -19,7 +19,7 @@ use crate::config::{ClassWeights, Experiment, LossInput, OptimizerSpec};
 use crate::data::ImageDataset;
 use crate::model::Classifier;
 
-fn build_optimizer(spec: &OptimizerSpec) -> ModuleOptimizer {
+pub(super) fn build_optimizer(spec: &OptimizerSpec) -> ModuleOptimizer {
     match *spec {
         OptimizerSpec::Sgd {
             momentum,

@@ -547,32 +547,6 @@ fn kiln_paths_read_back_as_torchvision_keys() {
 struct KeepModel(std::sync::Arc<std::sync::Mutex<Option<Classifier>>>);
 
 impl crate::train::RunStore for KeepModel {
-    fn resumes_after(&self) -> Option<usize> {
-        None
-    }
-
-    fn restore(
-        &mut self,
-        model: Classifier,
-        optimizer: burn::optim::ModuleOptimizer,
-    ) -> Result<crate::train::Restored, String> {
-        crate::train::KeepNothing.restore(model, optimizer)
-    }
-
-    fn save_checkpoint(
-        &mut self,
-        _: &Classifier,
-        _: &burn::optim::ModuleOptimizer,
-        _: &crate::train::RunCounters,
-        _: bool,
-    ) -> Result<(), String> {
-        Ok(())
-    }
-
-    fn restore_best(&mut self, _: Classifier) -> Result<Option<Classifier>, String> {
-        Ok(None)
-    }
-
     fn save_model(
         &mut self,
         model: &Classifier,
