@@ -55,6 +55,18 @@ fn epoch_results(folder: &Path) -> Vec<String> {
         .collect()
 }
 
+/// A listener that cancels the run once a metrics row of its third epoch is written: a stop
+/// in the middle of an epoch.
+fn cancel_in_third_epoch(control: &Control) -> impl FnMut(&TrainEvent) + '_ {
+    move |event| {
+        if let TrainEvent::Progress(p) = event
+            && p.epoch == 3
+        {
+            control.cancel();
+        }
+    }
+}
+
 /// The text of the file at `path` among this thread's page runs.
 fn page_text(path: &Path) -> String {
     page_runs::with(|runs| {
@@ -102,19 +114,12 @@ fn a_run_stopped_mid_epoch_and_resumed_ends_as_the_uninterrupted_run() {
     // Stop in the middle of the third epoch, after a metrics row of it was written.
     let stopped_dir = scratch_dir("stopped");
     let control = Arc::new(Control::new());
-    let stopper = Arc::clone(&control);
     let stopped = execute(
         &experiment,
         &stopped_dir,
         &control,
         &mut |_| {},
-        &mut |event| {
-            if let TrainEvent::Progress(p) = event
-                && p.epoch == 3
-            {
-                stopper.cancel();
-            }
-        },
+        &mut cancel_in_third_epoch(&control),
     )
     .unwrap();
     assert_eq!(stopped.summary.outcome, RunOutcome::Cancelled);
@@ -277,13 +282,7 @@ fn a_page_run_stopped_mid_epoch_and_resumed_in_the_page_ends_as_the_uninterrupte
         &experiment,
         &control,
         &mut |_| {},
-        &mut |event| {
-            if let TrainEvent::Progress(p) = event
-                && p.epoch == 3
-            {
-                control.cancel();
-            }
-        },
+        &mut cancel_in_third_epoch(&control),
     ))
     .unwrap();
     assert_eq!(stopped.summary.outcome, RunOutcome::Cancelled);
