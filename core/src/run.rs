@@ -106,7 +106,7 @@ pub fn execute(
     on_stage: &mut dyn FnMut(Stage),
     on_event: &mut dyn FnMut(&TrainEvent),
 ) -> Result<RunRecord, RunError> {
-    let prepared = prepare(experiment, on_stage)?;
+    let prepared = prepare(experiment, None, on_stage)?;
     let folder = RunFolder::create(runs_dir, experiment)?;
     on_stage(Stage::FolderCreated(folder.path().to_owned()));
     train_into(experiment, &prepared, None, folder, control, on_event)
@@ -130,6 +130,16 @@ pub enum ResumeError {
         path: PathBuf,
         /// Its epochs.
         epochs: usize,
+    },
+    /// It trained on files a page's visitor chose, which the page no longer holds.
+    #[error(
+        "{path} trained on {data}, which this page no longer holds (a page keeps the files chosen only while it is open): choose it again in Setup, then Resume run"
+    )]
+    DataGone {
+        /// The folder.
+        path: PathBuf,
+        /// The chosen folder or files the run names.
+        data: PathBuf,
     },
     /// It completed and kept its model but not its checkpoints, as a page's runs do.
     #[error(
@@ -226,7 +236,8 @@ pub fn resume(
     on_event: &mut dyn FnMut(&TrainEvent),
 ) -> Result<RunRecord, RunError> {
     let (experiment, point) = resume_plan(run_folder, devices)?;
-    let prepared = prepare(&experiment, on_stage)?;
+    let resumes_after = Some(point.state.counters.epochs_completed);
+    let prepared = prepare(&experiment, resumes_after, on_stage)?;
     let folder = RunFolder::reopen(run_folder, point.state.counters.epochs_completed)?;
     on_stage(Stage::FolderCreated(folder.path().to_owned()));
     train_into(
@@ -247,10 +258,15 @@ struct Prepared {
     target: TrainDevice,
 }
 
-/// Everything before the run folder: data, checks, device.
+/// Everything before the run folder: data, checks, device (of a run resuming after
+/// `resumes_after` epochs, or a new one).
 #[cfg(not(target_arch = "wasm32"))]
-fn prepare(experiment: &Experiment, on_stage: &mut dyn FnMut(Stage)) -> Result<Prepared, RunError> {
-    let (data, load_secs) = load_data(experiment, on_stage)?;
+fn prepare(
+    experiment: &Experiment,
+    resumes_after: Option<usize>,
+    on_stage: &mut dyn FnMut(Stage),
+) -> Result<Prepared, RunError> {
+    let (data, load_secs) = load_data(experiment, resumes_after, on_stage)?;
     let target = train_device(experiment)?;
     Ok(Prepared {
         data,
@@ -259,10 +275,11 @@ fn prepare(experiment: &Experiment, on_stage: &mut dyn FnMut(Stage)) -> Result<P
     })
 }
 
-/// Reads and splits `experiment`'s data set and checks the run against it; hands back the data
-/// and the seconds that took.
+/// Reads and splits `experiment`'s data set and checks the run against it, a run that resumes
+/// after `resumes_after` epochs (none: a new run); hands back the data and the seconds that took.
 fn load_data(
     experiment: &Experiment,
+    resumes_after: Option<usize>,
     on_stage: &mut dyn FnMut(Stage),
 ) -> Result<(ImageDataset, f64), RunError> {
     on_stage(Stage::LoadingData);
@@ -278,8 +295,11 @@ fn load_data(
         secs: load_secs,
     });
     experiment.check_against(&data)?;
-    // A weights file that is not there is told before a run folder exists for it.
-    if let Some(source) = &experiment.weights {
+    // A weights file that is not there is told before a run folder exists for it; a resumed
+    // run has the weights in its checkpoint, unless it probes.
+    if let Some(source) = &experiment.weights
+        && train::loads_pretrained(experiment, resumes_after)
+    {
         let path = source
             .resolve(&experiment.model, experiment.data_dir.as_deref())
             .map_err(TrainError::from)?;
@@ -336,7 +356,7 @@ pub async fn execute_in_page(
     on_stage: &mut dyn FnMut(Stage),
     on_event: &mut dyn FnMut(&TrainEvent),
 ) -> Result<RunRecord, RunError> {
-    let (data, load_secs) = load_data(experiment, on_stage)?;
+    let (data, load_secs) = load_data(experiment, None, on_stage)?;
     let target = page_device(experiment).await?;
     let runs_dir = Path::new(run_folder::page_runs::RUNS_DIR);
     let folder = RunFolder::create_in_page(runs_dir, experiment)?;
@@ -358,7 +378,17 @@ pub async fn resume_in_page(
 ) -> Result<RunRecord, RunError> {
     let (experiment, point) =
         run_folder::page_runs::with(|runs| resume_plan_in(runs, run_folder, devices))?;
-    let (data, load_secs) = load_data(&experiment, on_stage)?;
+    // A page forgets the files its visitor chose when it closes.
+    if let Some(data) = &experiment.data_dir
+        && !data::with_files(|files| files.is_dir(data) || files.is_file(data))
+    {
+        Err(ResumeError::DataGone {
+            path: run_folder.to_owned(),
+            data: data.clone(),
+        })?;
+    }
+    let resumes_after = Some(point.state.counters.epochs_completed);
+    let (data, load_secs) = load_data(&experiment, resumes_after, on_stage)?;
     let target = page_device(&experiment).await?;
     let folder = RunFolder::reopen_in_page(run_folder, point.state.counters.epochs_completed)?;
     let prepared = (data, load_secs, target);
@@ -594,6 +624,18 @@ mod tests {
             !runs.exists(),
             "no run folder for a run that could not start"
         );
+        // A resume reads its checkpoint, not the weights file (moved away, or a page's chosen
+        // file gone with a reload): it looked for the file, and the run could not go on.
+        let stopped = dir.join("stopped");
+        let slot = run_folder::slot_folder(&stopped, Slot::Last);
+        fs::create_dir_all(&slot).unwrap();
+        fs::write(stopped.join("config.toml"), experiment.to_toml()).unwrap();
+        let state = serde_json::to_string(&run_folder::CheckpointState::new(1)).unwrap();
+        fs::write(slot.join("state.json"), state).unwrap();
+        fs::write(slot.join("model.bpk"), b"not a model").unwrap();
+        let control = Arc::new(Control::new());
+        let err = resume(&stopped, None, &control, &mut |_| {}, &mut |_| {}).unwrap_err();
+        assert!(err.to_string().contains("cannot be used"), "{err}");
     }
 
     #[test]
@@ -719,6 +761,29 @@ mod tests {
         let err = TrainError::from_panic(other.as_ref());
         assert!(matches!(err, TrainError::Crashed(_)));
         assert!(err.to_string().contains("index out of bounds"));
+    }
+
+    #[test]
+    fn a_page_run_on_files_the_page_no_longer_holds_says_to_choose_them_again() {
+        let folder = Path::new(run_folder::page_runs::RUNS_DIR).join("chosen-gone");
+        let draft = ExperimentDraft {
+            data_dir: Some("gone photos".into()),
+            ..resumable_experiment().draft().clone()
+        };
+        let state = serde_json::to_string(&run_folder::CheckpointState::new(1)).unwrap();
+        let slot = run_folder::slot_folder(&folder, Slot::Last);
+        run_folder::page_runs::with_mut(|runs| {
+            runs.insert(folder.join(CONFIG_FILE), draft.to_toml().into_bytes())?;
+            runs.insert(slot.join("state.json"), state.into_bytes())
+        })
+        .unwrap();
+        let (control, mut on_stage, mut on_event) = (Control::new(), |_| {}, |_: &_| {});
+        let resumed = resume_in_page(&folder, None, &control, &mut on_stage, &mut on_event);
+        let err = crate::executor::block_on(resumed).unwrap_err();
+        assert!(
+            err.to_string().contains("choose it again in Setup"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -32,6 +32,7 @@ mod parallel;
 mod pipeline;
 pub mod precision;
 mod probe;
+pub(crate) use probe::loads_pretrained;
 pub(crate) mod reads;
 mod state;
 mod store;

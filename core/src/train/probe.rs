@@ -7,6 +7,15 @@
 use crate::config::{Experiment, FineTune};
 use crate::model::Classifier;
 
+/// Whether a run of `experiment` that resumes after `resumes_after` epochs (none: a new run)
+/// loads its pretrained weights file: a new run does, and a probing one, whose checkpoint holds
+/// the head only; any other resumed run has them in its checkpoint.
+pub(crate) fn loads_pretrained(experiment: &Experiment, resumes_after: Option<usize>) -> bool {
+    experiment.weights.is_some()
+        && (resumes_after.is_none()
+            || Probe::probes(experiment, Probe::starting_epoch(resumes_after)))
+}
+
 /// The frozen backbone of a probing run.
 pub(super) struct Probe {
     /// The whole pretrained network on the autodiff device; its own head is not used.
@@ -82,5 +91,35 @@ mod tests {
             !probes_from(Some(3)),
             "after an unfrozen epoch the checkpoint is the whole network"
         );
+    }
+
+    #[test]
+    fn a_resumed_run_needs_its_weights_file_only_while_its_checkpoint_holds_a_head() {
+        let fine_tuned = ExperimentDraft {
+            model: ModelSpec::ResNet18ImageNet,
+            weights: Some(WeightsSource::File("gone.safetensors".into())),
+            epochs: 4,
+            ..ExperimentDraft::default()
+        };
+        let probing = ExperimentDraft {
+            fine_tune: FineTune::LinearProbe,
+            unfreeze_after: 2,
+            ..fine_tuned.clone()
+        };
+        let (fine_tuned, probing) = (fine_tuned.validate().unwrap(), probing.validate().unwrap());
+        assert!(
+            loads_pretrained(&fine_tuned, None),
+            "a new run starts from them"
+        );
+        // A file moved away (or a page's chosen file gone with a reload) must not stop a resume
+        // whose checkpoint holds the whole network; it did.
+        assert!(!loads_pretrained(&fine_tuned, Some(2)));
+        assert!(
+            loads_pretrained(&probing, Some(2)),
+            "the checkpoint holds the head"
+        );
+        assert!(!loads_pretrained(&probing, Some(3)));
+        let from_scratch = ExperimentDraft::default().validate().unwrap();
+        assert!(!loads_pretrained(&from_scratch, None));
     }
 }

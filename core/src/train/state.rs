@@ -174,9 +174,8 @@ impl Start {
         resumes_after: Option<usize>,
     ) -> Result<Self, TrainError> {
         let epoch = Probe::starting_epoch(resumes_after);
-        let probing = Probe::probes(experiment, epoch);
         let pretrained = match &experiment.weights {
-            Some(source) if resumes_after.is_none() || probing => {
+            Some(source) if super::loads_pretrained(experiment, resumes_after) => {
                 let path = source.resolve(&experiment.model, experiment.data_dir.as_deref())?;
                 Some(crate::weights::load_here(
                     &mut model,
