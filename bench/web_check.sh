@@ -230,8 +230,9 @@ resumed = report.get("resumed")
 if resumed:
     stopped, ended = resumed["stopped"], resumed["resumed"]
     print(f"stopped after epoch {stopped['epochs']} ({stopped['state']}), resumed from epoch "
-          f"{ended.get('first_epoch')}: {ended['state']}, {ended['epochs']} epoch(s), test accuracy "
-          f"{ended.get('test_accuracy') or 0.0:.4f}; notice: {ended.get('notice')}")
+          f"{ended.get('first_epoch')} on {ended.get('device')}: {ended['state']}, {ended['epochs']} epoch(s), "
+          f"test accuracy {ended.get('test_accuracy') or 0.0:.4f}, {ended.get('secs') or 0.0:.1f} s; "
+          f"notice: {ended.get('notice')}")
     if stopped["state"] != "Finished(Cancelled)" or ended.get("first_epoch") != stopped["epochs"]:
         problems.append("the stopped run did not resume in the page from its checkpoint")
     if ended["state"] != "Finished(Completed)" or ended["epochs"] != 2 or ended["run"] != stopped["run"]:
