@@ -237,6 +237,9 @@ if resumed:
         problems.append("the stopped run did not resume in the page from its checkpoint")
     if ended["state"] != "Finished(Completed)" or ended["epochs"] != 2 or ended["run"] != stopped["run"]:
         problems.append("the resumed run did not complete its two epochs in its own folder")
+    # A page's later runs once fell back to the CPU: Burn refused to start WebGPU a second time.
+    if ended.get("device") != status["device"]:
+        problems.append(f"the resumed run trained on {ended.get('device')}, not on the first run's {status['device']}")
 elif page == "window":
     problems.append("the window page did not report its stopped and resumed run")
 if problems:

@@ -505,9 +505,18 @@ fn webgpu_in_page() -> DeviceInfo {
     }
 }
 
+#[cfg(target_arch = "wasm32")]
+thread_local! {
+    /// The page's WebGPU device once a run started it. Burn registers a device's runtime once
+    /// and refuses a second start ("a server is still registered"), so every later run of the
+    /// page reuses it; they trained on the CPU instead.
+    static PAGE_WEBGPU: std::cell::RefCell<Option<Device>> = const { std::cell::RefCell::new(None) };
+}
+
 /// [`resolve`] in a browser page, which cannot wait for an adapter synchronously: `auto` and
-/// `gpu:0` ask the browser for its WebGPU adapter and, where it has none, train on the CPU
-/// backend with the browser's reason in the device's name, so the run says where it trained.
+/// `gpu:0` ask the browser for its WebGPU adapter (once; later runs reuse it) and, where it has
+/// none, train on the CPU backend with the browser's reason in the device's name, so the run
+/// says where it trained.
 #[cfg(target_arch = "wasm32")]
 pub async fn resolve_in_page(choice: &DeviceChoice) -> Result<(DeviceInfo, Device), DeviceError> {
     let cpu = || {
@@ -518,8 +527,14 @@ pub async fn resolve_in_page(choice: &DeviceChoice) -> Result<(DeviceInfo, Devic
     match choice {
         DeviceChoice::Cpu => Ok((cpu(), Device::flex())),
         DeviceChoice::Auto | DeviceChoice::Gpu(0) => {
+            if let Some(device) = PAGE_WEBGPU.with(|started| started.borrow().clone()) {
+                return Ok((webgpu_in_page(), device));
+            }
             match Device::wgpu_options().init_async().await {
-                Ok(device) => Ok((webgpu_in_page(), device)),
+                Ok(device) => {
+                    PAGE_WEBGPU.with(|started| *started.borrow_mut() = Some(device.clone()));
+                    Ok((webgpu_in_page(), device))
+                }
                 Err(e) => {
                     let mut info = cpu();
                     info.name = format!("{}: this browser gave no WebGPU adapter ({e})", info.name);
