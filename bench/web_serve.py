@@ -6,6 +6,7 @@ usage: python3 bench/web_serve.py WEB_DIR PORT OUT_DIR
 """
 
 import http.server
+import os
 import pathlib
 import sys
 
@@ -39,7 +40,12 @@ class Handler(http.server.SimpleHTTPRequestHandler):
             self.send_error(404)
             return
         body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        (out_dir / f"{kind}.json").write_bytes(body)
+        # web_check.sh reads the report as soon as its name appears, and a folder page's report
+        # (its model three times over) is over 100 MB: written in place, a slow disk let it read
+        # half of one. A rename makes the name appear only with the whole report behind it.
+        partial = out_dir / f"{kind}.json.part"
+        partial.write_bytes(body)
+        os.replace(partial, out_dir / f"{kind}.json")
         self.send_response(204)
         self.end_headers()
 
