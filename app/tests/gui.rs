@@ -237,6 +237,23 @@ fn plots_of_a_run_without_rows_yet_show_each_charts_own_range() {
     harness.snapshot("plots_waiting");
 }
 
+#[test]
+fn plots_mark_a_warm_up_step_time_off_the_scale_so_the_steady_steps_can_be_read() {
+    // A GPU's first readback window holds its shader compilation: scaled to it, every later
+    // step sat flat on the axis.
+    let mut warm = fake_history("gpu", 0.1, 9000.0);
+    let steady_ms = warm.metrics[1].step_ms;
+    warm.metrics[0].step_ms = steady_ms * 200.0;
+    let labels = ["gpu".to_owned()];
+    let histories = [&warm];
+    let mut harness = Harness::builder().with_size([900.0, 620.0]).build_ui(|ui| {
+        plots_ui(ui, &plot_runs(&histories, &labels), &[], XAxis::Steps);
+    });
+    harness.run();
+    harness.get_by_label_contains("gpu: 1 readback off the scale, up to");
+    harness.snapshot("plots_warm_up");
+}
+
 fn app_harness(runs_dir: &Path) -> Harness<'static, KilnApp> {
     let runs_dir = runs_dir.to_owned();
     Harness::builder()

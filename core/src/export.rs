@@ -12,7 +12,7 @@ use plotters::coord::Shift;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
-use crate::plot::{Chart, UnknownXAxis, XAxis, epoch_end, legend_labels, run_rgb};
+use crate::plot::{Chart, UnknownXAxis, XAxis, epoch_end, legend_labels, off_scale, run_rgb};
 use crate::run_folder::RunHistory;
 use crate::run_folder::write_atomically;
 
@@ -414,10 +414,19 @@ where
     };
     let has_data = spec.has_data();
     let (x0, x1) = padded_range(all_points().map(|p| p.0), true);
-    let (y0, y1) = match spec.chart.y_fixed() {
+    let values: Vec<f64> = spec
+        .lines
+        .iter()
+        .flat_map(|l| l.train.iter().map(|p| p.1))
+        .collect();
+    let scale_top = spec.chart.scale_top(&values);
+    let (y0, y1) = match (spec.chart.y_fixed(), scale_top) {
         // Widened only for values outside the fixed range (a bug elsewhere, but then visible).
-        Some((lo, hi)) => all_points().fold((lo, hi), |(lo, hi), p| (lo.min(p.1), hi.max(p.1))),
-        None => padded_range(all_points().map(|p| p.1), true),
+        (Some((lo, hi)), _) => {
+            all_points().fold((lo, hi), |(lo, hi), p| (lo.min(p.1), hi.max(p.1)))
+        }
+        (None, Some(top)) => padded_range(all_points().map(|p| p.1).filter(|&y| y <= top), true),
+        (None, None) => padded_range(all_points().map(|p| p.1), true),
     };
 
     let label_px = sizes.label;
@@ -481,12 +490,25 @@ where
     for lines in &spec.lines {
         let color = lines.color;
         let solid = color.stroke_width(line);
+        // Off-scale points (see Chart::scale_top) run to the top edge and get a triangle there.
         let annotation = chart
-            .draw_series(LineSeries::new(lines.train.iter().copied(), solid))
+            .draw_series(LineSeries::new(
+                lines.train.iter().map(|&(x, y)| (x, y.min(y1))),
+                solid,
+            ))
             .map_err(draw_error)?;
         annotation
             .label(lines.label.clone())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], solid));
+        if scale_top.is_some() {
+            let (xs, _) = off_scale([lines.train.as_slice()], y1);
+            chart
+                .draw_series(
+                    xs.into_iter()
+                        .map(|x| TriangleMarker::new((x, y1), sizes.marker + 2, color.filled())),
+                )
+                .map_err(draw_error)?;
+        }
         if spec.chart.has_eval_line() && !lines.eval.is_empty() {
             chart
                 .draw_series(DashedLineSeries::new(
@@ -505,6 +527,25 @@ where
                 )
                 .map_err(draw_error)?;
         }
+    }
+    if let Some(top) = scale_top {
+        let largest = values.iter().copied().fold(top, f64::max);
+        let style = ("sans-serif", sizes.label)
+            .into_font()
+            .color(&BLACK.mix(0.7))
+            .pos(plotters::style::text_anchor::Pos::new(
+                plotters::style::text_anchor::HPos::Center,
+                plotters::style::text_anchor::VPos::Top,
+            ));
+        // At the top's middle: a warm-up's triangles sit at the left end.
+        let note = format!("triangles: off the scale, up to {largest:.0} ms");
+        chart
+            .draw_series(std::iter::once(Text::new(
+                note,
+                ((x0 + x1) / 2.0, y1),
+                style,
+            )))
+            .map_err(draw_error)?;
     }
     if !with_legend {
         return Ok(());
@@ -778,6 +819,26 @@ mod tests {
         assert!(svg.contains("wall time (s)"));
         let svg = render_svg(&[&a], &small()).unwrap();
         assert!(svg.contains("Kiln: a"));
+    }
+
+    #[test]
+    fn a_warm_up_step_time_is_marked_off_the_scale_instead_of_flattening_the_chart() {
+        let mut warm = run("warm", 0.01, 2);
+        // A minute and a half of shader compilation in the first window.
+        warm.metrics[0].step_ms = 90_000.0;
+        let svg = render_svg(&[&warm], &small()).unwrap();
+        assert!(
+            svg.contains("triangles: off the scale, up to 90000 ms"),
+            "{svg}"
+        );
+        // The scale ends near the steady 12 ms: no tick of the warm-up's tens of thousands
+        // (no other chart reaches them).
+        for tick in ["\n40000\n</text>", "\n50000\n</text>", "\n60000\n</text>"] {
+            assert!(!svg.contains(tick), "{tick} is on the step time scale");
+        }
+        let steady = run("steady", 0.01, 2);
+        let svg = render_svg(&[&steady], &small()).unwrap();
+        assert!(!svg.contains("off the scale"));
     }
 
     #[test]

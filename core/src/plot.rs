@@ -194,6 +194,43 @@ impl Chart {
     pub fn has_eval_line(self) -> bool {
         matches!(self, Self::Loss | Self::Accuracy)
     }
+
+    /// The top of the chart's y scale when some of `values` would flatten the rest, else none
+    /// (scale to every value). Only step times have such values: a run's first readback window
+    /// holds its shader compilation and autotuning, seconds per step against milliseconds after,
+    /// and scaled to it every later step sits on the axis. A value more than
+    /// [`OFF_SCALE_FACTOR`] times the median is off the scale; the top is the largest of the rest.
+    pub fn scale_top(self, values: &[f64]) -> Option<f64> {
+        if self != Self::StepTime || values.len() < 3 {
+            return None;
+        }
+        let mut sorted = values.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let median = sorted[sorted.len() / 2];
+        let limit = median * OFF_SCALE_FACTOR;
+        let top = sorted.iter().copied().rfind(|&v| v <= limit)?;
+        (median > 0.0 && sorted.last().is_some_and(|&max| max > limit)).then_some(top)
+    }
+}
+
+/// How many times a chart's median a value may be before [`Chart::scale_top`] leaves it off the
+/// scale: wide enough for a busy machine's slow windows, narrow enough for a warm-up.
+pub const OFF_SCALE_FACTOR: f64 = 4.0;
+
+/// The points of `lines` above `top`, as an off-scale marker shows them: their x, and the
+/// largest value among them, which the marker names.
+pub fn off_scale<'a>(
+    lines: impl IntoIterator<Item = &'a [(f64, f64)]>,
+    top: f64,
+) -> (Vec<f64>, f64) {
+    let above: Vec<(f64, f64)> = lines
+        .into_iter()
+        .flatten()
+        .copied()
+        .filter(|&(_, y)| y > top)
+        .collect();
+    let largest = above.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
+    (above.into_iter().map(|p| p.0).collect(), largest)
 }
 
 /// The name of the evaluation lines of `runs` in a legend: the split they were evaluated on.
@@ -386,6 +423,24 @@ mod tests {
             sync_ms: 0.1,
             lr: 0.01,
         }
+    }
+
+    #[test]
+    fn a_warm_up_step_time_is_left_off_the_scale_and_steady_ones_are_not() {
+        // A GPU run's first window: 2.4 s per step of shader compilation, then 40-odd ms.
+        let warm = [2400.0, 41.0, 40.0, 43.0, 39.5, 42.0];
+        assert_eq!(Chart::StepTime.scale_top(&warm), Some(43.0));
+        let (xs, largest) = off_scale([&[(10.0, 2400.0), (20.0, 41.0)][..]], 43.0);
+        assert_eq!((xs, largest), (vec![10.0], 2400.0));
+        // A busy machine's slow windows (three times the median) stay on the scale.
+        assert_eq!(Chart::StepTime.scale_top(&[40.0, 120.0, 41.0, 39.0]), None);
+        // Too few windows to tell a warm-up from a trend; other charts scale to every value.
+        assert_eq!(Chart::StepTime.scale_top(&[2400.0, 40.0]), None);
+        assert_eq!(
+            Chart::Throughput.scale_top(&[10.0, 5000.0, 5100.0, 5200.0]),
+            None
+        );
+        assert_eq!(Chart::Loss.scale_top(&warm), None);
     }
 
     #[test]

@@ -5,7 +5,7 @@ use egui_plot::{
     FilledArea, Legend, Line, LineStyle, MarkerShape, Plot, PlotPoints, Points, uniform_grid_spacer,
 };
 use kiln_core::compare::seed_band;
-use kiln_core::plot::{Chart, XAxis, eval_line_name, run_rgb};
+use kiln_core::plot::{Chart, XAxis, eval_line_name, off_scale, run_rgb};
 use kiln_core::run_folder::RunHistory;
 
 /// The colour of the n-th run on the plots, from the palette every plot shares.
@@ -149,6 +149,17 @@ fn chart_ui(
                 .include_y(0.0)
                 .include_y(top);
         }
+        let values: Vec<f64> = lines
+            .iter()
+            .flat_map(|(_, train, _)| train.iter().map(|p| p[1]))
+            .collect();
+        // Given anew each frame, the range follows a live run until the person zooms or drags
+        // (egui_plot keeps their view then, and a double click comes back to this one).
+        // Room above the highest point on the scale for the off-scale triangles.
+        let scale_top = chart.scale_top(&values);
+        if let Some(top) = scale_top {
+            plot = plot.default_y_bounds(0.0, top * 1.25);
+        }
         plot.link_axis(link, [true, false])
             .link_cursor(link, [true, false])
             .show(ui, |plot_ui| {
@@ -171,15 +182,19 @@ fn chart_ui(
                 }
                 for (run, train, test) in lines {
                     let history = run.history;
+                    let off_scale_at = scale_top.map(|top| (top, top * 1.2));
                     let train_name = match chart.has_eval_line() {
                         true => format!("{} train", run.label),
                         false => run.label.to_owned(),
                     };
                     plot_ui.line(
-                        Line::new(train_name, PlotPoints::from(train))
+                        Line::new(train_name, PlotPoints::from(train.clone()))
                             .color(run.color)
                             .width(1.0),
                     );
+                    if let Some(at) = off_scale_at {
+                        off_scale_ui(plot_ui, run, &train, at);
+                    }
                     if !test.is_empty() {
                         let name = format!("{} {}", run.label, history.validated_on().split_name());
                         plot_ui.line(
@@ -199,6 +214,37 @@ fn chart_ui(
                 }
             });
     });
+}
+
+/// Marks `train`'s points above `top` with a triangle at `marker_y`, near the chart's top edge,
+/// named in the legend with the largest of them: left off so the rest can be read, never hidden.
+fn off_scale_ui(
+    plot_ui: &mut egui_plot::PlotUi<'_>,
+    run: &PlotRun<'_>,
+    train: &[[f64; 2]],
+    (top, marker_y): (f64, f64),
+) {
+    let points: Vec<(f64, f64)> = train.iter().map(|p| (p[0], p[1])).collect();
+    let (xs, largest) = off_scale([points.as_slice()], top);
+    if xs.is_empty() {
+        return;
+    }
+    let name = format!(
+        "{}: {} off the scale, up to {largest:.0} ms",
+        run.label,
+        match xs.len() {
+            1 => "1 readback".to_owned(),
+            n => format!("{n} readbacks"),
+        }
+    );
+    let at_top: Vec<[f64; 2]> = xs.into_iter().map(|x| [x, marker_y]).collect();
+    plot_ui.points(
+        Points::new(name, PlotPoints::from(at_top))
+            .color(run.color)
+            .shape(MarkerShape::Up)
+            .radius(5.0)
+            .filled(true),
+    );
 }
 
 #[cfg(test)]
