@@ -29,6 +29,32 @@ fn only_run_folder(runs: &Path) -> PathBuf {
 }
 
 #[test]
+fn help_puts_each_flags_text_under_it_wrapped_to_the_terminal() {
+    // Beside --model's value forms clap began every flag's text 130 columns in: 383-column
+    // lines, past any terminal's edge.
+    for command in [
+        &["train", "--help"][..],
+        &["bench", "-h"],
+        &["serve", "--help"],
+        &["-h"],
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_kiln"))
+            .args(command)
+            .env("COLUMNS", "80")
+            .output()
+            .unwrap();
+        assert!(output.status.success());
+        let help = String::from_utf8(output.stdout).unwrap();
+        // A flag's own line may be as long as its value forms; every line of text fits.
+        let too_wide: Vec<&str> = help
+            .lines()
+            .filter(|line| !line.trim_start().starts_with('-') && line.chars().count() > 80)
+            .collect();
+        assert!(too_wide.is_empty(), "kiln {command:?}: {too_wide:#?}");
+    }
+}
+
+#[test]
 fn train_on_the_builtin_data_writes_a_complete_run_folder() {
     let runs = scratch_dir("train");
     let output = kiln(&[

@@ -26,8 +26,10 @@ pub const LONG_VERSION: &str = concat!(
 );
 
 /// Train image classifiers on your own GPU and see where the time goes.
+// Each flag's help on the line after it, wrapped to the terminal (clap's `wrap_help`): beside
+// value forms as long as --model's, clap put the help 130 columns in, past any terminal's edge.
 #[derive(Debug, Parser)]
-#[command(name = "kiln", version, long_version = LONG_VERSION, about, long_about = None)]
+#[command(name = "kiln", version, long_version = LONG_VERSION, about, long_about = None, next_line_help = true)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
