@@ -9,6 +9,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
@@ -400,34 +401,13 @@ fn draw_chart<DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
-    let band_points: Vec<(f64, f64)> = spec
-        .bands
-        .iter()
-        .flat_map(|(_, band)| band.iter().flat_map(|&(x, lo, hi)| [(x, lo), (x, hi)]))
-        .collect();
-    let all_points = || {
-        spec.lines
-            .iter()
-            .flat_map(|l| l.train.iter().chain(&l.eval))
-            .chain(&band_points)
-            .copied()
-    };
     let has_data = spec.has_data();
-    let (x0, x1) = padded_range(all_points().map(|p| p.0), true);
-    let values: Vec<f64> = spec
-        .lines
-        .iter()
-        .flat_map(|l| l.train.iter().map(|p| p.1))
-        .collect();
-    let scale_top = spec.chart.scale_top(&values);
-    let (y0, y1) = match (spec.chart.y_fixed(), scale_top) {
-        // Widened only for values outside the fixed range (a bug elsewhere, but then visible).
-        (Some((lo, hi)), _) => {
-            all_points().fold((lo, hi), |(lo, hi), p| (lo.min(p.1), hi.max(p.1)))
-        }
-        (None, Some(top)) => padded_range(all_points().map(|p| p.1).filter(|&y| y <= top), true),
-        (None, None) => padded_range(all_points().map(|p| p.1), true),
-    };
+    let Ranges {
+        x: (x0, x1),
+        y: (y0, y1),
+        scale_top,
+        largest,
+    } = chart_ranges(spec);
 
     let label_px = sizes.label;
     let mut chart = ChartBuilder::on(area)
@@ -528,8 +508,7 @@ where
                 .map_err(draw_error)?;
         }
     }
-    if let Some(top) = scale_top {
-        let largest = values.iter().copied().fold(top, f64::max);
+    if scale_top.is_some() {
         let style = ("sans-serif", sizes.label)
             .into_font()
             .color(&BLACK.mix(0.7))
@@ -547,9 +526,66 @@ where
             )))
             .map_err(draw_error)?;
     }
-    if !with_legend {
-        return Ok(());
+    if with_legend {
+        draw_legend(&mut chart, spec, sizes)?;
     }
+    Ok(())
+}
+
+/// A chart's axis ranges, and where its y scale leaves points off (see [`Chart::scale_top`]).
+struct Ranges {
+    x: (f64, f64),
+    y: (f64, f64),
+    scale_top: Option<f64>,
+    /// The largest training value, which an off-scale note names.
+    largest: f64,
+}
+
+fn chart_ranges(spec: &ChartSpec) -> Ranges {
+    let band_points: Vec<(f64, f64)> = spec
+        .bands
+        .iter()
+        .flat_map(|(_, band)| band.iter().flat_map(|&(x, lo, hi)| [(x, lo), (x, hi)]))
+        .collect();
+    let all_points = || {
+        spec.lines
+            .iter()
+            .flat_map(|l| l.train.iter().chain(&l.eval))
+            .chain(&band_points)
+            .copied()
+    };
+    let values: Vec<f64> = spec
+        .lines
+        .iter()
+        .flat_map(|l| l.train.iter().map(|p| p.1))
+        .collect();
+    let scale_top = spec.chart.scale_top(&values);
+    let y = match (spec.chart.y_fixed(), scale_top) {
+        // Widened only for values outside the fixed range (a bug elsewhere, but then visible).
+        (Some((lo, hi)), _) => {
+            all_points().fold((lo, hi), |(lo, hi), p| (lo.min(p.1), hi.max(p.1)))
+        }
+        (None, Some(top)) => padded_range(all_points().map(|p| p.1).filter(|&y| y <= top), true),
+        (None, None) => padded_range(all_points().map(|p| p.1), true),
+    };
+    Ranges {
+        x: padded_range(all_points().map(|p| p.0), true),
+        y,
+        scale_top,
+        largest: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    }
+}
+
+/// The chart's legend: each run's line, and for loss and accuracy which stroke is which split.
+fn draw_legend<'a, DB: DrawingBackend + 'a>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    spec: &ChartSpec,
+    sizes: &Sizes,
+) -> Result<(), ExportError>
+where
+    DB::ErrorType: 'static,
+{
+    let (line, label_px) = (sizes.line, sizes.label);
     if spec.chart.has_eval_line() {
         // Line styles, named once: colour says which run, the stroke says which split.
         let grey = BLACK.mix(0.6).stroke_width(line);
