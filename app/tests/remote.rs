@@ -233,7 +233,7 @@ fn two_devices_of_a_box_in_data_parallel_learn_what_one_device_learns_on_the_sam
     for (devices, said) in [
         (
             format!("{both},gpu:0"),
-            "all GPUs of this machine or all devices of one box",
+            "all gpu:N, all cuda:N or all devices of one box",
         ),
         (
             format!("remote:{0}/0,remote:{0}/0", kiln_box.address),

@@ -37,6 +37,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::config::Precision;
 use crate::remote::{BoxAddress, RemoteError};
 
+mod cuda;
+pub use cuda::{CUDA_BACKEND, all_reduces};
+
 /// The `backend` text of the CPU entry.
 pub const CPU_BACKEND: &str = "flex (CPU)";
 
@@ -213,7 +216,8 @@ fn backend_name(backend: wgpu::Backend) -> &'static str {
     }
 }
 
-/// Which device a person asked for: `auto` (default), `cpu`, `gpu:N` or `remote:HOST:PORT/N`.
+/// Which device a person asked for: `auto` (default), `cpu`, `gpu:N`, `cuda:N` or
+/// `remote:HOST:PORT/N`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub enum DeviceChoice {
     /// The first hardware GPU (discrete, then integrated, then virtual), else the CPU.
@@ -223,6 +227,8 @@ pub enum DeviceChoice {
     Cpu,
     /// The N-th GPU adapter in [`list_devices`] order.
     Gpu(usize),
+    /// The CUDA driver's device N, through Burn's CUDA backend (builds with the `cuda` feature).
+    Cuda(usize),
     /// Device `index` of the box `kiln serve` runs on at `address`.
     Remote {
         /// Where the box listens.
@@ -238,6 +244,7 @@ impl fmt::Display for DeviceChoice {
             Self::Auto => f.write_str("auto"),
             Self::Cpu => f.write_str("cpu"),
             Self::Gpu(index) => write!(f, "gpu:{index}"),
+            Self::Cuda(index) => write!(f, "cuda:{index}"),
             Self::Remote { address, index } => write!(f, "remote:{address}/{index}"),
         }
     }
@@ -272,12 +279,17 @@ impl FromStr for DeviceChoice {
             "auto" => Ok(Self::Auto),
             "cpu" => Ok(Self::Cpu),
             other => {
-                let digits = other.strip_prefix("gpu:").ok_or_else(unknown)?;
+                let (digits, numbered): (_, fn(usize) -> Self) =
+                    match (other.strip_prefix("gpu:"), other.strip_prefix("cuda:")) {
+                        (Some(digits), _) => (digits, Self::Gpu),
+                        (_, Some(digits)) => (digits, Self::Cuda),
+                        _ => return Err(unknown()),
+                    };
                 // `usize::from_str` also takes "+1"; people only ever mean plain digits.
                 if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
                     return Err(unknown());
                 }
-                digits.parse().map(Self::Gpu).map_err(|_| unknown())
+                digits.parse().map(numbered).map_err(|_| unknown())
             }
         }
     }
@@ -298,8 +310,9 @@ pub fn devices_text(devices: &[DeviceChoice]) -> String {
 }
 
 /// Why `devices` cannot train one model data parallel, if they cannot: each must be named, none
-/// twice, and all of one kind (GPUs of this machine, or devices of one box), since gradients
-/// travel between them every step and Burn moves them between devices of one backend only.
+/// twice, and all of one kind (GPUs of this machine on one backend, or devices of one box),
+/// since gradients travel between them every step and Burn moves them between devices of one
+/// backend only.
 pub fn data_parallel_problem(devices: &[DeviceChoice]) -> Option<String> {
     if devices.len() < 2 {
         return None;
@@ -322,15 +335,17 @@ pub fn data_parallel_problem(devices: &[DeviceChoice]) -> Option<String> {
     if let Some(i) = repeated {
         return Some(format!("{} is listed twice", devices[i]));
     }
-    let box_of = |d: &DeviceChoice| match d {
-        DeviceChoice::Remote { address, .. } => Some(address.clone()),
+    // What gradients travel through: this machine's wgpu, its CUDA, or the box a device is on.
+    let path_of = |d: &DeviceChoice| match d {
+        DeviceChoice::Remote { address, .. } => Some(Some(address.clone())),
+        DeviceChoice::Cuda(_) => Some(None),
         _ => None,
     };
-    let first = box_of(&devices[0]);
-    if devices.iter().any(|d| box_of(d) != first) {
+    let first = path_of(&devices[0]);
+    if devices.iter().any(|d| path_of(d) != first) {
         return Some(
-            "the devices of a data-parallel run are all GPUs of this machine or all devices of \
-             one box: gradients move between them every step"
+            "the devices of a data-parallel run are all gpu:N, all cuda:N or all devices of one \
+             box: gradients move between them every step"
                 .to_owned(),
         );
     }
@@ -353,11 +368,11 @@ impl<'de> Deserialize<'de> for DeviceChoice {
 /// Why a device choice cannot be honoured.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DeviceError {
-    /// The text is not `auto`, `cpu`, `gpu:N` or `remote:HOST:PORT/N`.
+    /// The text is not `auto`, `cpu`, `gpu:N`, `cuda:N` or `remote:HOST:PORT/N`.
     #[error(
         "unknown device \"{text}\": use `auto` (a hardware GPU if there is one, else the CPU), \
-         `cpu`, `gpu:N` with N a number shown by `kiln devices`, or `remote:HOST:PORT/N` for \
-         device N of a box that runs `kiln serve`"
+         `cpu`, `gpu:N` or `cuda:N` with N a number shown by `kiln devices`, or \
+         `remote:HOST:PORT/N` for device N of a box that runs `kiln serve`"
     )]
     UnknownChoice {
         /// What was given.
@@ -366,6 +381,23 @@ pub enum DeviceError {
     /// `gpu:N` with N past the last listed adapter.
     #[error("there is no gpu:{index}: {available}")]
     NoSuchGpu {
+        /// The index asked for.
+        index: usize,
+        /// What this machine does have, and what to do instead.
+        available: String,
+    },
+    /// `cuda:N` asked of a build without Burn's CUDA backend.
+    #[error(
+        "cuda:{index} needs a Kiln built with CUDA (`cargo build --release --features cuda`); \
+         this one reaches NVIDIA GPUs through Vulkan as gpu:N (`kiln devices` lists them)"
+    )]
+    CudaNotBuilt {
+        /// The index asked for.
+        index: usize,
+    },
+    /// `cuda:N` with N past the last CUDA device, or no CUDA driver at all.
+    #[error("there is no cuda:{index}: {available}")]
+    NoSuchCuda {
         /// The index asked for.
         index: usize,
         /// What this machine does have, and what to do instead.
@@ -398,7 +430,8 @@ pub enum DeviceError {
 }
 
 /// Every device that can train here: the GPU adapters Burn's wgpu backend reaches, in wgpu's
-/// order (`gpu:0`, `gpu:1`, …), then the CPU, which is always present and always last.
+/// order (`gpu:0`, `gpu:1`, …), then in a build with the `cuda` feature the CUDA driver's
+/// devices (`cuda:0`, …), then the CPU, which is always present and always last.
 ///
 /// Enumerated once per process and cached, so `gpu:N` means the same adapter for the whole run.
 /// Without a usable GPU driver (or if enumeration fails, panics or hangs) only the CPU is listed.
@@ -412,6 +445,7 @@ pub fn list_devices() -> Vec<DeviceInfo> {
                 .enumerate()
                 .filter_map(|(index, adapter)| DeviceInfo::from_adapter(index, adapter))
                 .collect();
+            devices.extend(cuda::listed());
             devices.push(DeviceInfo::cpu());
             devices
         })
@@ -465,13 +499,14 @@ pub fn resolve(choice: &DeviceChoice) -> Result<(DeviceInfo, Device), DeviceErro
     // Only `auto` and `gpu:N` need the adapters: listing them wakes every GPU driver, which on
     // Mesa prints warnings ahead of a CPU run that never touches a GPU.
     let listed = match choice {
-        DeviceChoice::Auto | DeviceChoice::Gpu(_) => list_devices(),
+        DeviceChoice::Auto | DeviceChoice::Gpu(_) | DeviceChoice::Cuda(_) => list_devices(),
         DeviceChoice::Cpu | DeviceChoice::Remote { .. } => Vec::new(),
     };
     let (info, target) = select(choice, &listed)?;
     match target {
         Target::Flex => Ok((info, Device::flex())),
         Target::Wgpu(kind) => Ok((info, Device::wgpu(kind))),
+        Target::Cuda(index) => Ok((info, cuda::device(index)?)),
         #[cfg(not(target_arch = "wasm32"))]
         Target::Remote { address, index } => {
             let token = crate::remote::token_for(&address)?;
@@ -546,6 +581,10 @@ pub async fn resolve_in_page(choice: &DeviceChoice) -> Result<(DeviceInfo, Devic
             index: *index,
             available: "a browser page has one adapter, gpu:0 (WebGPU), and the CPU".to_owned(),
         }),
+        DeviceChoice::Cuda(index) => Err(DeviceError::NoSuchCuda {
+            index: *index,
+            available: "a browser page reaches its GPU through WebGPU only, as gpu:0".to_owned(),
+        }),
         DeviceChoice::Remote { address, .. } => Err(RemoteError::FromBrowser {
             address: address.clone(),
         }
@@ -558,6 +597,7 @@ pub async fn resolve_in_page(choice: &DeviceChoice) -> Result<(DeviceInfo, Devic
 enum Target {
     Flex,
     Wgpu(DeviceKind),
+    Cuda(usize),
     Remote { address: BoxAddress, index: usize },
 }
 
@@ -565,7 +605,7 @@ enum Target {
 fn gpus(devices: &[DeviceInfo]) -> impl Iterator<Item = &DeviceInfo> {
     devices
         .iter()
-        .filter(|device| device.class != DeviceClass::Cpu)
+        .filter(|device| device.class != DeviceClass::Cpu && device.backend != cuda::CUDA_BACKEND)
 }
 
 fn select(
@@ -586,6 +626,7 @@ fn select(
                 .unwrap_or_else(DeviceInfo::cpu);
             Ok((info, Target::Flex))
         }
+        DeviceChoice::Cuda(index) => Ok((cuda::listed_as(*index, devices)?, Target::Cuda(*index))),
         DeviceChoice::Remote { address, index } => Ok((
             DeviceInfo::remote(address, *index),
             Target::Remote {
@@ -774,10 +815,14 @@ mod tests {
         assert!(data_parallel_problem(&list).is_none());
         let boxed = parse_devices("remote:box:7340/0,remote:box:7340/1").unwrap();
         assert!(data_parallel_problem(&boxed).is_none());
+        let cudas = parse_devices("cuda:0,cuda:1").unwrap();
+        assert!(data_parallel_problem(&cudas).is_none());
         assert!(parse_devices("gpu:0,").is_err(), "an empty entry is a typo");
         for (list, said) in [
             ("remote:box:7340/0,remote:other:7340/0", "one box"),
             ("gpu:0,remote:box:7340/1", "one box"),
+            ("gpu:0,cuda:1", "all gpu:N, all cuda:N"),
+            ("cuda:0,remote:box:7340/1", "all gpu:N, all cuda:N"),
             ("gpu:1,gpu:1", "gpu:1 is listed twice"),
             ("auto,gpu:1", "name each device"),
             ("gpu:0,cpu", "the CPU is one device"),
@@ -790,6 +835,39 @@ mod tests {
         }
         // One device is not data parallel, whatever it is.
         assert!(data_parallel_problem(&[DeviceChoice::Auto]).is_none());
+    }
+
+    #[cfg(not(feature = "cuda"))]
+    #[test]
+    fn a_cuda_device_in_a_build_without_cuda_says_how_to_build_with_it() {
+        let error = resolve(&DeviceChoice::Cuda(0)).unwrap_err();
+        assert_eq!(error, DeviceError::CudaNotBuilt { index: 0 });
+        let message = error.to_string();
+        assert!(message.contains("--features cuda"), "{message}");
+        assert!(message.contains("gpu:N"), "{message}");
+        assert!(cuda::listed().is_empty());
+    }
+
+    #[test]
+    fn cuda_devices_are_not_counted_among_the_wgpu_adapters() {
+        let mut listed = listing(&[DeviceClass::DiscreteGpu]);
+        let mut cuda = listed[0].clone();
+        (cuda.id, cuda.backend) = ("cuda:0".to_owned(), CUDA_BACKEND.to_owned());
+        listed.insert(1, cuda);
+        assert_eq!(gpus(&listed).count(), 1);
+        let gone = select(&DeviceChoice::Gpu(1), &listed).unwrap_err();
+        assert!(
+            matches!(gone, DeviceError::NoSuchGpu { index: 1, .. }),
+            "{gone}"
+        );
+        if cfg!(feature = "cuda") {
+            let (info, target) = select(&DeviceChoice::Cuda(0), &listed).unwrap();
+            assert_eq!((info.id.as_str(), target), ("cuda:0", Target::Cuda(0)));
+            let missing = select(&DeviceChoice::Cuda(1), &listed)
+                .unwrap_err()
+                .to_string();
+            assert!(missing.contains("there is no cuda:1") && missing.contains("cuda:0 is"));
+        }
     }
 
     #[test]
@@ -850,6 +928,8 @@ mod tests {
             ("cpu", DeviceChoice::Cpu),
             ("gpu:0", DeviceChoice::Gpu(0)),
             ("gpu:12", DeviceChoice::Gpu(12)),
+            ("cuda:0", DeviceChoice::Cuda(0)),
+            ("cuda:3", DeviceChoice::Cuda(3)),
         ] {
             assert_eq!(text.parse::<DeviceChoice>(), Ok(choice.clone()));
             assert_eq!(choice.to_string(), text);
@@ -862,7 +942,8 @@ mod tests {
     #[test]
     fn unknown_choices_say_what_is_accepted() {
         for text in [
-            "", "gpu", "gpu:", "gpu:x", "gpu:+1", "gpu:-1", "cuda", "gpu0", "gpu:1:2",
+            "", "gpu", "gpu:", "gpu:x", "gpu:+1", "gpu:-1", "cuda", "cuda:", "cuda:+0", "gpu0",
+            "gpu:1:2",
         ] {
             let error = text.parse::<DeviceChoice>().unwrap_err();
             assert_eq!(
@@ -872,7 +953,7 @@ mod tests {
                 }
             );
             let message = error.to_string();
-            for accepted in ["`auto`", "`cpu`", "`gpu:N`", "kiln devices"] {
+            for accepted in ["`auto`", "`cpu`", "`gpu:N`", "`cuda:N`", "kiln devices"] {
                 assert!(message.contains(accepted), "{message}");
             }
         }

@@ -161,7 +161,7 @@ settings! {
         "Spread each training image's pixels away from or towards mid-grey by a random factor in 1 ± this; 0 turns it off.";
     /// Where to train.
     Device => "device", "Device",
-        "Where to train: auto picks a hardware GPU, else the CPU; software GPUs are slow; remote:HOST:PORT/N is a device of a box running kiln serve.";
+        "Where to train: auto picks a hardware GPU, else the CPU; software GPUs are slow; cuda:N is an NVIDIA GPU through CUDA (builds with the cuda feature); remote:HOST:PORT/N is a device of a box running kiln serve.";
     /// The float type of the arithmetic.
     Precision => "precision", "Precision",
         "f16 computes in 16-bit floats with f32 master weights and a scaled loss; it needs a GPU with 16-bit float shaders.";

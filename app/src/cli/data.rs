@@ -64,7 +64,7 @@ struct InspectArgs {
     augmentation: Option<PathBuf>,
     #[command(flatten)]
     augment: super::train::AugmentationArgs,
-    #[arg(long, value_name = "auto|cpu|gpu:N|remote:HOST:PORT/N", help = Setting::Device.help())]
+    #[arg(long, value_name = "auto|cpu|gpu:N|cuda:N|remote:HOST:PORT/N", help = Setting::Device.help())]
     device: Option<DeviceChoice>,
 }
 

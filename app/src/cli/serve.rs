@@ -11,16 +11,16 @@ use kiln_core::remote::{self, SessionLog, Token};
 /// Options of `kiln serve`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// The device to host (`auto`, `cpu` or `gpu:N`), as remote:…/0.
+    /// The device to host (`auto`, `cpu`, `gpu:N` or `cuda:N`), as remote:…/0.
     #[arg(
         long,
-        value_name = "auto|cpu|gpu:N",
+        value_name = "auto|cpu|gpu:N|cuda:N",
         default_value = "auto",
         conflicts_with = "devices"
     )]
     device: DeviceChoice,
-    /// Host several devices, as remote:…/0, /1, …: `all` is every GPU of this machine (the CPU
-    /// when it has none), or list them (`gpu:0,gpu:1`; `cpu,cpu` hosts the CPU twice, two streams
+    /// Host several devices, as remote:…/0, /1, …: `all` is every GPU of this machine (its CUDA
+    /// devices in a build with CUDA; the CPU when it has none), or list them (`gpu:0,gpu:1`; `cpu,cpu` hosts the CPU twice, two streams
     /// sharing its cores, for trying data parallel on a machine without GPUs).
     #[arg(long, value_name = "all|gpu:0,gpu:1")]
     devices: Option<String>,

@@ -64,7 +64,7 @@ pub struct TrainArgs {
     weight_decay: Option<f64>,
     #[arg(long, value_name = "constant|step:EVERY:GAMMA|cosine[:MIN_LR]", help = Setting::Schedule.help())]
     schedule: Option<Schedule>,
-    #[arg(long, value_name = "auto|cpu|gpu:N|remote:HOST:PORT/N", help = Setting::Device.help())]
+    #[arg(long, value_name = "auto|cpu|gpu:N|cuda:N|remote:HOST:PORT/N", help = Setting::Device.help())]
     device: Option<DeviceChoice>,
     /// Train data parallel: each step's batch is split across these devices (GPUs of this
     /// machine, or devices of one box) and their gradients are summed by Burn's multi-device

@@ -62,7 +62,7 @@ struct CheckArgs {
     /// Where to write the logits, raw little-endian f32 [N, classes].
     #[arg(long, value_name = "FILE", requires = "input")]
     logits: Option<PathBuf>,
-    #[arg(long, value_name = "auto|cpu|gpu:N", default_value = "cpu", help = kiln_core::config::Setting::Device.help())]
+    #[arg(long, value_name = "auto|cpu|gpu:N|cuda:N", default_value = "cpu", help = kiln_core::config::Setting::Device.help())]
     device: DeviceChoice,
 }
 

@@ -9,7 +9,7 @@ use kiln_core::config::{
     LossInput, Monitor, OptimizerSpec, Precision, Schedule, Setting, Validation,
 };
 use kiln_core::data::{DEFAULT_FOLDER_IMAGE_SIZE_PX, DatasetSpec};
-use kiln_core::device::{DeviceChoice, DeviceClass, DeviceInfo};
+use kiln_core::device::{CUDA_BACKEND, DeviceChoice, DeviceClass, DeviceInfo};
 use kiln_core::model::{Activation, InitScheme, ModelSpec, TorchvisionArch};
 use kiln_core::settings::{ChoiceSetting, NUMBERS, NumberSetting, TypedNumber, show_number};
 use kiln_core::weights::WeightsSource;
@@ -1250,12 +1250,15 @@ fn presets_ui(ui: &mut egui::Ui, form: &mut SetupForm) {
 }
 
 /// The devices that can train one model together, each group as its `--devices` list and a
-/// label: every hardware GPU of this machine, and every box's devices, when there are two or more.
+/// label: every hardware GPU of this machine (its wgpu adapters, and apart from them its CUDA
+/// devices, the same cards by another backend), and every box's devices, when there are two or
+/// more.
 fn parallel_groups(devices: &[DeviceInfo]) -> Vec<(String, String)> {
     let mut groups: Vec<(String, Vec<&DeviceInfo>)> = Vec::new();
     for device in devices {
         let group = match device.class {
             DeviceClass::Remote => device.id.rsplit_once('/').map(|(at, _)| at.to_owned()),
+            _ if device.backend == CUDA_BACKEND => Some("cuda".to_owned()),
             class if class.is_hardware_gpu() => Some("gpu".to_owned()),
             _ => None,
         };
@@ -1272,6 +1275,7 @@ fn parallel_groups(devices: &[DeviceInfo]) -> Vec<(String, String)> {
             let ids: Vec<&str> = members.iter().map(|d| d.id.as_str()).collect();
             let text = match group.strip_prefix("remote:") {
                 Some(address) => format!("all {} devices of {address} at once", members.len()),
+                None if group == "cuda" => format!("all {} GPUs at once, on CUDA", members.len()),
                 None => format!("all {} GPUs at once", members.len()),
             };
             (ids.join(","), text)
@@ -1372,12 +1376,20 @@ mod tests {
             class,
             ..DeviceInfo::cpu()
         };
+        // The same two cards through CUDA, in a build with it: a group of their own.
+        let cuda = |index: usize| DeviceInfo {
+            id: format!("cuda:{index}"),
+            backend: CUDA_BACKEND.to_owned(),
+            ..gpu(index, DeviceClass::DiscreteGpu)
+        };
         let big: kiln_core::remote::BoxAddress = "big:7340".parse().unwrap();
         let small: kiln_core::remote::BoxAddress = "small:7340".parse().unwrap();
         let devices = vec![
             gpu(0, DeviceClass::DiscreteGpu),
             gpu(1, DeviceClass::DiscreteGpu),
             gpu(2, DeviceClass::Software),
+            cuda(0),
+            cuda(1),
             DeviceInfo::remote(&big, 0),
             DeviceInfo::remote(&big, 1),
             DeviceInfo::remote(&small, 0),
@@ -1388,6 +1400,10 @@ mod tests {
             groups,
             vec![
                 ("gpu:0,gpu:1".to_owned(), "all 2 GPUs at once".to_owned()),
+                (
+                    "cuda:0,cuda:1".to_owned(),
+                    "all 2 GPUs at once, on CUDA".to_owned()
+                ),
                 (
                     "remote:big:7340/0,remote:big:7340/1".to_owned(),
                     "all 2 devices of big:7340 at once".to_owned()

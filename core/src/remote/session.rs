@@ -98,24 +98,25 @@ fn device_count(address: &BoxAddress, token: &Token) -> Result<usize, RemoteErro
         .map_err(|e| RemoteError::from_connect(e, address, 0))
 }
 
-/// What `kiln serve` hosts: `choices` in order, or without them every GPU of this machine (the
-/// CPU when it has none). Burn's server hosts devices of one backend, so the list is all GPUs or
-/// all the CPU; the CPU listed twice is hosted twice, as two streams sharing its cores.
+/// What `kiln serve` hosts: `choices` in order, or without them every GPU of this machine (its
+/// CUDA devices in a build that has any, since a card is listed both ways; the CPU when it has
+/// no GPU). Burn's server hosts devices of one backend, so the list is all GPUs or all the CPU;
+/// the CPU listed twice is hosted twice, as two streams sharing its cores.
 pub fn devices_to_host(
     choices: Option<Vec<DeviceChoice>>,
 ) -> Result<Vec<(DeviceInfo, Device)>, RemoteError> {
     let choices = match choices {
         Some(choices) => choices,
         None => {
-            let gpus: Vec<DeviceChoice> = device::list_devices()
+            let (cudas, gpus): (Vec<DeviceChoice>, Vec<DeviceChoice>) = device::list_devices()
                 .iter()
                 .filter(|info| info.class != DeviceClass::Cpu)
                 .filter_map(|info| info.id.parse().ok())
-                .collect();
-            match gpus.is_empty() {
-                true => vec![DeviceChoice::Cpu],
-                false => gpus,
-            }
+                .partition(|choice| matches!(choice, DeviceChoice::Cuda(_)));
+            [cudas, gpus, vec![DeviceChoice::Cpu]]
+                .into_iter()
+                .find(|choices| !choices.is_empty())
+                .unwrap_or_default()
         }
     };
     let refuse = |reason: &str| RemoteError::Host {
@@ -127,7 +128,7 @@ pub fn devices_to_host(
         .any(|c| matches!(c, DeviceChoice::Remote { .. }))
     {
         return Err(refuse(
-            "a box serves its own devices, not another box's: use auto, cpu or gpu:N",
+            "a box serves its own devices, not another box's: use auto, cpu, gpu:N or cuda:N",
         ));
     }
     let cpus = choices.iter().filter(|c| **c == DeviceChoice::Cpu).count();

@@ -9,12 +9,21 @@
 //! the batch, so the summed gradients are the mean gradient over the whole batch and a learning
 //! rate means on two devices what it means on one. Every device keeps its own copy of the
 //! training images (uploaded once) and its own metric sums, which a readback adds up.
+//!
+//! CUDA devices (`cuda:N`, in builds with the `cuda` feature) where NCCL's library loads sum
+//! gradients with Burn's collective all-reduce instead: each replica's trained parameters are marked
+//! distributed, so the backward pass on each device sums every gradient across all devices in
+//! place as soon as it is complete everywhere, and the first device's summed gradients step the
+//! model there with the one-device optimizer step. A step that leaves a device without rows (a
+//! last batch shorter than the device count) is summed by copies, since an all-reduce needs
+//! every device.
 
 use std::ops::Range;
 
-use burn::module::Module;
+use burn::module::{Module, ModuleMapper, Param};
 use burn::nn::loss::CrossEntropyLoss;
 use burn::optim::{GradientsParams, MultiGradientsParams};
+use burn::tensor::distributed::{DistributedConfig, DistributedContext, ReduceOperation};
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use kiln_shaders::ByteSplit;
 
@@ -23,14 +32,25 @@ use super::reads::{DeviceTotals, Sums};
 use super::trainee::batch_loss;
 use crate::config::LossInput;
 use crate::data::ImageDataset;
+use crate::device::all_reduces;
 use crate::model::Classifier;
 
 /// The devices after the first of a data-parallel run, each with the training images on it.
-pub(super) struct Replicas(Vec<(Device, ByteSplit)>);
+pub(super) struct Replicas {
+    devices: Vec<(Device, ByteSplit)>,
+    /// Burn's communication server for all-reduces across every device of the run, when they
+    /// all have one (CUDA devices with NCCL); dropping it closes the server.
+    collective: Option<DistributedContext>,
+}
 
 impl Replicas {
-    /// Uploads the training split to each of `devices` (none: a run on one device).
-    pub(super) fn upload(devices: &[Device], data: &ImageDataset) -> Result<Self, TrainError> {
+    /// Uploads the training split to each of `devices` (none: a run on one device), the devices
+    /// a run on `first` splits its steps with.
+    pub(super) fn upload(
+        first: &Device,
+        devices: &[Device],
+        data: &ImageDataset,
+    ) -> Result<Self, TrainError> {
         let shape =
             kiln_shaders::ImageShape::new(data.shape.channels, data.shape.height, data.shape.width);
         let replicas = devices
@@ -41,17 +61,35 @@ impl Replicas {
                 Ok((device.clone(), train))
             })
             .collect::<Result<_, TrainError>>()?;
-        Ok(Self(replicas))
+        let all: Vec<&Device> = std::iter::once(first).chain(devices).collect();
+        let collective =
+            (all.len() > 1 && all.iter().all(|device| all_reduces(device))).then(|| {
+                let devices = all.iter().map(|device| (*device).clone().autodiff());
+                // Kiln weighs each shard's loss by its share of the batch, so the sum is the mean.
+                let config = DistributedConfig {
+                    all_reduce_op: ReduceOperation::Sum,
+                };
+                DistributedContext::init(devices.collect(), config)
+            });
+        Ok(Self {
+            devices: replicas,
+            collective,
+        })
     }
 
     /// Whether the run trains on one device.
     pub(super) fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.devices.is_empty()
+    }
+
+    /// Whether a step on every device sums its gradients by Burn's collective all-reduce.
+    pub(super) fn is_collective(&self) -> bool {
+        self.collective.is_some()
     }
 
     /// Each replica's device and training images, in the order the run lists them.
     pub(super) fn iter(&self) -> impl Iterator<Item = (&Device, &ByteSplit)> {
-        self.0.iter().map(|(device, train)| (device, train))
+        self.devices.iter().map(|(device, train)| (device, train))
     }
 }
 
@@ -118,15 +156,40 @@ pub(super) struct Shard {
 /// What one shard's forward pass left for the metrics: logits, mean loss and labels, detached.
 pub(super) type ShardOutput = (Tensor<2>, Tensor<1>, Tensor<1, Int>);
 
-/// Computes every shard's gradients at once, each on its device and its own thread, and
-/// gathers them for Burn's multi-device optimizer step. Hands back each shard's output for the
+/// How a data-parallel step's gradients reach the optimizer.
+pub(super) enum StepGradients {
+    /// Each device's own, for Burn's multi-device step to sum.
+    PerDevice(MultiGradientsParams),
+    /// Summed across the devices by the collective all-reduce, as the first device holds them.
+    Summed(GradientsParams),
+}
+
+/// Marks a replica's trained parameters for Burn's collective all-reduce: the backward pass then
+/// sums each one's gradient across the run's devices in place.
+struct MarkDistributed;
+
+impl ModuleMapper for MarkDistributed {
+    fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
+        // A frozen parameter has no gradient: marked, the all-reduce would wait for it forever.
+        if !param.is_require_grad() {
+            return param;
+        }
+        let (id, tensor, mapper) = param.consume();
+        Param::from_mapped_value(id, tensor.set_distributed(id), mapper)
+    }
+}
+
+/// Computes every shard's gradients at once, each on its device and its own thread, summed by
+/// the collective all-reduce when `collective` (one shard on each of the run's devices), else
+/// gathered for Burn's multi-device optimizer step. Hands back each shard's output for the
 /// metrics, in shard order. Give it no empty shard: a batch of no rows has no mean loss.
 pub(super) fn gradients(
     model: &Classifier,
     loss_fn: &CrossEntropyLoss,
     loss_input: LossInput,
     shards: Vec<Shard>,
-) -> (MultiGradientsParams, Vec<ShardOutput>) {
+    collective: bool,
+) -> (StepGradients, Vec<ShardOutput>) {
     let results: Vec<std::thread::Result<(GradientsParams, Device, ShardOutput)>> =
         std::thread::scope(|scope| {
             let handles: Vec<_> = shards
@@ -135,7 +198,10 @@ pub(super) fn gradients(
                     let (model, loss_fn) = (model.clone(), loss_fn.clone());
                     scope.spawn(move || {
                         let device = shard.device.autodiff();
-                        let replica = model.fork(&device);
+                        let mut replica = model.fork(&device);
+                        if collective {
+                            replica = replica.map(&mut MarkDistributed);
+                        }
                         let loss_fn = loss_fn.fork(&device);
                         let (images, labels) = shard.batch;
                         let logits = replica.forward(images.autodiff());
@@ -168,7 +234,12 @@ pub(super) fn gradients(
         multi.grads.push((grads, device));
         outputs.push(output);
     }
-    (multi, outputs)
+    let grads = match collective {
+        // Every device holds the same sums; the first device's step the model there.
+        true => StepGradients::Summed(multi.grads.swap_remove(0).0),
+        false => StepGradients::PerDevice(multi),
+    };
+    (grads, outputs)
 }
 
 #[cfg(test)]
@@ -182,5 +253,39 @@ mod tests {
         // A last batch shorter than the device count leaves a device without rows.
         assert_eq!(shards(10..11, 2), vec![10..11, 11..11]);
         assert_eq!(shards(0..5, 1), vec![0..5]);
+    }
+
+    /// How many of `model`'s float parameters are marked for the all-reduce, out of how many.
+    fn distributed_of(model: &Classifier) -> (usize, usize) {
+        struct Count(usize, usize);
+        impl burn::module::ModuleVisitor for Count {
+            fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+                self.0 += usize::from(param.is_distributed());
+                self.1 += 1;
+            }
+        }
+        let mut count = Count(0, 0);
+        model.visit(&mut count);
+        (count.0, count.1)
+    }
+
+    #[test]
+    fn a_frozen_parameter_is_left_unmarked_for_the_all_reduce() {
+        // Marked, a parameter without a gradient would keep the all-reduce waiting for one.
+        // (A trained one cannot be marked here: Burn marks tensors of CubeCL devices only.)
+        let shape = crate::data::ImageShape {
+            channels: 1,
+            height: 4,
+            width: 4,
+        };
+        let device = Device::flex().autodiff();
+        let model = "mlp:8"
+            .parse::<crate::model::ModelSpec>()
+            .unwrap()
+            .init(shape, 2, Default::default(), &device)
+            .unwrap();
+        let frozen = model.no_grad().map(&mut MarkDistributed);
+        // Two linear layers, each a weight and a bias.
+        assert_eq!(distributed_of(&frozen), (0, 4));
     }
 }

@@ -213,7 +213,7 @@ impl<'a> RunState<'a> {
         let transform = pixel_transform(experiment.input_scaling, data);
         let upload_started = Instant::now();
         let mut pipeline = InputPipeline::upload(experiment, data, &transform, device)?;
-        let replicas = Replicas::upload(&target.replicas, data)?;
+        let replicas = Replicas::upload(device, &target.replicas, data)?;
         let upload_secs = upload_started.elapsed().as_secs_f64();
         let Preparation {
             load_secs,
@@ -557,7 +557,10 @@ impl<'a> RunState<'a> {
             Batches::Shards(shards) => {
                 let lanes: Vec<usize> = shards.iter().map(|(lane, _)| *lane).collect();
                 let shards = shards.into_iter().map(|(_, shard)| shard).collect();
-                let (model, outputs) = self.trainee.step_parallel(model, shards, epoch.lr);
+                let collective = self.replicas.is_collective() && lanes.len() == epoch.lanes.len();
+                let (model, outputs) = self
+                    .trainee
+                    .step_parallel(model, shards, epoch.lr, collective);
                 for (lane, (logits, loss, labels)) in lanes.into_iter().zip(outputs) {
                     epoch.lanes[lane].totals.add(logits, labels, loss);
                 }

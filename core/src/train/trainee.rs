@@ -11,6 +11,7 @@ use burn::optim::momentum::MomentumConfig;
 use burn::optim::{AdamConfig, AdamWConfig, ModuleOptimizer, SgdConfig};
 use burn::tensor::{Device, Int, Tensor};
 
+use super::parallel::{Shard, ShardOutput, StepGradients};
 use super::precision::StepPrecision;
 use super::store::RunStore;
 use super::threads::CpuThreads;
@@ -218,18 +219,25 @@ impl Trainee {
 
 impl Trainee {
     /// One optimizer step of `model` on a batch split into `shards` across devices (data
-    /// parallel); hands back the stepped model (its parameters spread over the devices, each
-    /// where its gradients were summed) and each shard's detached logits, mean loss and labels.
+    /// parallel), its gradients summed by the collective all-reduce when `collective`; hands
+    /// back the stepped model (its parameters spread over the devices, each where its gradients
+    /// were summed, or all on the first device after an all-reduce) and each shard's detached
+    /// logits, mean loss and labels.
     pub(super) fn step_parallel(
         &mut self,
         model: Classifier,
-        shards: Vec<super::parallel::Shard>,
+        shards: Vec<Shard>,
         lr: f64,
-    ) -> (Classifier, Vec<super::parallel::ShardOutput>) {
+        collective: bool,
+    ) -> (Classifier, Vec<ShardOutput>) {
         let (grads, outputs) =
-            super::parallel::gradients(&model, &self.loss_fn, self.loss_input, shards);
+            super::parallel::gradients(&model, &self.loss_fn, self.loss_input, shards, collective);
         let lr = rates(self.head_rate.as_ref(), lr);
-        (self.optimizer.step_multi(lr, model, grads), outputs)
+        let model = match grads {
+            StepGradients::PerDevice(grads) => self.optimizer.step_multi(lr, model, grads),
+            StepGradients::Summed(grads) => self.optimizer.step(lr, model, grads),
+        };
+        (model, outputs)
     }
 }
 
