@@ -19,7 +19,11 @@
 //! every device.
 
 use std::ops::Range;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, Ordering};
 
+use burn::backend::Dispatch;
+use burn::backend::distributed::DistributedOps;
 use burn::module::{Module, ModuleMapper, Param};
 use burn::nn::loss::CrossEntropyLoss;
 use burn::optim::{GradientsParams, MultiGradientsParams};
@@ -190,47 +194,46 @@ pub(super) fn gradients(
     shards: Vec<Shard>,
     collective: bool,
 ) -> (StepGradients, Vec<ShardOutput>) {
-    let results: Vec<std::thread::Result<(GradientsParams, Device, ShardOutput)>> =
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = shards
-                .into_iter()
-                .map(|shard| {
-                    let (model, loss_fn) = (model.clone(), loss_fn.clone());
-                    scope.spawn(move || {
-                        let device = shard.device.autodiff();
-                        let mut replica = model.fork(&device);
-                        if collective {
-                            replica = replica.map(&mut MarkDistributed);
+    let failed = AtomicBool::new(false);
+    let results: Vec<Result<ShardGradients, Failure>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = shards
+            .into_iter()
+            .map(|shard| {
+                let (model, loss_fn, failed) = (model.clone(), loss_fn.clone(), &failed);
+                scope.spawn(move || {
+                    let device = shard.device.clone();
+                    let step = AssertUnwindSafe(|| {
+                        shard_gradients(model, loss_fn, loss_input, shard, collective)
+                    });
+                    std::panic::catch_unwind(step).map_err(|payload| {
+                        let first = !failed.swap(true, Ordering::SeqCst);
+                        if collective && first {
+                            abandon_all_reduce(&device);
                         }
-                        let loss_fn = loss_fn.fork(&device);
-                        let (images, labels) = shard.batch;
-                        let logits = replica.forward(images.autodiff());
-                        let loss = batch_loss(
-                            &loss_fn,
-                            loss_input,
-                            logits.clone(),
-                            labels.clone().autodiff(),
-                        );
-                        let output = (
-                            logits.detach().without_autodiff(),
-                            loss.clone().detach().without_autodiff(),
-                            labels,
-                        );
-                        let grads = loss.mul_scalar(shard.share).backward();
-                        let grads = GradientsParams::from_grads(grads, &replica);
-                        (grads, device, output)
+                        Failure { payload, first }
                     })
                 })
-                .collect();
-            handles.into_iter().map(|handle| handle.join()).collect()
-        });
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| {
+                handle
+                    .join()
+                    .unwrap_or_else(|p| std::panic::resume_unwind(p))
+            })
+            .collect()
+    });
+    // A device lost mid-step panics in its thread; the run's own catch turns the first such
+    // panic (the cause, not the others' ends it brought about) into a sentence, as on one device.
+    if results.iter().any(Result::is_err) {
+        let mut failures: Vec<Failure> = results.into_iter().filter_map(Result::err).collect();
+        let cause = failures.iter().position(|f| f.first).unwrap_or(0);
+        std::panic::resume_unwind(failures.swap_remove(cause).payload);
+    }
     let mut multi = MultiGradientsParams::default();
     let mut outputs = Vec::with_capacity(results.len());
-    for result in results {
-        // A device lost mid-step panics in its thread; the run's own catch turns it into a
-        // sentence, as on one device.
-        let (grads, device, output) =
-            result.unwrap_or_else(|payload| std::panic::resume_unwind(payload));
+    for (grads, device, output) in results.into_iter().flatten() {
         multi.grads.push((grads, device));
         outputs.push(output);
     }
@@ -240,6 +243,58 @@ pub(super) fn gradients(
         false => StepGradients::PerDevice(multi),
     };
     (grads, outputs)
+}
+
+/// One shard's gradients, the device they are on, and its output for the metrics.
+type ShardGradients = (GradientsParams, Device, ShardOutput);
+
+/// A shard's panic, and whether it was the step's first.
+struct Failure {
+    payload: Box<dyn std::any::Any + Send>,
+    first: bool,
+}
+
+/// The forward and backward pass of one shard on its own replica of `model`.
+fn shard_gradients(
+    model: Classifier,
+    loss_fn: CrossEntropyLoss,
+    loss_input: LossInput,
+    shard: Shard,
+    collective: bool,
+) -> ShardGradients {
+    let device = shard.device.autodiff();
+    let mut replica = model.fork(&device);
+    if collective {
+        replica = replica.map(&mut MarkDistributed);
+    }
+    let loss_fn = loss_fn.fork(&device);
+    let (images, labels) = shard.batch;
+    let logits = replica.forward(images.autodiff());
+    let loss = batch_loss(
+        &loss_fn,
+        loss_input,
+        logits.clone(),
+        labels.clone().autodiff(),
+    );
+    let output = (
+        logits.detach().without_autodiff(),
+        loss.clone().detach().without_autodiff(),
+        labels,
+    );
+    let grads = loss.mul_scalar(shard.share).backward();
+    let grads = GradientsParams::from_grads(grads, &replica);
+    (grads, device, output)
+}
+
+/// Closes the all-reduce's communication server after a device failed mid-step. The other
+/// devices wait in their backward pass for that device's gradients; with the server gone their
+/// wait ends (in a panic of their own), so the run fails with the cause instead of hanging. The
+/// run's `DistributedContext`, dropped later, then finds nothing left to close.
+fn abandon_all_reduce(device: &Device) {
+    // A server already gone panics on the close; the cause being reported is the first panic.
+    let _ = std::panic::catch_unwind(|| {
+        <Dispatch as DistributedOps<Dispatch>>::close_communication_server(device.as_dispatch());
+    });
 }
 
 #[cfg(test)]
