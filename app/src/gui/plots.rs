@@ -2,7 +2,8 @@
 
 use egui::Color32;
 use egui_plot::{
-    FilledArea, Legend, Line, LineStyle, MarkerShape, Plot, PlotPoints, Points, uniform_grid_spacer,
+    Corner, FilledArea, Legend, Line, LineStyle, MarkerShape, Plot, PlotPoints, Points,
+    uniform_grid_spacer,
 };
 use kiln_core::compare::seed_band;
 use kiln_core::plot::{Chart, XAxis, eval_line_name, off_scale, run_rgb};
@@ -101,6 +102,18 @@ fn tick_label(value: f64, step: f64) -> String {
     egui::emath::format_with_decimals_in_range(value, decimals..=decimals)
 }
 
+/// The chart's legend, where its lines are not: step times run along the top of their scale
+/// (it starts at 0), so their legend sits at the bottom.
+fn legend(chart: Chart) -> Legend {
+    let corner = match chart {
+        Chart::StepTime => Corner::RightBottom,
+        _ => Corner::RightTop,
+    };
+    Legend::default()
+        .follow_insertion_order(true)
+        .position(corner)
+}
+
 fn chart_ui(
     ui: &mut egui::Ui,
     chart: Chart,
@@ -115,7 +128,7 @@ fn chart_ui(
         let mut plot = Plot::new(chart.title())
             .width(width)
             .height(height)
-            .legend(Legend::default().follow_insertion_order(true))
+            .legend(legend(chart))
             .x_grid_spacer(uniform_grid_spacer(|input| {
                 nice_steps(input.base_step_size)
             }))
@@ -159,6 +172,10 @@ fn chart_ui(
         let scale_top = chart.scale_top(&values);
         if let Some(top) = scale_top {
             plot = plot.default_y_bounds(0.0, top * 1.25);
+        } else if chart == Chart::StepTime {
+            // From 0, so two runs' step times read as the ratio they are, and the lines run
+            // clear of the legend at the bottom.
+            plot = plot.include_y(0.0);
         }
         plot.link_axis(link, [true, false])
             .link_cursor(link, [true, false])
