@@ -68,10 +68,11 @@ pub struct TrainArgs {
     device: Option<DeviceChoice>,
     /// Train data parallel: each step's batch is split across these devices (GPUs of this
     /// machine, or devices of one box) and their gradients are summed by Burn's multi-device
-    /// optimizer step; the learning rate is the whole batch's. The first device evaluates.
+    /// optimizer step, or on CUDA devices by Burn's collective all-reduce (NCCL); the learning
+    /// rate is the whole batch's. The first device evaluates.
     #[arg(
         long,
-        value_name = "gpu:0,gpu:1|remote:HOST:PORT/0,remote:HOST:PORT/1",
+        value_name = "gpu:0,gpu:1|cuda:0,cuda:1|remote:HOST:PORT/0,remote:HOST:PORT/1",
         conflicts_with = "device"
     )]
     devices: Option<String>,
