@@ -4,8 +4,9 @@
 //! wgpu's adapters: the same card is then listed twice, as `gpu:N` through Vulkan and as
 //! `cuda:N`. What CUDA adds is NCCL: a data-parallel run over `cuda:N` devices sums its
 //! gradients with Burn's collective all-reduce (see `train::parallel`), where wgpu devices pass
-//! them by device-to-device copies (as CUDA devices do too where NCCL's library is missing). cudarc loads libcuda when first asked, so a CUDA build
-//! starts, and lists no CUDA device, on a machine without NVIDIA's driver.
+//! them by device-to-device copies (as CUDA devices do too where NCCL's library is missing).
+//! cudarc loads libcuda when first asked, so a CUDA build starts, and lists no CUDA device, on a
+//! machine without NVIDIA's driver.
 
 use burn::tensor::Device;
 

@@ -11,10 +11,10 @@
 //! training images (uploaded once) and its own metric sums, which a readback adds up.
 //!
 //! CUDA devices (`cuda:N`, in builds with the `cuda` feature) where NCCL's library loads sum
-//! gradients with Burn's collective all-reduce instead: each replica's trained parameters are marked
-//! distributed, so the backward pass on each device sums every gradient across all devices in
-//! place as soon as it is complete everywhere, and the first device's summed gradients step the
-//! model there with the one-device optimizer step. A step that leaves a device without rows (a
+//! gradients with Burn's collective all-reduce instead: each replica's trained parameters are
+//! marked distributed, so the backward pass on each device sums every gradient across all
+//! devices in place as soon as it is complete everywhere, and the first device's summed gradients
+//! step the model there with the one-device optimizer step. A step that leaves a device without rows (a
 //! last batch shorter than the device count) is summed by copies, since an all-reduce needs
 //! every device.
 
