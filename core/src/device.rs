@@ -335,12 +335,20 @@ pub fn data_parallel_problem(devices: &[DeviceChoice]) -> Option<String> {
     if let Some(i) = repeated {
         return Some(format!("{} is listed twice", devices[i]));
     }
-    // What gradients travel through: this machine's wgpu, its CUDA, or the box a device is on.
-    let path_of = |d: &DeviceChoice| match d {
-        DeviceChoice::Remote { address, .. } => Some(Some(address.clone())),
-        DeviceChoice::Cuda(_) => Some(None),
-        _ => None,
-    };
+    /// What gradients travel through between devices.
+    #[derive(PartialEq)]
+    enum Path<'a> {
+        Wgpu,
+        Cuda,
+        Box(&'a BoxAddress),
+    }
+    fn path_of(device: &DeviceChoice) -> Path<'_> {
+        match device {
+            DeviceChoice::Remote { address, .. } => Path::Box(address),
+            DeviceChoice::Cuda(_) => Path::Cuda,
+            _ => Path::Wgpu,
+        }
+    }
     let first = path_of(&devices[0]);
     if devices.iter().any(|d| path_of(d) != first) {
         return Some(
@@ -497,9 +505,11 @@ pub fn auto_choice(devices: &[DeviceInfo]) -> DeviceChoice {
 /// trainer adds that). The Burn device is lazy: the adapter is opened on first use.
 pub fn resolve(choice: &DeviceChoice) -> Result<(DeviceInfo, Device), DeviceError> {
     // Only `auto` and `gpu:N` need the adapters: listing them wakes every GPU driver, which on
-    // Mesa prints warnings ahead of a CPU run that never touches a GPU.
+    // Mesa prints warnings ahead of a CPU run that never touches a GPU. `cuda:N` needs only
+    // CUDA's own listing.
     let listed = match choice {
-        DeviceChoice::Auto | DeviceChoice::Gpu(_) | DeviceChoice::Cuda(_) => list_devices(),
+        DeviceChoice::Auto | DeviceChoice::Gpu(_) => list_devices(),
+        DeviceChoice::Cuda(_) => cuda::listed(),
         DeviceChoice::Cpu | DeviceChoice::Remote { .. } => Vec::new(),
     };
     let (info, target) = select(choice, &listed)?;

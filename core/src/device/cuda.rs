@@ -36,18 +36,24 @@ pub fn all_reduces(device: &Device) -> bool {
 }
 
 /// The CUDA devices of this machine, in the driver's order; none without the driver (or in a
-/// build without CUDA).
+/// build without CUDA). Enumerated once per process, like the wgpu adapters: naming a device
+/// opens it.
 pub(super) fn listed() -> Vec<DeviceInfo> {
     #[cfg(feature = "cuda")]
     {
         use burn::tensor::DeviceType;
-        // cubecl asks whether libcuda loads before it counts, so no driver is no devices.
-        Device::enumerate(DeviceType::Cuda)
-            .into_vec()
-            .iter()
-            .enumerate()
-            .map(|(index, device)| describe(index, device))
-            .collect()
+        static LISTED: std::sync::OnceLock<Vec<DeviceInfo>> = std::sync::OnceLock::new();
+        LISTED
+            .get_or_init(|| {
+                // cubecl asks whether libcuda loads before it counts, so no driver is no devices.
+                Device::enumerate(DeviceType::Cuda)
+                    .into_vec()
+                    .iter()
+                    .enumerate()
+                    .map(|(index, device)| describe(index, device))
+                    .collect()
+            })
+            .clone()
     }
     #[cfg(not(feature = "cuda"))]
     {
