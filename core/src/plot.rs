@@ -260,9 +260,9 @@ fn finite(points: impl Iterator<Item = (f64, f64)>) -> Vec<(f64, f64)> {
 /// A run's settings as (name, value) pairs, in the order a legend names them.
 pub(crate) type Settings = Vec<(&'static str, Option<String>)>;
 
-/// The settings a legend may name, most often varied first; `None` where a setting does not
-/// apply to a run (momentum of Adam) or is not known (device `auto`), so it never makes two runs
-/// look different.
+/// The settings a legend may name: the settings table's rows in its order, then the specs'
+/// parts; `None` where a setting does not apply to a run (momentum of Adam) or is not known
+/// (device `auto`), so it never makes two runs look different.
 pub(crate) fn describe(draft: &ExperimentDraft) -> Settings {
     use crate::config::OptimizerSpec;
     use crate::device::DeviceChoice;
@@ -292,9 +292,10 @@ pub(crate) fn describe(draft: &ExperimentDraft) -> Settings {
         DeviceChoice::Auto => None,
         other => Some(other.to_string()),
     };
-    let numbers = crate::settings::NUMBERS
+    // Every row of the settings table names itself; the specs' parts are named here.
+    let rows = crate::settings::rows()
         .iter()
-        .filter_map(|number| number.legend_entry(draft))
+        .filter_map(|row| row.legend_entry(draft))
         .map(|(word, value)| (word, Some(value)));
     let others =
         [
@@ -321,15 +322,8 @@ pub(crate) fn describe(draft: &ExperimentDraft) -> Settings {
             ("dataset", Some(draft.dataset.to_string())),
             ("epsilon", epsilon),
             ("device", device),
-            (
-                "flip",
-                Some(if draft.flip { "on" } else { "off" }.to_owned()),
-            ),
         ];
-    let choices = crate::settings::CHOICES
-        .iter()
-        .map(|choice| (choice.legend, Some(choice.show(draft))));
-    numbers.chain(others).chain(choices).collect()
+    rows.chain(others).collect()
 }
 
 /// One legend label per run naming what differs between them ("lr 0.01" vs "lr 0.1"); falls

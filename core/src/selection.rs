@@ -23,10 +23,10 @@ choice! {
         /// A stratified validation split carved from the training images (`val_split`), or the
         /// data set's own `val/` folder.
         #[default]
-        Split => "split",
+        Split => "split", "a validation split",
         /// The test split, as Keras's `validation_data=(test_images, test_labels)` does: the
         /// parity presets reproduce that, and such runs are labelled "validated on test".
-        Test => "test",
+        Test => "test", "the test split (parity)",
     }
 }
 
@@ -44,9 +44,9 @@ choice! {
     Monitor for Monitor {
         /// Lower is better.
         #[default]
-        ValLoss => "val-loss",
+        ValLoss => "val-loss", "validation loss",
         /// Higher is better.
-        ValAccuracy => "val-accuracy",
+        ValAccuracy => "val-accuracy", "validation accuracy",
     }
 }
 
@@ -55,9 +55,9 @@ choice! {
     Keep for Keep {
         /// The epoch the monitor liked best.
         #[default]
-        Best => "best",
+        Best => "best", "the best epoch",
         /// The last epoch trained.
-        Last => "last",
+        Last => "last", "the last epoch",
     }
 }
 
@@ -88,7 +88,7 @@ impl ValidatedOn {
     pub fn split_name(self) -> &'static str {
         match self {
             Self::Validation | Self::Nothing => "validation",
-            Self::Test => "test",
+            Self::Test => "test", "the test split (parity)",
         }
     }
 }

@@ -234,13 +234,13 @@ impl Window {
 
     /// Sets the form's epochs, as typing in the Epochs field would.
     pub fn set_epochs(&self, epochs: usize) -> Result<(), JsValue> {
-        *self.app()?.form.number_mut(Setting::Epochs) = epochs.to_string();
+        *self.app()?.form.text_mut(Setting::Epochs) = epochs.to_string();
         Ok(())
     }
 
     /// Sets the form's batch size, as typing in the Batch size field would.
     pub fn set_batch_size(&self, batch_size: usize) -> Result<(), JsValue> {
-        *self.app()?.form.number_mut(Setting::BatchSize) = batch_size.to_string();
+        *self.app()?.form.text_mut(Setting::BatchSize) = batch_size.to_string();
         Ok(())
     }
 
@@ -290,7 +290,7 @@ impl Window {
         let mut app = self.app()?;
         app.receive_data_folder(DataChoice::ImageFolder, files);
         app.form.dataset = DatasetKind::Folder;
-        app.form.folder_image_size = image_size_px.to_string();
+        *app.form.text_mut(Setting::FolderImageSize) = image_size_px.to_string();
         Ok(())
     }
 

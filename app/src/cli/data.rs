@@ -63,7 +63,7 @@ struct InspectArgs {
     #[arg(long, value_name = "FILE")]
     augmentation: Option<PathBuf>,
     #[command(flatten)]
-    augment: super::train::AugmentationArgs,
+    augment: super::setting_flags::SettingFlags<super::setting_flags::Augmentation>,
     #[arg(long, value_name = "auto|cpu|gpu:N|cuda:N|remote:HOST:PORT/N", help = Setting::Device.help())]
     device: Option<DeviceChoice>,
 }

@@ -8,6 +8,7 @@ mod devices;
 mod export;
 mod export_model;
 mod progress;
+pub mod reference;
 mod serve;
 mod setting_flags;
 mod train;

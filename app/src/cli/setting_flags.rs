@@ -1,106 +1,50 @@
-//! The flags of the settings that are one number or one choice of the draft, made from the rows
-//! of `kiln_core::settings::NUMBERS` and `CHOICES` as ripgrep makes its flags from one list:
-//! each flag's name, help, values and parsing come from its row, so such a setting needs no
-//! line here.
+//! The flags of the settings that are one number, choice or switch of the draft, made from the
+//! rows of `kiln_core::settings` as ripgrep makes its flags from one list: each flag's name,
+//! help, values and parsing come from its row, so such a setting needs no line here.
 
 use std::marker::PhantomData;
 
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 use kiln_core::config::{ExperimentDraft, Setting};
-use kiln_core::settings::{CHOICES, ChoiceSetting, NUMBERS, NumberSetting};
+use kiln_core::settings::{Row, rows};
 
 /// Spellings a flag had before it was named after its key; they keep working.
 const OLD_SPELLINGS: &[(Setting, &str)] = &[(Setting::BatchSize, "batch")];
 
-/// A row of `NUMBERS` or `CHOICES`, as its flag sees it.
-pub(super) trait FlagRow: Sync {
-    /// Which setting it sets.
-    fn setting(&self) -> Setting;
-    /// The flag's name, without the dashes.
-    fn flag(&self) -> String {
-        self.setting().flag()
-    }
-    /// What the help shows for the value.
-    fn value_name(&self) -> String;
-    /// Sets it in `draft` from the text after the flag.
-    fn read_into(&self, draft: &mut ExperimentDraft, text: &str) -> Result<(), String>;
-}
-
-impl FlagRow for NumberSetting {
-    fn setting(&self) -> Setting {
-        self.setting
-    }
-
-    fn value_name(&self) -> String {
-        self.value_name.to_owned()
-    }
-
-    fn read_into(&self, draft: &mut ExperimentDraft, text: &str) -> Result<(), String> {
-        NumberSetting::read_into(self, draft, text)
-    }
-}
-
-impl FlagRow for ChoiceSetting {
-    fn setting(&self) -> Setting {
-        self.setting
-    }
-
-    fn value_name(&self) -> String {
-        self.words().collect::<Vec<_>>().join("|")
-    }
-
-    fn read_into(&self, draft: &mut ExperimentDraft, text: &str) -> Result<(), String> {
-        ChoiceSetting::read_into(self, draft, text)
-    }
-}
-
 /// Which rows a flattened set of flags holds.
 pub(super) trait FlagGroup {
+    /// Whether a row's flag is in the group.
+    fn holds(row: &Row) -> bool;
+
     /// Its rows, in the order the help lists them.
-    fn rows() -> Vec<&'static dyn FlagRow>;
+    fn rows() -> Vec<&'static Row> {
+        rows().iter().filter(|row| Self::holds(row)).collect()
+    }
 }
 
-/// The numbers of the training augmentation, which `kiln data inspect` shares.
+/// The training augmentation's flags, which `kiln data inspect` shares with `kiln train`.
 #[derive(Debug, Default)]
 pub(super) struct Augmentation;
 
 impl FlagGroup for Augmentation {
-    fn rows() -> Vec<&'static dyn FlagRow> {
-        NUMBERS
-            .iter()
-            .filter(|n| n.augmentation)
-            .map(|n| n as &dyn FlagRow)
-            .collect()
+    fn holds(row: &Row) -> bool {
+        row.augmentation()
     }
 }
 
-/// Every other number of `kiln train`.
+/// Every other row's flag of `kiln train`.
 #[derive(Debug, Default)]
 pub(super) struct Training;
 
 impl FlagGroup for Training {
-    fn rows() -> Vec<&'static dyn FlagRow> {
-        NUMBERS
-            .iter()
-            .filter(|n| !n.augmentation)
-            .map(|n| n as &dyn FlagRow)
-            .collect()
-    }
-}
-
-/// Every choice of `kiln train`.
-#[derive(Debug, Default)]
-pub(super) struct Choices;
-
-impl FlagGroup for Choices {
-    fn rows() -> Vec<&'static dyn FlagRow> {
-        CHOICES.iter().map(|c| c as &dyn FlagRow).collect()
+    fn holds(row: &Row) -> bool {
+        !row.augmentation()
     }
 }
 
 /// The flags of group `G` given on the command line, each already known to read.
 pub(super) struct SettingFlags<G> {
-    given: Vec<(&'static dyn FlagRow, String)>,
+    given: Vec<(&'static Row, String)>,
     group: PhantomData<G>,
 }
 
@@ -121,8 +65,9 @@ impl<G: FlagGroup> SettingFlags<G> {
     /// Sets every setting given in `draft`.
     pub(super) fn apply(&self, draft: &mut ExperimentDraft) -> anyhow::Result<()> {
         for (row, text) in &self.given {
-            row.read_into(draft, text)
-                .map_err(|reason| anyhow::anyhow!("--{} {text}: {reason}", row.flag()))?;
+            row.read_into(draft, text).map_err(|reason| {
+                anyhow::anyhow!("--{} {text}: {reason}", row.setting().flag())
+            })?;
         }
         Ok(())
     }
@@ -133,25 +78,34 @@ impl<G: FlagGroup> SettingFlags<G> {
     }
 }
 
+/// The flag of one row: its name, help and value from the row, its value read at parse time
+/// with the engine's own sentence for a bad one, as config.toml gets it.
+pub(super) fn flag_of(row: &'static Row) -> Arg {
+    let setting = row.setting();
+    let mut arg = Arg::new(setting.key())
+        .long(setting.flag())
+        .help(setting.help());
+    arg = match row.value_name() {
+        Some(value_name) => arg
+            .value_name(value_name)
+            .action(ArgAction::Set)
+            .value_parser(move |text: &str| {
+                let mut scratch = ExperimentDraft::default();
+                row.read_into(&mut scratch, text).map(|()| text.to_owned())
+            }),
+        None => arg.action(ArgAction::SetTrue),
+    };
+    for (_, old) in OLD_SPELLINGS.iter().filter(|(s, _)| *s == setting) {
+        arg = arg.alias(*old);
+    }
+    arg
+}
+
 impl<G: FlagGroup> Args for SettingFlags<G> {
     fn augment_args(command: Command) -> Command {
-        G::rows().into_iter().fold(command, |command, row| {
-            let mut arg = Arg::new(row.setting().key())
-                .long(row.flag())
-                .value_name(row.value_name())
-                .help(row.setting().help())
-                .action(ArgAction::Set)
-                // Read at parse time with the engine's own sentence for a bad value, as
-                // config.toml gets it.
-                .value_parser(move |text: &str| {
-                    let mut scratch = ExperimentDraft::default();
-                    row.read_into(&mut scratch, text).map(|()| text.to_owned())
-                });
-            for (_, old) in OLD_SPELLINGS.iter().filter(|(s, _)| *s == row.setting()) {
-                arg = arg.alias(*old);
-            }
-            command.arg(arg)
-        })
+        G::rows()
+            .into_iter()
+            .fold(command, |command, row| command.arg(flag_of(row)))
     }
 
     fn augment_args_for_update(command: Command) -> Command {
@@ -171,9 +125,14 @@ impl<G: FlagGroup> FromArgMatches for SettingFlags<G> {
 
     fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
         for row in G::rows() {
-            if let Some(text) = matches.get_one::<String>(row.setting().key()) {
+            let key = row.setting().key();
+            let text = match row {
+                Row::Switch(_) => matches.get_flag(key).then(String::new),
+                _ => matches.get_one::<String>(key).cloned(),
+            };
+            if let Some(text) = text {
                 self.given.retain(|(r, _)| r.setting() != row.setting());
-                self.given.push((row, text.clone()));
+                self.given.push((row, text));
             }
         }
         Ok(())
@@ -191,19 +150,13 @@ mod tests {
         training: SettingFlags<Training>,
         #[command(flatten)]
         augmentation: SettingFlags<Augmentation>,
-        #[command(flatten)]
-        choices: SettingFlags<Choices>,
     }
 
     #[test]
-    fn every_number_and_choice_has_its_flag_and_the_flags_set_the_draft() {
+    fn every_row_has_its_flag_and_the_flags_set_the_draft() {
         let command = All::command();
-        let rows = NUMBERS
-            .iter()
-            .map(|n| n as &dyn FlagRow)
-            .chain(CHOICES.iter().map(|c| c as &dyn FlagRow));
-        for row in rows {
-            let flag = row.flag();
+        for row in rows() {
+            let flag = row.setting().flag();
             let arg = command
                 .get_arguments()
                 .find(|a| a.get_long() == Some(flag.as_str()));
@@ -217,6 +170,7 @@ mod tests {
             "32",
             "--brightness",
             "0.2",
+            "--flip",
             "--monitor",
             "val-accuracy",
             "--keep",
@@ -226,15 +180,15 @@ mod tests {
         let mut draft = ExperimentDraft::default();
         parsed.training.apply(&mut draft).unwrap();
         parsed.augmentation.apply(&mut draft).unwrap();
-        parsed.choices.apply(&mut draft).unwrap();
         assert_eq!(
-            (draft.lr, draft.batch_size, draft.brightness),
-            (0.05, 32, 0.2)
+            (draft.lr, draft.batch_size, draft.brightness, draft.flip),
+            (0.05, 32, 0.2, true)
         );
         assert_eq!(draft.monitor.to_string(), "val-accuracy");
         assert_eq!(draft.keep.to_string(), "last");
         assert!(parsed.training.gave(Setting::BatchSize));
         assert!(!parsed.training.gave(Setting::Epochs));
+        assert!(parsed.augmentation.gave(Setting::Flip));
     }
 
     #[test]

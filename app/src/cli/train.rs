@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::Context;
-use clap::Args;
+use clap::{ArgMatches, Args, Command, FromArgMatches};
 use kiln_core::config::{self, ExperimentDraft, OptimizerSpec, Schedule, Setting, Validation};
 use kiln_core::data::DatasetSpec;
 use kiln_core::device::DeviceChoice;
@@ -14,25 +14,51 @@ use kiln_core::run::{self, Stage};
 use kiln_core::train::{Control, RunOutcome, TrainEvent};
 
 use super::progress::Reporter;
-use super::setting_flags::{Augmentation, Choices, SettingFlags, Training};
+use super::setting_flags::{Augmentation, SettingFlags, Training};
 
-/// Options of `kiln train`; each flag overrides the preset or config file.
+/// Options of `kiln train`; each flag overrides the preset or config file. `--resume` refuses
+/// every flag that would change the run's config, whichever flags exist (see `augment_args`).
+#[derive(Debug)]
+pub struct TrainArgs(TrainFlags);
+
+/// The flags a resumed run still takes: where it goes on.
+const RESUME_TAKES: &[&str] = &["resume", "device", "devices", "runs_dir"];
+
+impl Args for TrainArgs {
+    fn augment_args(command: Command) -> Command {
+        let before: Vec<clap::Id> = command.get_arguments().map(|a| a.get_id().clone()).collect();
+        let command = TrainFlags::augment_args(command);
+        // Every flag these add, the settings table's included, changes the config a resumed
+        // run keeps; only the ones that say where it goes on are left to it.
+        let changes_config: Vec<clap::Id> = command
+            .get_arguments()
+            .map(|a| a.get_id().clone())
+            .filter(|id| !before.contains(id) && !RESUME_TAKES.contains(&id.as_str()))
+            .collect();
+        command.mut_arg("resume", |resume| resume.conflicts_with_all(changes_config))
+    }
+
+    fn augment_args_for_update(command: Command) -> Command {
+        Self::augment_args(command)
+    }
+}
+
+impl FromArgMatches for TrainArgs {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        TrainFlags::from_arg_matches(matches).map(TrainArgs)
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        self.0.update_from_arg_matches(matches)
+    }
+}
+
+/// The flags of `kiln train`, as clap reads them.
 #[derive(Debug, Args)]
-pub struct TrainArgs {
+struct TrainFlags {
     /// Continue a stopped run from its last checkpoint, in its own folder, with its own config
     /// (and on other devices with --device or --devices).
-    #[arg(
-        long,
-        value_name = "RUN_DIR",
-        conflicts_with_all = [
-            "preset", "config", "dataset", "data_dir", "model", "optimizer", "lr", "momentum",
-            "nesterov", "weight_decay", "schedule", "batch_size", "epochs", "seed",
-            "input_scaling", "init", "loss", "name", "keep_going_on_nan", "profile_steps", "crop_padding", "flip",
-            "crop_scale", "rotation_degrees", "brightness", "contrast", "precision", "validation", "val_split", "test_split", "early_stop", "monitor",
-            "min_delta", "keep", "class_weights", "weights", "fine_tune", "backbone_lr_scale",
-            "unfreeze_after",
-        ]
-    )]
+    #[arg(long, value_name = "RUN_DIR")]
     resume: Option<PathBuf>,
     /// Start from a shipped preset (see `kiln presets`).
     #[arg(long, conflicts_with = "config")]
@@ -77,11 +103,9 @@ pub struct TrainArgs {
     )]
     devices: Option<String>,
     #[command(flatten)]
-    choices: SettingFlags<Choices>,
+    settings: SettingFlags<Training>,
     #[command(flatten)]
-    numbers: SettingFlags<Training>,
-    #[command(flatten)]
-    augmentation: AugmentationArgs,
+    augmentation: SettingFlags<Augmentation>,
     /// Go on training after the loss becomes NaN or infinite (by default the run stops).
     #[arg(long)]
     keep_going_on_nan: bool,
@@ -92,27 +116,19 @@ pub struct TrainArgs {
     name: Option<String>,
 }
 
-/// The training augmentation's flags, shared by `kiln train` and `kiln data inspect`'s preview.
-#[derive(Debug, Args)]
-pub(super) struct AugmentationArgs {
-    #[command(flatten)]
-    numbers: SettingFlags<Augmentation>,
-    #[arg(long, help = Setting::Flip.help())]
-    flip: bool,
-}
+impl TrainArgs {
+    /// Whether `--resume` was given, which only `kiln train` understands.
+    pub(super) fn is_resume(&self) -> bool {
+        self.0.resume.is_some()
+    }
 
-impl AugmentationArgs {
-    /// Overrides `draft`'s augmentation with every flag given.
-    pub(super) fn apply(&self, draft: &mut ExperimentDraft) -> anyhow::Result<()> {
-        self.numbers.apply(draft)?;
-        if self.flip {
-            draft.flip = true;
-        }
-        Ok(())
+    /// Layers flags over the starting draft; the result still goes through `validate`.
+    pub(super) fn into_draft(self) -> anyhow::Result<(ExperimentDraft, PathBuf)> {
+        self.0.into_draft()
     }
 }
 
-impl TrainArgs {
+impl TrainFlags {
     /// The devices `--device` or `--devices` names, if either was given.
     fn devices(&self) -> anyhow::Result<Option<Vec<DeviceChoice>>> {
         match (&self.device, &self.devices) {
@@ -124,13 +140,8 @@ impl TrainArgs {
         }
     }
 
-    /// Whether `--resume` was given, which only `kiln train` understands.
-    pub(super) fn is_resume(&self) -> bool {
-        self.resume.is_some()
-    }
-
     /// Layers flags over the starting draft; the result still goes through `validate`.
-    pub(super) fn into_draft(self) -> anyhow::Result<(ExperimentDraft, PathBuf)> {
+    fn into_draft(self) -> anyhow::Result<(ExperimentDraft, PathBuf)> {
         let devices = self.devices()?;
         let mut draft = match (&self.preset, &self.config) {
             (Some(name), _) => config::preset(name)?,
@@ -185,14 +196,13 @@ impl TrainArgs {
         }
         let validated_on = draft.validation;
         self.augmentation.apply(&mut draft)?;
-        self.choices.apply(&mut draft)?;
-        self.numbers.apply(&mut draft)?;
-        if self.numbers.gave(Setting::ValSplit) {
+        self.settings.apply(&mut draft)?;
+        if self.settings.gave(Setting::ValSplit) {
             // A fraction asks for a validation split, also over a preset validated on test.
             draft.validation = Validation::Split;
         }
         if let Some(keep) = validated_on.keep_after_switch_to(draft.validation)
-            && !self.choices.gave(Setting::Keep)
+            && !self.settings.gave(Setting::Keep)
         {
             draft.keep = keep;
         }
@@ -210,8 +220,8 @@ impl TrainArgs {
 /// Runs `kiln train`; the first Ctrl-C cancels at the next step boundary so the run ends with a
 /// complete folder and summary.json, a second one ends the process at once.
 pub fn run(args: TrainArgs) -> anyhow::Result<()> {
-    let resume_folder = args.resume.clone();
-    let resume_device = args.devices()?;
+    let resume_folder = args.0.resume.clone();
+    let resume_device = args.0.devices()?;
     let (experiment, runs_dir) = match &resume_folder {
         Some(folder) => (
             run::resume_plan(folder, resume_device.clone())?.0,
@@ -338,6 +348,32 @@ mod tests {
             "last",
         ]);
         assert_eq!(told.keep, Keep::Last);
+    }
+
+    /// `--resume` keeps the run's own config, so it refuses every flag that would change it,
+    /// the settings table's rows included, without a list to keep: only where the run goes on
+    /// is left to it.
+    #[test]
+    fn resume_refuses_every_flag_that_would_change_the_config() {
+        let parse = |flags: &[&str]| {
+            Train::try_parse_from(["kiln", "--resume", "runs/1-a"].iter().chain(flags))
+        };
+        let defaults = ExperimentDraft::default();
+        for row in kiln_core::settings::rows() {
+            let flag = format!("--{}", row.setting().flag());
+            let value = row.show(&defaults);
+            let flags: Vec<&str> = match row.value_name() {
+                Some(_) => vec![&flag, &value],
+                None => vec![&flag],
+            };
+            let refusal = parse(&flags).unwrap_err().to_string();
+            assert!(refusal.contains("cannot be used with"), "{flag}: {refusal}");
+        }
+        for flag in ["--preset", "--model", "--lr", "--name"] {
+            assert!(parse(&[flag, "x"]).is_err(), "{flag}");
+        }
+        assert!(parse(&["--device", "cpu"]).is_ok());
+        assert!(parse(&["--devices", "gpu:0,gpu:1"]).is_ok());
     }
 
     #[test]

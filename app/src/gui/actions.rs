@@ -4,6 +4,13 @@
 
 use super::*;
 
+/// How an exported ONNX model is loaded, said where it is written: an installed Kiln has no
+/// README to point to.
+const LOAD_ONNX: &str = "onnxruntime.InferenceSession(path) takes raw 0–255 pixels as \"pixels\" [N, C, H, W] float32 and gives \"logits\" and \"probabilities\"";
+
+/// How exported safetensors are loaded into PyTorch, said where they are written.
+const LOAD_SAFETENSORS: &str = "model.load_state_dict(safetensors.torch.load_file(path)) takes them; the run's model.json holds the input shape, class names and the pixel offset and scale";
+
 impl KilnApp {
     /// Starts a run of the form's experiment; does nothing while one is going.
     pub fn start(&mut self) {
@@ -310,16 +317,13 @@ impl KilnApp {
             let (model, spec) = (predictor.model(), predictor.spec());
             let what = if onnx {
                 kiln_core::weights::onnx::write_onnx(model, spec, predictor.card(), &path)
-                    .map(|()| "an ONNX model that takes raw 0–255 pixels".to_owned())
+                    .map(|()| format!("an ONNX model: {LOAD_ONNX}"))
             } else {
                 kiln_core::weights::export::write_safetensors(model, spec, &path)
-                    .map(|n| format!("{n} tensors with PyTorch's names"))
+                    .map(|n| format!("{n} tensors with PyTorch's names: {LOAD_SAFETENSORS}"))
             }
             .map_err(failed)?;
-            Ok(format!(
-                "wrote {} ({what}; README.md shows how to load it)",
-                path.display()
-            ))
+            Ok(format!("wrote {} ({what})", path.display()))
         });
     }
 
@@ -332,7 +336,7 @@ impl KilnApp {
         work: impl FnOnce() -> Result<String, String> + Send + 'static,
     ) {
         let ctx = self.ctx.clone();
-        self.file_job = Some(Answer::start(thread, work, move || ctx.request_repaint()));
+        self.file_job = Some(BackgroundJob::start(thread, work, move || ctx.request_repaint()));
     }
 
     /// Packs `run`'s whole folder into one .tar file where the person says (a download in a
@@ -426,7 +430,7 @@ impl KilnApp {
             files::download(&format!("{name}.safetensors"), &weights, "application/octet-stream")?;
             files::download(&format!("{name}.onnx"), &onnx, "application/octet-stream")?;
             Ok(format!(
-                "downloaded {name}.safetensors (PyTorch's names) and {name}.onnx (raw 0–255 pixels in); README.md shows how to load them"
+                "downloaded {name}.safetensors ({LOAD_SAFETENSORS}) and {name}.onnx ({LOAD_ONNX})"
             ))
         });
         self.notice =
@@ -447,9 +451,9 @@ impl KilnApp {
         // A running run has its own copy of the experiment: the form may change under it.
         match choice {
             DataChoice::ImageFolder => self.form.folder = Some(folder),
-            DataChoice::NamedSetFolder => self.form.data_dir = Some(folder),
+            DataChoice::NamedSetFolder => self.form.draft.data_dir = Some(folder),
             DataChoice::Dropped if self.form.dataset.remote().is_some() => {
-                self.form.data_dir = Some(folder);
+                self.form.draft.data_dir = Some(folder);
             }
             DataChoice::Dropped => {
                 self.form.dataset = DatasetKind::Folder;

@@ -48,8 +48,8 @@ impl KilnApp {
         if let Some(job) = &mut self.file_job {
             job.poll();
             let done = match job {
-                Answer::Waiting(_) => None,
-                Answer::Ready(sentence) | Answer::Failed(sentence) => Some(sentence.clone()),
+                BackgroundJob::Waiting(_) => None,
+                BackgroundJob::Ready(sentence) | BackgroundJob::Failed(sentence) => Some(sentence.clone()),
             };
             if done.is_some() {
                 self.notice = done;
@@ -89,7 +89,7 @@ impl KilnApp {
                     (Ok(_), None) => {}
                 },
                 files::FileChoice::Weights => {
-                    match file.and_then(|(name, bytes)| data::chosen::keep_weights(&name, bytes)) {
+                    match file.and_then(|(name, bytes)| data::page_files::keep_weights(&name, bytes)) {
                         Ok(path) => self.form.weights_file = Some(path),
                         Err(reason) => self.notice = Some(reason),
                     }
@@ -120,9 +120,9 @@ impl KilnApp {
         let stale = self
             .data_location
             .as_ref()
-            .is_none_or(|(kind, dir, _)| *kind != self.form.dataset || *dir != self.form.data_dir);
+            .is_none_or(|(kind, dir, _)| *kind != self.form.dataset || *dir != self.form.draft.data_dir);
         if stale {
-            let found = data::locate(remote, self.form.data_dir.as_deref()).map_err(|e| match e {
+            let found = data::locate(remote, self.form.draft.data_dir.as_deref()).map_err(|e| match e {
                 DataError::NotFound { .. } if cfg!(target_arch = "wasm32") => format!(
                     "not among the files chosen in this page; choose the folder holding {}'s files",
                     remote.display_name()
@@ -135,7 +135,7 @@ impl KilnApp {
                 }
                 other => other.to_string(),
             });
-            self.data_location = Some((self.form.dataset, self.form.data_dir.clone(), found));
+            self.data_location = Some((self.form.dataset, self.form.draft.data_dir.clone(), found));
         }
         self.data_location
             .as_ref()

@@ -18,7 +18,7 @@
 //! ```
 
 mod actions;
-mod answer;
+mod background_job;
 mod cell_images;
 mod compare_panel;
 mod data_view;
@@ -58,10 +58,11 @@ pub use profile::{ProfiledRun, step_profile_ui};
 pub use runs::{ExportKind, RunsAction, RunsPanel, runs_ui};
 pub use session::{Session, SessionState};
 pub use setup::{
-    DatasetKind, FormCheck, SetupAction, SetupContext, SetupForm, StartFrom, setup_ui,
+    DatasetKind, FormCheck, ModelKind, OptimizerKind, ScheduleKind, SetupAction, SetupContext,
+    SetupForm, StartFrom, setup_ui,
 };
 
-use answer::Answer;
+use background_job::BackgroundJob;
 pub use cell_images::{CellImages, cell_images_ui};
 pub use compare_panel::compare_ui;
 pub use data_view::{DataView, Inspected, data_view_ui};
@@ -175,7 +176,7 @@ pub struct KilnApp {
     pub try_model: Option<TryModel>,
     /// A file being written off the window's thread (*Export model…*, *Archive…*, *Import
     /// run…*) until it is written or has failed: a sentence for the notice line either way.
-    file_job: Option<Answer<String>>,
+    file_job: Option<BackgroundJob<String>>,
     /// The Data window, when open.
     pub data_view: Option<DataView>,
     /// The images of a clicked confusion-matrix cell, when open.
@@ -508,7 +509,7 @@ fn forget_chosen_files(form: &mut setup::SetupForm, in_page: bool) -> Option<Str
     }
     let chosen = [
         form.folder.take(),
-        form.data_dir.take(),
+        form.draft.data_dir.take(),
         form.weights_file.take(),
     ];
     let names: Vec<String> = chosen
@@ -534,10 +535,10 @@ mod tests {
     fn a_reloaded_page_clears_the_chosen_files_it_no_longer_holds_and_says_so() {
         let mut form = setup::SetupForm {
             folder: Some(PathBuf::from("colours")),
-            data_dir: Some(PathBuf::from("fashion")),
             weights_file: Some(PathBuf::from("chosen weights/tuned.safetensors")),
             ..setup::SetupForm::default()
         };
+        form.draft.data_dir = Some(PathBuf::from("fashion"));
         let kept = form.clone();
         assert_eq!(forget_chosen_files(&mut form, false), None);
         assert_eq!(form, kept, "the desktop's folders stay on its disk");
@@ -547,7 +548,7 @@ mod tests {
             "{notice}"
         );
         assert!(notice.contains("choose them again"), "{notice}");
-        assert_eq!((&form.folder, &form.data_dir), (&None, &None));
+        assert_eq!((&form.folder, &form.draft.data_dir), (&None, &None));
         assert_eq!(form.weights_file, None);
         form.folder = Some(PathBuf::from("colours"));
         let notice = forget_chosen_files(&mut form, true).unwrap();

@@ -66,48 +66,14 @@ pub use vgg::{Vgg16, VggConv};
 /// Largest parameter count Kiln builds; beyond it weights alone outgrow any single GPU buffer.
 pub const MAX_PARAMS: usize = 1 << 30;
 
-/// How the weights and biases of every Linear and Conv2d layer are drawn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum InitScheme {
-    /// PyTorch's default: weights and biases from U(±1/√fan_in).
-    #[default]
-    #[serde(alias = "pytorch")]
-    PytorchDefault,
-    /// Keras's default: Glorot/Xavier-uniform weights, zero biases.
-    #[serde(alias = "glorot", alias = "xavier-uniform", alias = "keras")]
-    GlorotUniform,
-}
-
-impl InitScheme {
-    /// The kebab-case name used in config files and on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            InitScheme::PytorchDefault => "pytorch-default",
-            InitScheme::GlorotUniform => "glorot-uniform",
-        }
-    }
-}
-
-impl fmt::Display for InitScheme {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for InitScheme {
-    type Err = ModelError;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        match text.trim().to_ascii_lowercase().as_str() {
-            "pytorch-default" | "pytorch" => Ok(InitScheme::PytorchDefault),
-            "glorot-uniform" | "glorot" | "xavier-uniform" | "keras" => {
-                Ok(InitScheme::GlorotUniform)
-            }
-            _ => Err(ModelError::UnknownInitScheme {
-                text: text.trim().to_string(),
-            }),
-        }
+crate::settings::choice! {
+    /// How the weights and biases of every Linear and Conv2d layer are drawn.
+    InitScheme for Init {
+        /// PyTorch's default: weights and biases from U(±1/√fan_in).
+        #[default]
+        PytorchDefault => "pytorch-default" | "pytorch", "PyTorch default",
+        /// Keras's default: Glorot/Xavier-uniform weights, zero biases.
+        GlorotUniform => "glorot-uniform" | "glorot" | "xavier-uniform" | "keras", "Glorot uniform (Keras)",
     }
 }
 
@@ -147,12 +113,6 @@ pub enum ModelError {
     /// The activation name is not known.
     #[error("Unknown activation `{text}`; use relu, tanh or gelu.")]
     UnknownActivation {
-        /// The text as given.
-        text: String,
-    },
-    /// The init scheme name is not known.
-    #[error("Unknown initialization `{text}`; use pytorch-default or glorot-uniform.")]
-    UnknownInitScheme {
         /// The text as given.
         text: String,
     },
@@ -255,7 +215,6 @@ impl ModelError {
             Self::InvalidResize { .. }
             | Self::ResizeTooSmall { .. }
             | Self::ResizeTooLarge { .. } => Setting::VggInputSize,
-            Self::UnknownInitScheme { .. } => Setting::Init,
             _ => Setting::Model,
         }
     }

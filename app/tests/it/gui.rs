@@ -1,7 +1,7 @@
 //! The window, headless: each panel as a PNG snapshot, and a real run started with a click.
 //!
 //! Snapshots render through wgpu (lavapipe on machines without a GPU); refresh them with
-//! `UPDATE_SNAPSHOTS=true cargo test --workspace --test gui` after an intended change.
+//! `UPDATE_SNAPSHOTS=true cargo test -p kiln --test it gui::` after an intended change.
 
 // A failed unwrap in a test or an example is a failure that names its line.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -12,10 +12,10 @@ use std::time::{Duration, Instant};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use kiln::gui::{
-    AppOptions, DataChoice, DatasetKind, KilnApp, RunsDir, RunsPanel, SetupContext, SetupForm,
-    plot_runs, plots_ui, runs_ui, setup_ui,
+    AppOptions, DataChoice, DatasetKind, KilnApp, ModelKind, RunsDir, RunsPanel, SetupContext,
+    SetupForm, StartFrom, plot_runs, plots_ui, runs_ui, setup_ui,
 };
-use kiln_core::config::{Precision, Setting};
+use kiln_core::config::{ExperimentDraft, Precision, Setting};
 use kiln_core::device::{DeviceClass, DeviceInfo};
 use kiln_core::plot::XAxis;
 use kiln_core::run_folder::{EpochRow, MetricsRow, RunHistory};
@@ -122,6 +122,39 @@ fn setup_panel_snapshot() {
     harness.snapshot("setup_panel");
 }
 
+/// The settings table's promise for the window: each row has its field in the Setup panel (the
+/// panel draws rows from the table, so a new row needs no line in the panel). The form chosen
+/// here makes every row apply: a folder data set (test split), a pretrained start and a linear
+/// probe (fine-tuning rows), a validation split.
+#[test]
+fn every_row_of_the_settings_table_has_its_field_in_the_setup_panel() {
+    let mut form = SetupForm {
+        dataset: DatasetKind::Folder,
+        folder: Some(PathBuf::from("photos")),
+        model: ModelKind::ResNet18ImageNet,
+        start_from: StartFrom::ImageNet,
+        ..SetupForm::default()
+    };
+    form.draft.fine_tune = kiln_core::config::FineTune::LinearProbe;
+    let mut harness = Harness::builder()
+        .with_size([380.0, 2400.0])
+        .build_ui_state(
+            |ui, form: &mut SetupForm| {
+                let check = form.check();
+                setup_ui(ui, form, &check, &SetupContext::default());
+            },
+            form,
+        );
+    harness.run();
+    for row in kiln_core::settings::rows() {
+        let label = row.setting().label();
+        assert!(
+            harness.query_all_by_label(label).next().is_some(),
+            "the Setup panel has no field labelled {label}"
+        );
+    }
+}
+
 /// Rough edge seen in the page's screenshot: a long weights file name widened the Setup panel
 /// and squeezed the plots off the central panel; a long folder path did the same.
 #[test]
@@ -150,8 +183,8 @@ fn a_long_chosen_path_leaves_the_setup_panel_its_width() {
 #[test]
 fn setup_panel_marks_bad_values_where_typed() {
     let form = SetupForm::default()
-        .with_number(Setting::Lr, "-1")
-        .with_number(Setting::BatchSize, "lots");
+        .with_text(Setting::Lr, "-1")
+        .with_text(Setting::BatchSize, "lots");
     let mut harness = setup_harness(form);
     harness.run();
     harness.get_by_label_contains("'lots' is not a whole number");
@@ -161,8 +194,11 @@ fn setup_panel_marks_bad_values_where_typed() {
 #[test]
 fn f16_is_marked_on_a_device_without_16_bit_shaders_and_not_on_one_with_them() {
     let on_cpu = SetupForm {
-        precision: Precision::F16,
         device: "cpu".to_owned(),
+        draft: ExperimentDraft {
+            precision: Precision::F16,
+            ..ExperimentDraft::default()
+        },
         ..SetupForm::default()
     };
     let mut harness = setup_harness(on_cpu);
@@ -170,8 +206,11 @@ fn f16_is_marked_on_a_device_without_16_bit_shaders_and_not_on_one_with_them() {
     harness.get_by_label_contains("the CPU trains in f32 only");
     // The fixed listing's lavapipe has SHADER_F16.
     let on_gpu = SetupForm {
-        precision: Precision::F16,
         device: "gpu:0".to_owned(),
+        draft: ExperimentDraft {
+            precision: Precision::F16,
+            ..ExperimentDraft::default()
+        },
         ..SetupForm::default()
     };
     let mut harness = setup_harness(on_gpu);
@@ -272,14 +311,15 @@ fn app_harness(runs_dir: &Path) -> Harness<'static, KilnApp> {
 
 /// A small MLP on the built-in data on the CPU.
 fn small_run_form(name: &str, epochs: u32, batch: u32) -> SetupForm {
-    SetupForm {
-        name: name.to_owned(),
-        mlp_widths: "32".to_owned(),
+    let mut form = SetupForm {
         device: "cpu".to_owned(),
         ..SetupForm::default()
     }
-    .with_number(Setting::Epochs, &epochs.to_string())
-    .with_number(Setting::BatchSize, &batch.to_string())
+    .with_text(Setting::MlpWidths, "32")
+    .with_text(Setting::Epochs, &epochs.to_string())
+    .with_text(Setting::BatchSize, &batch.to_string());
+    form.draft.name = name.to_owned();
+    form
 }
 
 /// Fills the form with a small run and clicks Start.
@@ -318,14 +358,14 @@ fn a_dropped_folder_is_the_named_sets_folder_when_one_is_chosen_else_an_image_fo
     let app = harness.state_mut();
     app.form.dataset = DatasetKind::Mnist;
     app.use_data_folder(DataChoice::Dropped, "digits".into());
-    assert_eq!(app.form.data_dir.as_deref(), Some(Path::new("digits")));
+    assert_eq!(app.form.draft.data_dir.as_deref(), Some(Path::new("digits")));
     assert_eq!(app.form.dataset, DatasetKind::Mnist);
     app.form.dataset = DatasetKind::Synthetic;
     app.use_data_folder(DataChoice::Dropped, "pets".into());
     assert_eq!(app.form.dataset, DatasetKind::Folder);
     assert_eq!(app.form.folder.as_deref(), Some(Path::new("pets")));
     app.use_data_folder(DataChoice::NamedSetFolder, "fashion".into());
-    assert_eq!(app.form.data_dir.as_deref(), Some(Path::new("fashion")));
+    assert_eq!(app.form.draft.data_dir.as_deref(), Some(Path::new("fashion")));
     std::fs::remove_dir_all(&runs_dir).ok();
 }
 
@@ -397,7 +437,7 @@ fn a_started_run_is_listed_while_it_trains() {
 fn a_profiled_run_shows_where_the_step_time_goes() {
     let runs_dir = scratch_dir("profiled");
     let mut harness = app_harness(&runs_dir);
-    let form = small_run_form("profiled", 1, 256).with_number(Setting::ProfileSteps, "5");
+    let form = small_run_form("profiled", 1, 256).with_text(Setting::ProfileSteps, "5");
     start_run(&mut harness, form);
     step_until(&mut harness, 300, |app| !app.is_training());
     harness.run();
@@ -417,7 +457,7 @@ fn a_profiled_run_shows_where_the_step_time_goes() {
 fn start_is_disabled_with_the_reason_shown() {
     let runs_dir = scratch_dir("disabled");
     let mut harness = app_harness(&runs_dir);
-    *harness.state_mut().form.number_mut(Setting::Epochs) = "0".to_owned();
+    *harness.state_mut().form.text_mut(Setting::Epochs) = "0".to_owned();
     harness.run();
     harness.get_by_label_contains("Start is disabled: Epochs");
     harness.get_by_label_contains("▶ Start").click();
@@ -506,7 +546,7 @@ fn start_waits_for_a_named_data_set_that_is_not_here() {
     }
     let mut harness = app_harness(&runs_dir);
     harness.state_mut().form.dataset = kiln::gui::DatasetKind::Mnist;
-    harness.state_mut().form.data_dir = Some(empty);
+    harness.state_mut().form.draft.data_dir = Some(empty);
     harness.run();
     harness.get_by_label_contains("Start is disabled: Data set: not found");
     harness.get_by_role_and_label(egui::accesskit::Role::Button, "Fetch");

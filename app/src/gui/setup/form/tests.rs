@@ -1,0 +1,178 @@
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use kiln_core::config::{self, FineTune};
+use kiln_core::model::ModelSpec;
+use kiln_core::weights::WeightsSource;
+
+use super::*;
+
+#[test]
+fn every_preset_survives_the_form() {
+    for name in config::preset_names() {
+        let draft = config::preset(name).expect("preset");
+        let form = SetupForm::from_draft(&draft);
+        let check = form.check();
+        assert!(check.errors.is_empty(), "{name}: {:?}", check.errors);
+        let experiment = check.experiment.expect("valid");
+        assert_eq!(experiment.draft(), &draft, "{name}");
+    }
+}
+
+#[test]
+fn bad_text_is_marked_on_its_field() {
+    let form = SetupForm::default()
+        .with_text(Setting::Lr, "fast")
+        .with_text(Setting::BatchSize, "0");
+    let check = form.check();
+    assert!(check.experiment.is_none());
+    assert!(check.errors[&Setting::Lr].contains("not a number"));
+    assert!(check.errors[&Setting::BatchSize].contains("between 1"));
+    assert!(check.blocking_reason().is_some());
+}
+
+#[test]
+fn a_typo_does_not_hide_an_engine_rule_elsewhere() {
+    let form = SetupForm::default()
+        .with_text(Setting::Lr, "-1")
+        .with_text(Setting::BatchSize, "lots");
+    let check = form.check();
+    assert!(
+        check.errors.contains_key(&Setting::BatchSize),
+        "{:?}",
+        check.errors
+    );
+    assert!(
+        check.errors[&Setting::Lr].contains("above 0"),
+        "{:?}",
+        check.errors
+    );
+}
+
+#[test]
+fn profile_steps_reach_the_run_or_are_marked() {
+    let form = SetupForm::default().with_text(Setting::ProfileSteps, "5");
+    let check = form.check();
+    assert_eq!(check.experiment.map(|e| e.profile_steps), Some(5));
+    let form = SetupForm::default().with_text(Setting::ProfileSteps, "20000");
+    let check = form.check();
+    assert!(check.experiment.is_none());
+    assert!(
+        check.errors.contains_key(&Setting::ProfileSteps),
+        "{:?}",
+        check.errors
+    );
+}
+
+#[test]
+fn engine_rules_are_marked_on_their_field() {
+    let form = SetupForm::default().with_text(Setting::Lr, "50");
+    let check = form.check();
+    assert!(
+        check.errors[&Setting::Lr].contains("above 10"),
+        "{:?}",
+        check.errors
+    );
+
+    let form = SetupForm {
+        optimizer: OptimizerKind::Sgd,
+        nesterov: true,
+        ..SetupForm::default()
+    }
+    .with_text(Setting::Momentum, "0");
+    assert!(form.check().errors.contains_key(&Setting::Nesterov));
+}
+
+#[test]
+fn ranges_the_engine_owns_are_marked_on_the_field_they_were_typed_in() {
+    let form = SetupForm {
+        dataset: DatasetKind::Folder,
+        folder: Some(PathBuf::from("photos")),
+        model: ModelKind::Vgg16,
+        ..SetupForm::default()
+    }
+    .with_text(Setting::FolderImageSize, "100000")
+    .with_text(Setting::VggInputSize, "4096");
+    let check = form.check();
+    assert!(check.experiment.is_none());
+    // validate stops at its first refusal; the VGG side is checked before the folder's.
+    assert!(
+        check.errors[&Setting::VggInputSize].contains("at most"),
+        "{:?}",
+        check.errors
+    );
+    let form = form.with_text(Setting::VggInputSize, "224");
+    let check = form.check();
+    assert!(
+        check.errors[&Setting::FolderImageSize].contains("1 to 4096"),
+        "{:?}",
+        check.errors
+    );
+}
+
+#[test]
+fn a_zero_width_is_refused_by_the_engine_on_the_widths_field() {
+    let form = SetupForm::default().with_text(Setting::MlpWidths, "512,0");
+    let errors = form.check().errors;
+    assert!(
+        errors[&Setting::MlpWidths].contains("Hidden layer 2"),
+        "{errors:?}"
+    );
+    let form = SetupForm::default().with_text(Setting::MlpWidths, "wide");
+    let errors = form.check().errors;
+    assert!(
+        errors[&Setting::MlpWidths].contains("whole numbers"),
+        "{errors:?}"
+    );
+}
+
+#[test]
+fn a_number_missing_from_a_remembered_form_shows_its_default() {
+    let mut form = SetupForm::default();
+    form.typed.remove(&Setting::Epochs);
+    form.typed.remove(&Setting::Momentum);
+    assert!(form.check().errors.is_empty(), "{:?}", form.check().errors);
+    assert_eq!(form.text_mut(Setting::Epochs), "5");
+    assert_eq!(form.text_mut(Setting::Momentum), "0");
+}
+
+#[test]
+fn a_folder_data_set_needs_a_folder() {
+    let form = SetupForm {
+        dataset: DatasetKind::Folder,
+        ..SetupForm::default()
+    };
+    let check = form.check();
+    assert!(check.errors.contains_key(&Setting::Dataset));
+}
+
+#[test]
+fn a_pretrained_start_reaches_the_draft_and_survives_the_form() {
+    let mut form = SetupForm {
+        model: ModelKind::ResNet50,
+        start_from: StartFrom::ImageNet,
+        ..SetupForm::default()
+    }
+    .with_text(Setting::UnfreezeAfter, "2");
+    form.draft.fine_tune = FineTune::LinearProbe;
+    let draft = form.to_draft(&mut BTreeMap::new());
+    assert_eq!(draft.model, ModelSpec::ResNet50);
+    assert_eq!(draft.weights, Some(WeightsSource::ImageNet));
+    assert_eq!(draft.unfreeze_after, 2);
+    let again = SetupForm::from_draft(&draft);
+    assert_eq!(
+        (again.model, again.start_from),
+        (ModelKind::ResNet50, StartFrom::ImageNet)
+    );
+    // A file start needs its file; an architecture without weights ignores the choice.
+    let no_file = SetupForm {
+        start_from: StartFrom::File,
+        ..form.clone()
+    };
+    assert!(no_file.check().errors.contains_key(&Setting::Weights));
+    let cnn = SetupForm {
+        model: ModelKind::Cnn,
+        ..no_file
+    };
+    assert_eq!(cnn.to_draft(&mut BTreeMap::new()).weights, None);
+}
