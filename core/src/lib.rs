@@ -2,6 +2,7 @@
 //! events → (window | terminal | run folder). The engine never knows who is listening;
 //! ARCHITECTURE.md at the repository's root draws the modules and which way the imports go.
 
+pub mod atomic_file;
 pub mod compare;
 pub mod config;
 pub mod data;
@@ -9,6 +10,8 @@ pub mod device;
 pub mod executor;
 pub mod export;
 pub mod model;
+pub(crate) mod panics;
+pub mod pixels;
 pub mod plot;
 pub mod predict;
 pub mod remote;
@@ -17,5 +20,6 @@ pub mod run;
 pub mod run_folder;
 pub mod selection;
 pub mod settings;
+pub(crate) mod shuffle;
 pub mod train;
 pub mod weights;

@@ -13,7 +13,7 @@ use kiln_shaders::PixelTransform;
 use crate::config::ExperimentDraft;
 use crate::data::ImageShape;
 use crate::model::{Classifier, ModelCard};
-use crate::run_folder::{CARD_FILE, MODEL_FILE};
+use crate::run_folder::{CARD_FILE, CONFIG_FILE, MODEL_FILE};
 
 /// Why a saved model could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -75,9 +75,9 @@ impl Predictor {
                 reason: e.to_string(),
             })?;
         let config =
-            ExperimentDraft::from_toml(&text("config.toml")?, "config.toml").map_err(|e| {
+            ExperimentDraft::from_toml(&text(CONFIG_FILE)?, CONFIG_FILE).map_err(|e| {
                 PredictError::Read {
-                    path: run_folder.join("config.toml"),
+                    path: run_folder.join(CONFIG_FILE),
                     reason: e.to_string(),
                 }
             })?;
@@ -140,7 +140,7 @@ impl Predictor {
         let probabilities = burn::tensor::activation::softmax(self.model.forward(input), 1);
         // Through the engine's one read seam; a failed read ranks nothing rather than panicking.
         let probabilities: Vec<f32> =
-            crate::train::reads::read_back_now(Transaction::default().register(probabilities))
+            crate::train::device_reads::read_back_now(Transaction::default().register(probabilities))
                 .ok()
                 .and_then(|data| data.into_iter().next())
                 .map(|data| data.iter::<f32>().collect())

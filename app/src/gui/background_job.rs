@@ -4,7 +4,7 @@
 use std::sync::mpsc::{self, Receiver, TryRecvError};
 
 /// Where the answer stands.
-pub enum Answer<T> {
+pub enum BackgroundJob<T> {
     /// The thread is working.
     Waiting(Receiver<Result<T, String>>),
     /// It came.
@@ -13,7 +13,7 @@ pub enum Answer<T> {
     Failed(String),
 }
 
-impl<T: Send + 'static> Answer<T> {
+impl<T: Send + 'static> BackgroundJob<T> {
     /// Runs `work` on a thread named `thread`, calling `wake` once it is done. A browser page
     /// has one thread, so there the answer is worked out at once, before the frame goes on.
     pub fn start(

@@ -5,9 +5,10 @@
 
 use kiln_core::config::ExperimentDraft;
 use kiln_core::data;
-use kiln_core::results::{TestPredictions, planar_to_rgba};
+use kiln_core::pixels::planar_to_rgba;
+use kiln_core::results::TestPredictions;
 
-use super::answer::Answer;
+use super::background_job::BackgroundJob;
 
 /// Most images one cell shows.
 const MAX_SHOWN: usize = 48;
@@ -23,7 +24,7 @@ pub struct CellImages {
     pub title: String,
     /// Images of the cell beyond those shown.
     hidden: usize,
-    images: Answer<Vec<CellImage>>,
+    images: BackgroundJob<Vec<CellImage>>,
     /// The images as textures, made on the UI thread once they came.
     textures: Option<Vec<(usize, egui::TextureHandle)>>,
 }
@@ -63,7 +64,7 @@ impl CellImages {
         Self {
             title,
             hidden,
-            images: Answer::start("kiln-cell", work, wake),
+            images: BackgroundJob::start("kiln-cell", work, wake),
             textures: None,
         }
     }
@@ -101,16 +102,16 @@ fn read_test_images(
 pub fn cell_images_ui(ui: &mut egui::Ui, view: &mut CellImages) {
     view.images.poll();
     match &view.images {
-        Answer::Waiting(_) => {
+        BackgroundJob::Waiting(_) => {
             ui.horizontal(|ui| {
                 ui.spinner();
                 ui.label("reading the images from the data set…");
             });
         }
-        Answer::Failed(reason) => {
+        BackgroundJob::Failed(reason) => {
             ui.colored_label(ui.visuals().error_fg_color, reason);
         }
-        Answer::Ready(images) => {
+        BackgroundJob::Ready(images) => {
             let textures = view.textures.get_or_insert_with(|| {
                 images
                     .iter()

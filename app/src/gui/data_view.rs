@@ -7,7 +7,7 @@
 use kiln_core::config::Experiment;
 use kiln_core::data::{self, ImageShape, inspect::DataReport, inspect::SPLIT_NAMES};
 
-use super::answer::Answer;
+use super::background_job::BackgroundJob;
 
 /// Training images per class shown in the grid.
 const SAMPLES_PER_CLASS: usize = 10;
@@ -85,7 +85,7 @@ impl DataKey {
 /// The augmentation preview: the grid, computed on a thread, for the settings it was drawn with.
 struct Preview {
     key: PreviewKey,
-    grid: Answer<(Vec<u8>, usize, usize)>,
+    grid: BackgroundJob<(Vec<u8>, usize, usize)>,
     texture: Option<egui::TextureHandle>,
 }
 
@@ -95,7 +95,7 @@ pub struct DataView {
     /// The data set, as the form names it.
     pub title: String,
     /// Boxed: the report is large and arrives once.
-    stage: Answer<Box<Inspected>>,
+    stage: BackgroundJob<Box<Inspected>>,
     texture: Option<egui::TextureHandle>,
     preview: Option<Preview>,
     /// Why the form's settings cannot be previewed now, if they cannot.
@@ -120,7 +120,7 @@ impl DataView {
                 shape: split.shape,
             }))
         };
-        let stage = Answer::start("kiln-inspect", work, wake);
+        let stage = BackgroundJob::start("kiln-inspect", work, wake);
         Self {
             title,
             stage,
@@ -135,7 +135,7 @@ impl DataView {
     pub fn ready(title: &str, inspected: Inspected) -> Self {
         Self {
             title: title.to_owned(),
-            stage: Answer::Ready(Box::new(inspected)),
+            stage: BackgroundJob::Ready(Box::new(inspected)),
             texture: None,
             preview: None,
             preview_blocked: None,
@@ -147,7 +147,7 @@ impl DataView {
     pub fn report(&mut self) -> Option<&DataReport> {
         self.stage.poll();
         match &self.stage {
-            Answer::Ready(inspected) => Some(&inspected.report),
+            BackgroundJob::Ready(inspected) => Some(&inspected.report),
             _ => None,
         }
     }
@@ -158,7 +158,7 @@ impl DataView {
         let preview = self.preview.as_mut()?;
         preview.grid.poll();
         match &preview.grid {
-            Answer::Ready(grid) => Some(grid),
+            BackgroundJob::Ready(grid) => Some(grid),
             _ => None,
         }
     }
@@ -177,7 +177,7 @@ impl DataView {
             *self = Self::open((*experiment).clone(), wake);
             return;
         }
-        let Answer::Ready(inspected) = &self.stage else {
+        let BackgroundJob::Ready(inspected) = &self.stage else {
             return;
         };
         let experiment = match experiment {
@@ -211,7 +211,7 @@ impl DataView {
         };
         self.preview = Some(Preview {
             key,
-            grid: Answer::start("kiln-preview", work, wake),
+            grid: BackgroundJob::start("kiln-preview", work, wake),
             texture: None,
         });
     }
@@ -221,18 +221,18 @@ impl DataView {
 pub fn data_view_ui(ui: &mut egui::Ui, view: &mut DataView) {
     view.stage.poll();
     let inspected = match &view.stage {
-        Answer::Waiting(_) => {
+        BackgroundJob::Waiting(_) => {
             ui.horizontal(|ui| {
                 ui.spinner();
                 ui.label(format!("reading {}…", view.title));
             });
             return;
         }
-        Answer::Failed(reason) => {
+        BackgroundJob::Failed(reason) => {
             ui.colored_label(ui.visuals().error_fg_color, reason);
             return;
         }
-        Answer::Ready(inspected) => inspected,
+        BackgroundJob::Ready(inspected) => inspected,
     };
     let report = &inspected.report;
     let [channels, height, width] = report.shape;
@@ -273,13 +273,13 @@ fn preview_ui(ui: &mut egui::Ui, preview: &mut Option<Preview>, blocked: Option<
     };
     preview.grid.poll();
     match &preview.grid {
-        Answer::Waiting(_) => {
+        BackgroundJob::Waiting(_) => {
             ui.spinner();
         }
-        Answer::Failed(reason) => {
+        BackgroundJob::Failed(reason) => {
             ui.colored_label(ui.visuals().error_fg_color, reason);
         }
-        Answer::Ready(grid) => {
+        BackgroundJob::Ready(grid) => {
             grid_ui(ui, &mut preview.texture, "augmentation-preview", grid);
         }
     }

@@ -1,7 +1,7 @@
 //! Where the window's files come from and go. On a desktop: the system's file dialogs (rfd),
 //! which block the frame while the person chooses, as every desktop app's do. In a browser page
 //! an export is a download, and a data folder is the browser's folder chooser: the page reads
-//! the chosen folder's files into memory (`kiln_core::data::chosen`), and the loaders find them
+//! the chosen folder's files into memory (`kiln_core::data::page_files`), and the loaders find them
 //! there under the folder's name. The browser answers after the frame that asked, so a page's
 //! choice arrives through [`arrived`].
 
@@ -451,7 +451,7 @@ mod page {
                 "the chosen files are not all in one folder; choose the folder itself".into(),
             );
         }
-        kiln_core::data::chosen::keep(files)?;
+        kiln_core::data::page_files::keep(files)?;
         Ok(top)
     }
 

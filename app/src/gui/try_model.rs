@@ -86,7 +86,7 @@ impl TryModel {
 /// The model's input as an image for the screen.
 fn seen_image(predictor: &Predictor, pixels: &[u8]) -> egui::ColorImage {
     let [_, height, width] = predictor.card().shape;
-    let rgba = kiln_core::results::planar_to_rgba(predictor.card().shape, pixels);
+    let rgba = kiln_core::pixels::planar_to_rgba(predictor.card().shape, pixels);
     egui::ColorImage::from_rgba_unmultiplied([width, height], &rgba)
 }
 

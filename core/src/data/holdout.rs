@@ -8,7 +8,7 @@
 
 use super::{ImageDataset, Split};
 use crate::config::{ConfigError, Experiment, Setting, Validation, invalid};
-use crate::train::ShuffleRng;
+use crate::shuffle::ShuffleRng;
 
 /// Seed of every carved test split: fixed, so runs of one folder share a test set.
 const TEST_SPLIT_SEED: u64 = 0x7E57_5EED;

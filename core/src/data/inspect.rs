@@ -169,7 +169,7 @@ pub fn sample_grid(data: &ImageDataset, per_class: usize) -> (Vec<u8>, usize, us
             continue;
         };
         let pixels = data.train.image(index, per_image);
-        let image = crate::results::planar_to_rgba(data.shape.chw(), pixels);
+        let image = crate::pixels::planar_to_rgba(data.shape.chw(), pixels);
         for y in 0..height {
             let row = (class * cell_h + y) * grid_w + *column * cell_w;
             let target = rgba.get_mut(row * 4..(row + width) * 4);

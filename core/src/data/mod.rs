@@ -5,7 +5,7 @@
 //! files its visitor chose ([`chosen`]), under the same paths a desktop would show.
 
 #[cfg(any(target_arch = "wasm32", test))]
-pub mod chosen;
+pub mod page_files;
 pub mod fetch;
 mod holdout;
 pub mod inspect;
@@ -42,7 +42,7 @@ pub(crate) fn with_files<R>(read: impl FnOnce(&dyn FileTree) -> R) -> R {
     }
     #[cfg(target_arch = "wasm32")]
     {
-        chosen::with(|files| read(files))
+        page_files::with(|files| read(files))
     }
 }
 

@@ -17,8 +17,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     CARD_FILE, CHECKPOINTS_DIR, MODEL_FILE, OPTIMIZER_FILE, STATE_FILE, page_runs, read_bytes,
-    write_atomically,
 };
+use crate::atomic_file::write_atomically;
 use crate::config::ExperimentDraft;
 use crate::model::{Classifier, ModelCard};
 use crate::train::{CheckpointFiles, Restored, RunCounters, RunStore};

@@ -9,8 +9,9 @@ use kiln_formats::files::{Disk, FileTree, MemoryFiles};
 
 use super::{
     CONFIG_FILE, FolderError, check_run_folder, check_run_folder_in, folder_name_of, io_err,
-    is_run_folder_in, write_atomically,
+    is_run_folder_in,
 };
+use crate::atomic_file::write_atomically;
 use crate::config::ExperimentDraft;
 
 /// Longest run name [`rename_run`] accepts; folder names stay readable in a file manager.

@@ -222,17 +222,6 @@ pub fn timestamp(time: SystemTime) -> String {
     )
 }
 
-/// Writes `contents` to `path` through a temporary file and a rename, so readers never see half.
-pub fn write_atomically(path: &Path, contents: &[u8]) -> io::Result<()> {
-    let tmp = path.with_extension("tmp");
-    {
-        let mut file = File::create(&tmp)?;
-        file.write_all(contents)?;
-        file.sync_all()?;
-    }
-    fs::rename(&tmp, path)
-}
-
 /// The last component of `path`, the name the runs list shows next to the date.
 pub(crate) fn folder_name_of(path: &Path) -> String {
     path.file_name().map_or_else(

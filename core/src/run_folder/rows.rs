@@ -8,7 +8,7 @@ use std::path::Path;
 pub use crate::train::{EpochRow, MetricsRow};
 
 impl MetricsRow {
-    /// Header of `metrics.csv`; README.md documents each column.
+    /// Header of `metrics.csv`; docs/run-folder.md documents each column.
     pub const HEADER: &str = "wall_secs,epoch,step,global_step,samples_seen,train_loss,train_accuracy,samples_per_sec,step_ms,data_ms,compute_ms,sync_ms,lr";
 
     /// The row as a line of `metrics.csv`, newline included.
@@ -52,7 +52,7 @@ impl MetricsRow {
 }
 
 impl EpochRow {
-    /// Header of `epochs.csv`; README.md documents each column. A run fills either the
+    /// Header of `epochs.csv`; docs/run-folder.md documents each column. A run fills either the
     /// validation or (validated on test) the test columns and leaves the others empty.
     pub const HEADER: &str = "epoch,train_loss,train_accuracy,val_loss,val_accuracy,test_loss,test_accuracy,epoch_secs,eval_secs,samples_per_sec";
 
@@ -216,7 +216,7 @@ pub struct PredictionRow {
 }
 
 impl PredictionRow {
-    /// Header of `predictions.csv`; README.md documents each column.
+    /// Header of `predictions.csv`; docs/run-folder.md documents each column.
     pub const HEADER: &str = "index,label,predicted,confidence,label_rank";
 
     /// Columns a file may lack: `label_rank` came later.

@@ -5,9 +5,10 @@ use std::path::Path;
 
 use burn::tensor::Bytes;
 
-use super::{CARD_FILE, MODEL_FILE, write_atomically};
+use super::{CARD_FILE, MODEL_FILE};
+use crate::atomic_file::write_atomically;
 use crate::model::{Classifier, ModelCard};
-use crate::train::reads::weights_bytes;
+use crate::train::device_reads::weights_bytes;
 
 /// Saves `model` and its card into `folder`, each through a temporary name and a rename, so a
 /// crash never leaves a half-written model that looks complete.

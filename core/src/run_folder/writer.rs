@@ -9,8 +9,8 @@ use web_time::SystemTime;
 use super::{
     CONFIG_FILE, CONFUSION_FILE, EPOCHS_FILE, EpochRow, FolderError, METRICS_FILE, MetricsRow,
     PREDICTIONS_FILE, PredictionRow, REPORT_FILE, SUMMARY_FILE, io_err, timestamp,
-    write_atomically,
 };
+use crate::atomic_file::write_atomically;
 use crate::config::Experiment;
 use crate::results::{ClassMetrics, ClassReport, TestPredictions};
 use crate::train::{RunSummary, TrainEvent};

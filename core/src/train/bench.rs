@@ -12,9 +12,9 @@ use serde::Serialize;
 
 use super::pipeline::{InputPipeline, epoch_order, pixel_transform};
 use super::precision::StepPrecision;
-use super::reads::{DeviceTotals, read_scalar};
+use super::device_reads::{DeviceTotals, read_scalar};
 use super::threads::CpuThreadChoice;
-use super::trainee::Trainee;
+use super::step::Stepper;
 use super::{TrainDevice, TrainError};
 use crate::config::{Experiment, Precision};
 use crate::data::ImageDataset;
@@ -80,7 +80,7 @@ pub fn bench(
     device.seed(experiment.seed);
     let shape = data.shape.chw();
     let transform = pixel_transform(experiment.input_scaling, data);
-    let (mut model, mut trainee) = Trainee::new(experiment, data, device)?;
+    let (mut model, mut stepper) = Stepper::new(experiment, data, device)?;
     // The loss scale stays at its first value: a bench reads nothing back until its end.
     let precision = StepPrecision::new(experiment.precision, None);
     let batch_size = experiment.batch_size.min(data.train.len()).max(1);
@@ -104,7 +104,7 @@ pub fn bench(
         }
     };
     // The timed loop keeps the CPU's workers awake as an epoch of `kiln train` does.
-    let awake = trainee.threads.keep_awake();
+    let awake = stepper.threads.keep_awake();
     let started = Instant::now();
     let mut warmup_secs = 0.0;
     let mut window_started = started;
@@ -150,7 +150,7 @@ pub fn bench(
                 Ok(())
             }
         };
-        let stepped = trainee.step(
+        let stepped = stepper.step(
             model,
             &precision,
             (images, labels),
@@ -207,7 +207,7 @@ pub fn bench(
         samples_per_sec: (steps * batch_size) as f64 / steady_secs.max(1e-9),
         peak_rss_bytes: peak_rss_bytes(),
         peak_device_bytes,
-        cpu_threads: trainee.threads.choice().cloned(),
+        cpu_threads: stepper.threads.choice().cloned(),
         train_loss: loss_sum / samples_trained,
         train_accuracy: correct / samples_trained,
     })

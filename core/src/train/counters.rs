@@ -1,6 +1,6 @@
 //! What a run counts as it goes: the figures that survive a resume ([`RunCounters`], the body of
 //! a checkpoint's `state.json`), and the one rule for how a readback window counts toward the
-//! run's speed ([`WindowKind`], applied by [`SpeedBook`]).
+//! run's speed ([`ReadbackWindowKind`], applied by [`SpeedBook`]).
 
 use std::time::Duration;
 
@@ -67,7 +67,7 @@ impl RunCounters {
 
 /// Host-side timing of one readback window: the steps since the last readback.
 #[derive(Debug, Default)]
-pub(super) struct Window {
+pub(super) struct ReadbackWindow {
     /// When its first step started; none before any step.
     pub(super) started: Option<Instant>,
     /// Steps in it.
@@ -80,7 +80,7 @@ pub(super) struct Window {
     pub(super) compute: Duration,
 }
 
-impl Window {
+impl ReadbackWindow {
     /// An empty window whose clock starts `now` (after a readback, a pause or a profiled step).
     pub(super) fn starting(now: Instant) -> Self {
         Self {
@@ -99,7 +99,7 @@ impl Window {
 /// How one readback window counts toward the run's speed figures. Profiled steps never enter a
 /// window (each one starts a fresh window), so they count toward nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum WindowKind {
+pub(super) enum ReadbackWindowKind {
     /// No step since the last readback.
     Empty,
     /// Holds this launch's first step: shader compilation, autotuning, first allocations.
@@ -111,7 +111,7 @@ pub(super) enum WindowKind {
     Steady,
 }
 
-impl WindowKind {
+impl ReadbackWindowKind {
     /// The kind of a window of `window_steps` steps when the launch has taken `launch_steps`,
     /// and whether the window ends with the launch's first short last batch.
     pub(super) fn of(window_steps: usize, launch_steps: usize, first_short_batch: bool) -> Self {
@@ -127,7 +127,7 @@ impl WindowKind {
     }
 }
 
-/// Books each window into the run's warm-up and steady figures by its [`WindowKind`].
+/// Books each window into the run's warm-up and steady figures by its [`ReadbackWindowKind`].
 #[derive(Debug)]
 pub(super) struct SpeedBook {
     /// The CPU compiles nothing, so its first short batch is no warm-up.
@@ -153,24 +153,24 @@ impl SpeedBook {
     pub(super) fn count(
         &mut self,
         counters: &mut RunCounters,
-        kind: WindowKind,
+        kind: ReadbackWindowKind,
         secs: f64,
         samples: u64,
     ) {
         match kind {
-            WindowKind::Empty => {}
-            WindowKind::FirstStep => {
+            ReadbackWindowKind::Empty => {}
+            ReadbackWindowKind::FirstStep => {
                 if self.fresh_run {
                     counters.warmup_secs = secs;
                 }
             }
-            WindowKind::FirstShortBatch if self.on_cpu => self.short_window = Some((secs, samples)),
-            WindowKind::FirstShortBatch => {
+            ReadbackWindowKind::FirstShortBatch if self.on_cpu => self.short_window = Some((secs, samples)),
+            ReadbackWindowKind::FirstShortBatch => {
                 if self.fresh_run {
                     counters.warmup_secs += secs;
                 }
             }
-            WindowKind::Steady => {
+            ReadbackWindowKind::Steady => {
                 counters.steady_secs += secs;
                 counters.steady_samples += samples;
             }
@@ -223,30 +223,30 @@ mod tests {
 
     #[test]
     fn each_window_counts_by_one_rule() {
-        assert_eq!(WindowKind::of(0, 5, false), WindowKind::Empty);
+        assert_eq!(ReadbackWindowKind::of(0, 5, false), ReadbackWindowKind::Empty);
         // The launch's first step, read back alone mid-epoch or at the end of a one-step epoch.
-        assert_eq!(WindowKind::of(1, 1, false), WindowKind::FirstStep);
-        assert_eq!(WindowKind::of(1, 1, true), WindowKind::FirstStep);
-        assert_eq!(WindowKind::of(6, 7, true), WindowKind::FirstShortBatch);
-        assert_eq!(WindowKind::of(6, 7, false), WindowKind::Steady);
+        assert_eq!(ReadbackWindowKind::of(1, 1, false), ReadbackWindowKind::FirstStep);
+        assert_eq!(ReadbackWindowKind::of(1, 1, true), ReadbackWindowKind::FirstStep);
+        assert_eq!(ReadbackWindowKind::of(6, 7, true), ReadbackWindowKind::FirstShortBatch);
+        assert_eq!(ReadbackWindowKind::of(6, 7, false), ReadbackWindowKind::Steady);
     }
 
     #[test]
     fn the_first_short_batch_is_warm_up_on_a_gpu_and_a_fallback_on_the_cpu() {
         let mut counters = RunCounters::default();
         let mut gpu = SpeedBook::new(false, true);
-        gpu.count(&mut counters, WindowKind::FirstStep, 2.0, 64);
-        gpu.count(&mut counters, WindowKind::FirstShortBatch, 3.0, 100);
+        gpu.count(&mut counters, ReadbackWindowKind::FirstStep, 2.0, 64);
+        gpu.count(&mut counters, ReadbackWindowKind::FirstShortBatch, 3.0, 100);
         assert_eq!(counters.warmup_secs, 5.0);
         assert_eq!(gpu.steady_rate(&counters), 0.0);
 
         let mut counters = RunCounters::default();
         let mut cpu = SpeedBook::new(true, true);
-        cpu.count(&mut counters, WindowKind::FirstStep, 0.5, 64);
-        cpu.count(&mut counters, WindowKind::FirstShortBatch, 1.0, 100);
+        cpu.count(&mut counters, ReadbackWindowKind::FirstStep, 0.5, 64);
+        cpu.count(&mut counters, ReadbackWindowKind::FirstShortBatch, 1.0, 100);
         assert_eq!(counters.warmup_secs, 0.5);
         assert_eq!(cpu.steady_rate(&counters), 100.0);
-        cpu.count(&mut counters, WindowKind::Steady, 2.0, 1000);
+        cpu.count(&mut counters, ReadbackWindowKind::Steady, 2.0, 1000);
         assert_eq!(cpu.steady_rate(&counters), 500.0);
     }
 
@@ -257,8 +257,8 @@ mod tests {
             ..RunCounters::default()
         };
         let mut book = SpeedBook::new(false, false);
-        book.count(&mut counters, WindowKind::FirstStep, 1.0, 64);
-        book.count(&mut counters, WindowKind::FirstShortBatch, 1.0, 64);
+        book.count(&mut counters, ReadbackWindowKind::FirstStep, 1.0, 64);
+        book.count(&mut counters, ReadbackWindowKind::FirstShortBatch, 1.0, 64);
         assert_eq!(counters.warmup_secs, 9.0);
     }
 }

@@ -20,7 +20,7 @@ use kiln_shaders::BatchOptions;
 
 use super::TrainError;
 use super::pipeline::BatchSource;
-use super::trainee::batch_loss;
+use super::step::batch_loss;
 use crate::config::LossInput;
 use crate::model::Classifier;
 

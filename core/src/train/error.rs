@@ -54,15 +54,6 @@ impl From<crate::weights::WeightsError> for TrainError {
     }
 }
 
-/// What a panic said, whether it was raised with a `String` or a `&str`.
-pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
-    payload
-        .downcast_ref::<String>()
-        .map(String::as_str)
-        .or_else(|| payload.downcast_ref::<&str>().copied())
-        .unwrap_or("no message")
-}
-
 impl TrainError {
     /// What this error means for a run on a device of the box at `address`: the device going
     /// silent there is the connection going, whatever the remote backend's words for it.
@@ -80,7 +71,7 @@ impl TrainError {
 
     /// The error a panic inside Burn or the GPU runtime stands for, told as what to do about it.
     pub fn from_panic(payload: &(dyn std::any::Any + Send)) -> Self {
-        let message = panic_message(payload);
+        let message = crate::panics::panic_message(payload);
         // The runtime's own text carries a backtrace; the first line says what happened.
         let first_line = message.lines().next().unwrap_or(message).trim().to_owned();
         let lower = message.to_lowercase();

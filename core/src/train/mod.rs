@@ -9,13 +9,14 @@
 //! train()        the loop: prepare, then per epoch train → evaluate → end → checkpoint → check
 //!                (stopping early when validation stopped improving), finish: test the kept weights
 //!   state        RunState: what a run holds between those steps, and each step
-//!   counters     RunCounters (what survives a resume), the window rule, the speed book
-//!   trainee      one optimizer step: optimizer, loss, CPU threads
+//!   counters     RunCounters (what survives a resume), the readback window rule, the speed
+//!                book
+//!   step         Stepper: one optimizer step (optimizer, loss, CPU threads)
 //!   parallel     a step split across devices (data parallel), combined by Burn's step_multi
 //!   pipeline     pixel scaling, the seeded epoch order, the splits on the device (as bytes,
 //!                or a linear probe's cached features)
 //!   probe        a linear probe's frozen backbone and when it unfreezes
-//!   reads        every read from the device (the one seam a browser build makes async)
+//!   device_reads every read from the device (the one seam a browser build makes async)
 //!   store        RunStore: where checkpoints and the model go, chosen by the caller
 //!   watch        warnings about the loss (NaN, divergence) and chance-level accuracy
 //!   events       TrainEvent, the one protocol to front ends
@@ -33,21 +34,20 @@ mod pipeline;
 pub mod precision;
 mod probe;
 pub(crate) use probe::loads_pretrained;
-pub(crate) mod reads;
+pub(crate) mod device_reads;
 mod state;
+mod step;
 mod store;
 mod summary;
 mod threads;
-mod trainee;
 mod watch;
 
 pub use control::{Control, ControlState};
 pub use counters::RunCounters;
 pub use error::TrainError;
 pub use events::{EpochRow, MetricsRow, StartInfo, TestResult, TrainEvent, TrainWarning};
-pub(crate) use pipeline::ShuffleRng;
 pub use pipeline::{augmentation_preview, epoch_order, pixel_transform};
-pub use reads::CheckpointFiles;
+pub use device_reads::CheckpointFiles;
 pub use store::{KeepNothing, Restored, RunStore};
 pub use summary::{RunOutcome, RunSummary, SplitSizes, StepProfile};
 pub use threads::{CPU_ENGINE, CpuThreadChoice};
@@ -168,9 +168,9 @@ mod tests {
     use crate::data::{ImageShape, Split};
     use burn::nn::loss::CrossEntropyLossConfig;
     use burn::tensor::{Int, Tensor, TensorData};
-    use pipeline::ShuffleRng;
+    use crate::shuffle::ShuffleRng;
     use state::GALLERY_SIZE;
-    use trainee::batch_loss;
+    use step::batch_loss;
 
     /// Two classes of 4x4 images: bright left half or bright right half, with noise.
     fn halves(len: usize) -> Split {
@@ -421,7 +421,7 @@ mod tests {
             burn::optim::OptimizerRecord::from_bytes(burn::tensor::Bytes::from_bytes_vec(kept))
                 .unwrap();
         let optimizer =
-            trainee::build_optimizer(&experiment.optimizer).load_record_on(record, &Device::flex());
+            step::build_optimizer(&experiment.optimizer).load_record_on(record, &Device::flex());
         let blocking = optimizer.into_bytes().unwrap();
         let waited = crate::executor::block_on(optimizer.to_record_async())
             .unwrap()
@@ -443,9 +443,9 @@ mod tests {
             .unwrap()
             .init(shape, 2, Default::default(), &Device::flex())
             .unwrap();
-        let before = reads::weights_bytes(&model).unwrap();
-        let moved = crate::executor::block_on(reads::on_cpu_async(model)).unwrap();
-        assert_eq!(reads::weights_bytes(&moved).unwrap(), before);
+        let before = device_reads::weights_bytes(&model).unwrap();
+        let moved = crate::executor::block_on(device_reads::on_cpu_async(model)).unwrap();
+        assert_eq!(device_reads::weights_bytes(&moved).unwrap(), before);
     }
 
     #[test]
@@ -654,13 +654,13 @@ mod tests {
             files: Vec::new(),
         };
         assert_eq!(data.class_counts(), vec![100, 25]);
-        let weights = trainee::class_weights(crate::config::ClassWeights::Balanced, &data).unwrap();
+        let weights = step::class_weights(crate::config::ClassWeights::Balanced, &data).unwrap();
         assert!(
             (weights[0] - 0.625).abs() < 1e-6 && (weights[1] - 2.5).abs() < 1e-6,
             "{weights:?}"
         );
         assert_eq!(
-            trainee::class_weights(crate::config::ClassWeights::None, &data),
+            step::class_weights(crate::config::ClassWeights::None, &data),
             None
         );
         // Weighted as PyTorch: Σ wᵢ·lossᵢ / Σ wᵢ, the same on logits and unclipped probabilities.

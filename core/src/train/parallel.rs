@@ -32,8 +32,8 @@ use burn::tensor::{Device, Int, Tensor, TensorData};
 use kiln_shaders::ByteSplit;
 
 use super::TrainError;
-use super::reads::{DeviceTotals, Sums};
-use super::trainee::batch_loss;
+use super::device_reads::{DeviceTotals, Sums};
+use super::step::batch_loss;
 use crate::config::LossInput;
 use crate::data::ImageDataset;
 use crate::device::all_reduces;

@@ -1,6 +1,7 @@
 //! From the data set's bytes to batches on the device: the per-channel scaling, the seeded
 //! epoch order, and every split uploaded once.
 
+use crate::shuffle::ShuffleRng;
 use burn::tensor::{Device, Int, Tensor, Transaction};
 use kiln_shaders::{BatchOptions, ByteSplit, PixelTransform};
 
@@ -68,20 +69,6 @@ fn imagenet_transform(channels: usize) -> PixelTransform {
         })
         .unzip();
     PixelTransform { offset, scale }
-}
-
-/// A small, fast, seedable generator for the per-epoch shuffle (splitmix64).
-pub(crate) struct ShuffleRng(pub(crate) u64);
-
-impl ShuffleRng {
-    /// The next 64 random bits.
-    pub(crate) fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
 }
 
 /// The order in which an epoch visits the training images; depends only on seed and epoch.
@@ -156,7 +143,7 @@ pub fn augmentation_preview(
         };
         options.seed = BatchOptions::step_seed(experiment.seed, row as u64);
         let (batch, _) = split.range(0, count, &options)?;
-        let values: Vec<f32> = super::reads::read_back_now(Transaction::default().register(batch))?
+        let values: Vec<f32> = super::device_reads::read_back_now(Transaction::default().register(batch))?
             .into_iter()
             .next()
             .ok_or_else(|| TrainError::Readback("the preview batch came back empty".to_owned()))?
@@ -169,7 +156,7 @@ pub fn augmentation_preview(
                 .iter()
                 .map(|v| v.round().clamp(0.0, 255.0) as u8)
                 .collect();
-            let cell = crate::results::planar_to_rgba([shape.channels, out_h, out_w], &image);
+            let cell = crate::pixels::planar_to_rgba([shape.channels, out_h, out_w], &image);
             for y in 0..out_h {
                 let start = ((row * cell_h + y) * grid_w + column * cell_w) * 4;
                 rgba[start..start + out_w * 4]

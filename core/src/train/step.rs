@@ -74,7 +74,7 @@ pub(super) fn build_optimizer(spec: &OptimizerSpec) -> ModuleOptimizer {
 }
 
 /// How a run and `kiln bench` train: the optimizer, the loss and the CPU threads of the steps.
-pub(super) struct Trainee {
+pub(super) struct Stepper {
     pub(super) optimizer: ModuleOptimizer,
     loss_fn: CrossEntropyLoss,
     loss_input: LossInput,
@@ -106,7 +106,7 @@ pub(super) struct Stepped {
     pub(super) backward_done: Instant,
 }
 
-impl Trainee {
+impl Stepper {
     /// A fresh model on the autodiff device, and how to train it.
     pub(super) fn new(
         experiment: &Experiment,
@@ -154,14 +154,14 @@ impl Trainee {
             head_rate,
         } = self;
         let restored = store.restore(model, optimizer).map_err(TrainError::Store)?;
-        let trainee = Self {
+        let stepper = Self {
             optimizer: restored.optimizer,
             loss_fn,
             loss_input,
             threads,
             head_rate,
         };
-        Ok((restored.model, trainee, restored.counters))
+        Ok((restored.model, stepper, restored.counters))
     }
 
     /// One optimizer step of `model` on a batch, on the chosen threads.
@@ -217,7 +217,7 @@ impl Trainee {
     }
 }
 
-impl Trainee {
+impl Stepper {
     /// One optimizer step of `model` on a batch split into `shards` across devices (data
     /// parallel), its gradients summed by the collective all-reduce when `collective`; hands
     /// back the stepped model (its parameters spread over the devices, each where its gradients

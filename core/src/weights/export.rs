@@ -2,9 +2,9 @@
 //! `load_state_dict` takes it unchanged (`num_batches_tracked` included).
 //!
 //! The torchvision architectures use torchvision's names. The others use the names of the
-//! `nn.Sequential` README.md spells out for each (an MLP is `Flatten, Linear, ReLU, …`), and
-//! Kiln's CIFAR ResNet-18 those of torchvision's `resnet18` with a 3×3 stride-1 `conv1` and no
-//! max-pool.
+//! `nn.Sequential` docs/models-that-leave-kiln.md spells out for each (an MLP is `Flatten,
+//! Linear, ReLU, …`), and Kiln's CIFAR ResNet-18 those of torchvision's `resnet18` with a 3×3
+//! stride-1 `conv1` and no max-pool.
 
 use std::path::Path;
 
@@ -118,7 +118,7 @@ pub fn write_safetensors(
     path: &Path,
 ) -> Result<usize, String> {
     let (bytes, count) = safetensors_bytes(model, spec)?;
-    crate::run_folder::write_atomically(path, &bytes)
+    crate::atomic_file::write_atomically(path, &bytes)
         .map_err(|e| format!("could not write {}: {e}", path.display()))?;
     Ok(count)
 }
@@ -126,7 +126,7 @@ pub fn write_safetensors(
 /// [`write_safetensors`]'s file as bytes (a page's download), and how many tensors it holds.
 pub fn safetensors_bytes(model: &Classifier, spec: &ModelSpec) -> Result<(Vec<u8>, usize), String> {
     let prefixes = torch_prefixes(model, spec);
-    let tensors = crate::train::reads::module_tensors(model, Box::new(BurnToPyTorchAdapter))?;
+    let tensors = crate::train::device_reads::module_tensors(model, Box::new(BurnToPyTorchAdapter))?;
     let mut named: Vec<(String, Dtype, Vec<usize>, Vec<u8>)> = Vec::new();
     for (name, dtype, shape, bytes) in tensors {
         if dtype != burn::tensor::DType::F32 {

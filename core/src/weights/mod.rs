@@ -296,7 +296,7 @@ pub fn load_here(
     }
     #[cfg(target_arch = "wasm32")]
     {
-        let bytes = crate::data::chosen::with(|files| crate::run_folder::read_bytes(files, path))
+        let bytes = crate::data::page_files::with(|files| crate::run_folder::read_bytes(files, path))
             .map_err(|_| WeightsError::NoFile {
             path: path.to_owned(),
         })?;
@@ -446,7 +446,7 @@ fn load_as_is(
     let result = match applied {
         Ok(result) => result.map_err(unreadable)?,
         Err(payload) => {
-            let words = crate::train::error::panic_message(payload.as_ref()).to_owned();
+            let words = crate::panics::panic_message(payload.as_ref()).to_owned();
             return Err(unreadable(words));
         }
     };
@@ -472,7 +472,7 @@ pub fn logits(
     let count = images.len() / per_image;
     let batch = Tensor::<4>::from_data(TensorData::new(images, [count, 3, side, side]), device);
     let logits = model.for_eval().forward(batch);
-    let data = crate::train::reads::read_back_now(Transaction::default().register(logits))
+    let data = crate::train::device_reads::read_back_now(Transaction::default().register(logits))
         .map_err(|e| e.to_string())?;
     data.into_iter()
         .next()

@@ -262,7 +262,7 @@ pub fn write_onnx(
     path: &Path,
 ) -> Result<(), String> {
     let bytes = onnx_bytes(model, spec, card)?;
-    crate::run_folder::write_atomically(path, &bytes)
+    crate::atomic_file::write_atomically(path, &bytes)
         .map_err(|e| format!("could not write {}: {e}", path.display()))
 }
 
@@ -272,7 +272,7 @@ pub fn onnx_bytes(
     spec: &ModelSpec,
     card: &ModelCard,
 ) -> Result<Vec<u8>, String> {
-    let tensors = crate::train::reads::module_tensors(model, Box::new(IdentityAdapter))?;
+    let tensors = crate::train::device_reads::module_tensors(model, Box::new(IdentityAdapter))?;
     let mut graph = Graph {
         nodes: Vec::new(),
         initializers: Vec::new(),

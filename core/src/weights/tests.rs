@@ -559,7 +559,7 @@ impl crate::train::RunStore for KeepModel {
 
 /// Two classes of 3×32×32 images: a bright top half or a bright bottom half, with noise.
 fn halves_rgb(len: usize, seed: u64) -> crate::data::Split {
-    let mut rng = crate::train::ShuffleRng(seed);
+    let mut rng = crate::shuffle::ShuffleRng(seed);
     let mut split = crate::data::Split::default();
     for i in 0..len {
         let label = (i % 2) as u8;

@@ -1,9 +1,5 @@
 //! f16 training end to end on a real wgpu adapter with 16-bit float shaders (Mesa's lavapipe on
-//! machines without a GPU), and its refusal on the CPU. Its own test binary: it starts a GPU
-//! runtime, which the CPU-only test binaries never pay for.
-
-// A failed unwrap in a test or an example is a failure that names its line.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! machines without a GPU), and its refusal on the CPU.
 
 use std::fs;
 

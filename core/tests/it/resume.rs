@@ -1,9 +1,6 @@
-//! Resume gives the uninterrupted run's result. Its own test binary: the CPU backend's seeded
-//! generator is per process, and tests running beside it in one process would draw from it;
-//! the tests here take turns for the same reason.
-
-// A failed unwrap in a test or an example is a failure that names its line.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! Resume gives the uninterrupted run's result. The CPU backend's seeded generator is per
+//! process, so each test here takes its turn with every other test that draws from it
+//! ([`crate::seeded_turn`]).
 
 use std::fs;
 use std::path::Path;
@@ -18,9 +15,6 @@ use kiln_core::run_folder::{self, Slot, page_runs};
 use kiln_core::train::{Control, RunOutcome, TrainEvent};
 use kiln_formats::files::FileTree;
 use kiln_test_support::scratch_dir;
-
-/// Held by each test for its whole length, so no two draw from the generator at once.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Dropout, Adam and a step schedule: every piece of state a resume has to bring back.
 fn resumable_experiment() -> Experiment {
@@ -97,7 +91,7 @@ fn metrics_column(folder: &Path, column: usize) -> Vec<usize> {
 
 #[test]
 fn a_run_stopped_mid_epoch_and_resumed_ends_as_the_uninterrupted_run() {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = crate::seeded_turn();
     let experiment = resumable_experiment();
     let control = Arc::new(Control::new());
     let straight_dir = scratch_dir("straight");
@@ -162,7 +156,7 @@ fn a_run_stopped_mid_epoch_and_resumed_ends_as_the_uninterrupted_run() {
 
 #[test]
 fn a_run_keeping_its_best_epoch_keeps_it_across_a_resume() {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = crate::seeded_turn();
     // Nothing clears a min_delta of 10: epoch 1 stays the best, and patience ends epoch 3.
     let experiment = ExperimentDraft {
         early_stop: 2,
@@ -218,7 +212,7 @@ fn a_run_keeping_its_best_epoch_keeps_it_across_a_resume() {
 
 #[test]
 fn a_run_moves_to_another_device_when_it_resumes() {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = crate::seeded_turn();
     // A GPU adapter where there is one (lavapipe in CI), else the CPU again: the move itself,
     // the checkpoint read onto a device it was not written from, is what is tested.
     let (target, target_name) = match kiln_core::device::list_devices()
@@ -266,7 +260,7 @@ fn a_run_moves_to_another_device_when_it_resumes() {
 
 #[test]
 fn a_page_run_stopped_mid_epoch_and_resumed_in_the_page_ends_as_the_uninterrupted_one() {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = crate::seeded_turn();
     let experiment = resumable_experiment();
     let straight = block_on(execute_in_page(
         &experiment,

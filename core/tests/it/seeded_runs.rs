@@ -1,13 +1,8 @@
 //! Runs whose assertions hold only for the exact draws of a seeded initialization.
 //!
 //! Burn's CPU backend keeps one random generator per process, so a test that draws weights in
-//! parallel with this one changes what a seed gives. These tests live in their own binary, where
-//! nothing else draws, and take turns.
-
-// A failed unwrap in a test or an example is a failure that names its line.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-use std::sync::{Mutex, MutexGuard};
+//! parallel with this one changes what a seed gives. Every test of this binary that draws from
+//! it takes its turn ([`crate::seeded_turn`]).
 
 use burn::tensor::Device;
 use kiln_core::config::{ExperimentDraft, InputScaling, OptimizerSpec};
@@ -16,12 +11,6 @@ use kiln_core::train::bench::{LoopStyle, bench};
 use kiln_core::train::{
     Control, Preparation, RunOutcome, TrainDevice, TrainEvent, TrainWarning, train,
 };
-
-/// Held for a whole test: the process's one generator is drawn by one test at a time.
-fn one_at_a_time() -> MutexGuard<'static, ()> {
-    static TURN: Mutex<()> = Mutex::new(());
-    TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
 
 /// Two classes of 4×4 images: bright left half or bright right half, with noise.
 fn halves(len: usize) -> Split {
@@ -70,7 +59,7 @@ fn cpu() -> TrainDevice {
 
 #[test]
 fn a_nan_loss_stops_the_run_unless_asked_to_go_on() {
-    let _turn = one_at_a_time();
+    let _turn = crate::seeded_turn();
     let data = dataset(256);
     // Raw 0-255 inputs, lr 10, four GELU layers (whose units do not die as ReLU's do): the
     // weights overflow on the first steps and the loss is NaN at the first readbacks. Two layers
@@ -126,7 +115,7 @@ fn a_nan_loss_stops_the_run_unless_asked_to_go_on() {
 /// each keeps its own way (device sums, per-step reads) agree.
 #[test]
 fn kiln_and_naive_loops_train_identical_steps_and_keep_the_same_metrics() {
-    let _turn = one_at_a_time();
+    let _turn = crate::seeded_turn();
     let data = dataset(200);
     let experiment = ExperimentDraft {
         model: "mlp:16".parse().expect("model"),

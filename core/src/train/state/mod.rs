@@ -1,5 +1,8 @@
 //! One run as a state and the steps [`super::train`] takes over it: prepare, train an epoch
-//! (steps and readbacks), evaluate, end the epoch, checkpoint, finish.
+//! (steps and readbacks), evaluate, end the epoch, checkpoint, finish. Evaluating and finishing
+//! are in `evaluation`.
+
+mod evaluation;
 
 use std::ops::Range;
 use std::time::Duration;
@@ -10,15 +13,15 @@ use burn::module::Module;
 use burn::tensor::{Int, Tensor};
 use kiln_shaders::{BatchOptions, PixelTransform};
 
-use super::counters::{SpeedBook, Window, WindowKind, step_profile};
+use super::counters::{SpeedBook, ReadbackWindow, ReadbackWindowKind, step_profile};
 use super::parallel::{Lane, Replicas, Shard, read_lanes, shards};
 use super::pipeline::{BatchSource, InputPipeline, epoch_order, epoch_seed, pixel_transform};
 use super::precision::StepPrecision;
 use super::probe::Probe;
-use super::reads::{DeviceTotals, EvalSplit, Predicted, PredictionTensors, Sums, eval_spans};
+use super::device_reads::{DeviceTotals, EvalSplit, Predicted, PredictionTensors, Sums, eval_spans};
 use super::store::RunStore;
 use super::threads::Awake;
-use super::trainee::{Trainee, is_cpu};
+use super::step::{Stepper, is_cpu};
 use super::watch::LossWatch;
 use super::{
     Control, ControlState, EpochRow, MetricsRow, Preparation, RunCounters, RunOutcome, RunSummary,
@@ -44,7 +47,7 @@ pub(super) struct RunState<'a> {
     pipeline: InputPipeline,
     /// The devices after the first of a data-parallel run, with the training images on each.
     replicas: Replicas,
-    trainee: Trainee,
+    stepper: Stepper,
     precision: StepPrecision,
     /// The figures that survive a resume.
     counters: RunCounters,
@@ -96,7 +99,7 @@ struct Epoch {
     lanes: Vec<Lane>,
     /// Overflowed f16 steps the loss scale has already been told about.
     overflows_seen: u64,
-    window: Window,
+    window: ReadbackWindow,
     samples: u64,
     steps_done: usize,
     /// Learning rate of the last step.
@@ -219,11 +222,11 @@ impl<'a> RunState<'a> {
             load_secs,
             mut store,
         } = preparation;
-        let (model, trainee) = Trainee::new(experiment, data, device)?;
+        let (model, stepper) = Stepper::new(experiment, data, device)?;
         let start = Start::of(experiment, model, store.resumes_after())?;
-        let (model, mut trainee, restored) = trainee.restore(start.model, store.as_mut())?;
+        let (model, mut stepper, restored) = stepper.restore(start.model, store.as_mut())?;
         if experiment.weights.is_some() {
-            trainee.scale_backbone_rate(&model, experiment.backbone_lr_scale);
+            stepper.scale_backbone_rate(&model, experiment.backbone_lr_scale);
         }
         let eval_batch = eval_batch_size(experiment);
         let first_epoch = restored.as_ref().map_or(0, |c| c.epochs_completed);
@@ -261,7 +264,7 @@ impl<'a> RunState<'a> {
             store,
             pipeline,
             replicas,
-            trainee,
+            stepper,
             precision,
             speed: SpeedBook::new(is_cpu(device), first_epoch == 0),
             loss_watch: LossWatch::new(
@@ -385,7 +388,7 @@ impl<'a> RunState<'a> {
         }
         let mut current = self.begin_epoch(epoch);
         let readback_every = Duration::from_millis(self.experiment.readback_interval_ms);
-        let mut awake = self.trainee.threads.keep_awake();
+        let mut awake = self.stepper.threads.keep_awake();
         #[cfg(target_arch = "wasm32")]
         let mut turns = crate::executor::PageTurns::default();
         for step in 0..self.steps_per_epoch {
@@ -417,7 +420,7 @@ impl<'a> RunState<'a> {
             if readout.stops {
                 return Ok((model, EpochEnd::Stopped(RunOutcome::Diverged)));
             }
-            current.window = Window::starting(readout.done);
+            current.window = ReadbackWindow::starting(readout.done);
         }
         drop(awake);
         let readout = self.readback(&mut current, true, on_event).await?;
@@ -448,7 +451,7 @@ impl<'a> RunState<'a> {
             started,
             lanes: devices.map(|device| Lane::new(&order, device)).collect(),
             overflows_seen: 0,
-            window: Window::default(),
+            window: ReadbackWindow::default(),
             samples: 0,
             steps_done: 0,
             lr: experiment.lr,
@@ -474,7 +477,7 @@ impl<'a> RunState<'a> {
     async fn wait_while_paused(
         &self,
         control: &Control,
-        window: &mut Window,
+        window: &mut ReadbackWindow,
         awake: &mut Option<Awake>,
     ) -> bool {
         match control.state() {
@@ -485,10 +488,10 @@ impl<'a> RunState<'a> {
                 *awake = None;
                 let resumed = control.wait_out_pause().await;
                 if resumed {
-                    *awake = self.trainee.threads.keep_awake();
+                    *awake = self.stepper.threads.keep_awake();
                 }
                 // Paused time is not training time: the window restarts after the wait.
-                *window = Window::starting(Instant::now());
+                *window = ReadbackWindow::starting(Instant::now());
                 resumed
             }
         }
@@ -540,7 +543,7 @@ impl<'a> RunState<'a> {
         let stepped = match batches {
             Batches::One(batch) => {
                 let totals = &mut epoch.lanes[0].totals;
-                let stepped = self.trainee.step(
+                let stepped = self.stepper.step(
                     model,
                     &self.precision,
                     batch,
@@ -559,7 +562,7 @@ impl<'a> RunState<'a> {
                 let shards = shards.into_iter().map(|(_, shard)| shard).collect();
                 let collective = self.replicas.is_collective() && lanes.len() == epoch.lanes.len();
                 let (model, outputs) = self
-                    .trainee
+                    .stepper
                     .step_parallel(model, shards, epoch.lr, collective);
                 for (lane, (logits, loss, labels)) in lanes.into_iter().zip(outputs) {
                     epoch.lanes[lane].totals.add(logits, labels, loss);
@@ -595,7 +598,7 @@ impl<'a> RunState<'a> {
                 ms(read_started, Instant::now()),
             ]);
             // A synced step is not a normal step: keep it out of every throughput figure.
-            epoch.window = Window::starting(Instant::now());
+            epoch.window = ReadbackWindow::starting(Instant::now());
         }
         Ok((model, compute_done))
     }
@@ -658,7 +661,7 @@ impl<'a> RunState<'a> {
                 .is_multiple_of(self.experiment.batch_size);
         let first_short = short_last && !self.short_batch_met;
         self.short_batch_met |= short_last;
-        let kind = WindowKind::of(window.steps, self.launch_steps, first_short);
+        let kind = ReadbackWindowKind::of(window.steps, self.launch_steps, first_short);
         self.speed
             .count(&mut self.counters, kind, window_secs, window.samples);
         let samples = epoch.samples.max(1) as f64;
@@ -686,41 +689,6 @@ impl<'a> RunState<'a> {
             train_accuracy,
             done,
             stops,
-        })
-    }
-
-    /// Evaluates `model` on the split each epoch is judged on; none when there is none.
-    pub(super) async fn evaluate(
-        &self,
-        model: &Classifier,
-    ) -> Result<Option<Evaluation>, TrainError> {
-        let split = match self.validated_on {
-            ValidatedOn::Validation => &self.pipeline.val,
-            ValidatedOn::Test => &self.pipeline.test,
-            ValidatedOn::Nothing => return Ok(None),
-        };
-        self.evaluate_on(model, split).await.map(Some)
-    }
-
-    /// Evaluates `model` on `split`, unaugmented.
-    async fn evaluate_on(
-        &self,
-        model: &Classifier,
-        split: &BatchSource,
-    ) -> Result<Evaluation, TrainError> {
-        let started = Instant::now();
-        let (loss_input, device) = (self.experiment.loss, &self.target.device);
-        let reader = self.eval_split(split);
-        let mut totals = DeviceTotals::zeros(device);
-        self.each_eval_span(split.len(), |span| {
-            reader.add_totals(&mut totals, model, span, loss_input, device)
-        })
-        .await?;
-        let (loss, accuracy) = totals.means(split.len()).await?;
-        Ok(Evaluation {
-            loss,
-            accuracy,
-            secs: started.elapsed().as_secs_f64(),
         })
     }
 
@@ -790,7 +758,7 @@ impl<'a> RunState<'a> {
         if !self.store.keeps_checkpoints() {
             return;
         }
-        let saved = match super::reads::checkpoint_files(model, &self.trainee.optimizer).await {
+        let saved = match super::device_reads::checkpoint_files(model, &self.stepper.optimizer).await {
             Ok(files) => self.store.save_checkpoint(&files, &self.counters, best),
             Err(reason) => Err(reason),
         };
@@ -828,224 +796,5 @@ impl<'a> RunState<'a> {
     /// Ends the run as `outcome` says.
     pub(super) fn stop(&mut self, outcome: RunOutcome) {
         self.outcome = outcome;
-    }
-
-    /// The run's summary; a completed run also tests the weights it keeps, once, and hands out
-    /// every test prediction and the saved model.
-    pub(super) async fn finish(
-        mut self,
-        model: Classifier,
-        on_event: &mut dyn FnMut(TrainEvent),
-    ) -> Result<RunSummary, TrainError> {
-        if self.outcome == RunOutcome::Completed && !self.pipeline.test.is_empty() {
-            // A probe's head goes onto its backbone: the run tests and keeps the whole network.
-            let probe = self.probe.take();
-            if probe.is_some() {
-                self.pipeline.unfreeze();
-            }
-            let (kept, epoch) = self.kept_model(model, on_event);
-            let kept = match &probe {
-                Some(probe) => probe.assemble(&kept),
-                None => kept,
-            };
-            let tested = self.evaluate_on(&kept, &self.pipeline.test).await?;
-            let tested = TestResult {
-                epoch,
-                loss: tested.loss,
-                accuracy: tested.accuracy,
-            };
-            on_event(TrainEvent::Tested(tested.clone()));
-            self.tested = Some(tested);
-            let predictions = self.predictions(&kept).await?;
-            self.reports = (Some(predictions.report()), self.val_report(&kept).await?);
-            on_event(TrainEvent::Predictions(predictions));
-            let card = ModelCard {
-                shape: self.data.shape.chw(),
-                class_names: self.data.class_names.clone(),
-                offset: self.transform.offset.clone(),
-                scale: self.transform.scale.clone(),
-            };
-            // A model that cannot be written costs the person the model, not the run.
-            if let Err(reason) = self.save_model(&kept, &card).await {
-                on_event(TrainEvent::Warning(TrainWarning::ModelNotSaved { reason }));
-            }
-        }
-        let summary = self.summary();
-        on_event(TrainEvent::Finished(Box::new(summary.clone())));
-        Ok(summary)
-    }
-
-    /// Hands the kept model to the store; a page first brings its weights to the CPU without
-    /// blocking, since the store's reads would block.
-    async fn save_model(&mut self, kept: &Classifier, card: &ModelCard) -> Result<(), String> {
-        #[cfg(target_arch = "wasm32")]
-        let kept = &super::reads::on_cpu_async(kept.clone()).await?;
-        self.store.save_model(kept, card)
-    }
-
-    /// The weights the run keeps and their (1-based) epoch: the last, or the best one, held in
-    /// memory or, when it came before a resume, read back from the store.
-    fn kept_model(
-        &mut self,
-        last: Classifier,
-        on_event: &mut dyn FnMut(TrainEvent),
-    ) -> (Classifier, usize) {
-        let last_epoch = self.counters.epochs_completed;
-        let best_epoch = self.counters.selection.best_epoch;
-        if self.experiment.keep == Keep::Last || best_epoch == 0 || best_epoch == last_epoch {
-            return (last, last_epoch);
-        }
-        if let Some(best) = self.best_model.take() {
-            return (best, best_epoch);
-        }
-        match self.store.restore_best(last.clone()) {
-            Ok(Some(best)) => (best, best_epoch),
-            Ok(None) => (last, last_epoch),
-            Err(reason) => {
-                on_event(TrainEvent::Warning(TrainWarning::BestNotKept { reason }));
-                (last, last_epoch)
-            }
-        }
-    }
-
-    fn summary(&self) -> RunSummary {
-        let counters = &self.counters;
-        let evaluated = counters.epochs_completed > 0;
-        let after_an_epoch = |value: f64| evaluated.then_some(value);
-        let evaluated_on =
-            |on: ValidatedOn, value: f64| (evaluated && self.validated_on == on).then_some(value);
-        let on_test = |value| evaluated_on(ValidatedOn::Test, value);
-        let on_val = |value| evaluated_on(ValidatedOn::Validation, value);
-        let tested = self.tested.as_ref();
-        RunSummary {
-            outcome: self.outcome,
-            epochs_completed: counters.epochs_completed,
-            steps: counters.steps,
-            samples_seen: counters.samples_seen,
-            final_test_accuracy: tested
-                .map(|t| t.accuracy)
-                .or(on_test(counters.eval_accuracy)),
-            final_test_loss: tested.map(|t| t.loss).or(on_test(counters.eval_loss)),
-            best_test_accuracy: on_test(counters.best_eval_accuracy),
-            validated_on: self.validated_on,
-            split_sizes: Some(SplitSizes {
-                train: self.pipeline.train.len(),
-                val: self.val_len(),
-                test: self.pipeline.test.len(),
-            }),
-            final_val_accuracy: on_val(counters.eval_accuracy),
-            final_val_loss: on_val(counters.eval_loss),
-            best_val_accuracy: on_val(counters.best_eval_accuracy),
-            best_epoch: (self.validated_on != ValidatedOn::Nothing
-                && counters.selection.best_epoch > 0)
-                .then_some(counters.selection.best_epoch),
-            kept_epoch: tested.map(|t| t.epoch),
-            stopped_early: self.stopped_early.clone(),
-            skipped_files: self.data.skipped.clone(),
-            test_report: self.reports.0.clone(),
-            val_report: self.reports.1.clone(),
-            final_train_accuracy: after_an_epoch(counters.train_accuracy),
-            final_train_loss: after_an_epoch(counters.train_loss),
-            warmup_secs: counters.warmup_secs,
-            steady_samples_per_sec: self.speed.steady_rate(counters),
-            mean_epoch_train_secs: counters.train_secs_total
-                / counters.epochs_completed.max(1) as f64,
-            total_secs: self.wall_secs(),
-            profile: step_profile(&self.profile),
-            precision: self.experiment.precision,
-            cpu_threads: self.trainee.threads.choice().cloned(),
-            loss_scale: self.precision.report(),
-            ..RunSummary::new(
-                &self.target.name,
-                self.parameter_count,
-                self.load_secs,
-                self.upload_secs,
-            )
-        }
-    }
-
-    /// The classification report of `model` on the validation split, for a run that has one.
-    async fn val_report(&self, model: &Classifier) -> Result<Option<ClassReport>, TrainError> {
-        if self.validated_on != ValidatedOn::Validation {
-            return Ok(None);
-        }
-        let predicted = self.predict(model, &self.pipeline.val).await?;
-        let predictions = TestPredictions {
-            class_names: self.data.class_names.clone(),
-            labels: self.data.val.labels.clone(),
-            predicted: predicted.classes,
-            confidence: predicted.confidence,
-            label_rank: predicted.label_rank,
-            gallery: Vec::new(),
-        };
-        Ok(Some(predictions.report()))
-    }
-
-    /// `split` read unaugmented in evaluation batches.
-    fn eval_split<'s>(&'s self, split: &'s BatchSource) -> EvalSplit<'s> {
-        EvalSplit {
-            split,
-            options: &self.pipeline.plain,
-            batch_size: self.eval_batch,
-        }
-    }
-
-    /// What `model` says about every image of `split`, read back once; in a page, a few
-    /// batches between the page's turns.
-    async fn predict(
-        &self,
-        model: &Classifier,
-        split: &BatchSource,
-    ) -> Result<Predicted, TrainError> {
-        let reader = self.eval_split(split);
-        let mut predicted = PredictionTensors::default();
-        self.each_eval_span(split.len(), |span| {
-            reader.add_predictions(&mut predicted, model, span)
-        })
-        .await?;
-        predicted.read().await
-    }
-
-    /// Runs `work` on each evaluation span of a split of `len` images on the CPU's threads
-    /// (where the device is the CPU), giving a page its turn between spans.
-    async fn each_eval_span(
-        &self,
-        len: usize,
-        mut work: impl FnMut(Range<usize>) -> Result<(), TrainError> + Send,
-    ) -> Result<(), TrainError> {
-        #[cfg(target_arch = "wasm32")]
-        let mut turns = crate::executor::PageTurns::default();
-        for span in eval_spans(len, self.eval_batch) {
-            #[cfg(target_arch = "wasm32")]
-            turns.give_if_due().await;
-            self.trainee.threads.run(|| work(span))?;
-        }
-        Ok(())
-    }
-
-    /// Every test image's prediction by `model`, with the surest wrong ones' pixels for a
-    /// gallery.
-    async fn predictions(&self, model: &Classifier) -> Result<TestPredictions, TrainError> {
-        let predicted = self.predict(model, &self.pipeline.test).await?;
-        let test = &self.data.test;
-        let mut predictions = TestPredictions {
-            class_names: self.data.class_names.clone(),
-            labels: test.labels.clone(),
-            predicted: predicted.classes,
-            confidence: predicted.confidence,
-            label_rank: predicted.label_rank,
-            gallery: Vec::new(),
-        };
-        let values = self.data.shape.pixels_per_image();
-        predictions.gallery = predictions
-            .confidently_wrong(GALLERY_SIZE)
-            .into_iter()
-            .map(|index| GalleryImage {
-                index,
-                shape: self.data.shape.chw(),
-                pixels: test.image(index, values).to_vec(),
-            })
-            .collect();
-        Ok(predictions)
     }
 }

@@ -1,0 +1,16 @@
+//! The seeded generator behind every shuffle Kiln draws on the host (an epoch's order, the
+//! holdout splits): small, fast and the same on every machine.
+
+/// A small, fast, seedable generator for the per-epoch shuffle (splitmix64).
+pub(crate) struct ShuffleRng(pub(crate) u64);
+
+impl ShuffleRng {
+    /// The next 64 random bits.
+    pub(crate) fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
