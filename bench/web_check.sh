@@ -20,11 +20,8 @@
 # and accuracy; fails unless the run completes above MIN_ACCURACY (and, for the window, its plots
 # have points and the export downloaded the run's rows).
 #
-# Needs Debian's rustc-web cargo-web rust-web-src lld-19 chromium (ENVIRONMENT.md says why), and
-# optimizes the module with binaryen's wasm-opt where it is installed (KILN_WEB_OPTIMIZE=0 skips
-# it: the page is then about twice the size and works the same);
-# installs wasm-bindgen-cli (the lockfile's version, resolved afresh: its own lockfile wants crates
-# some registries lack) under target/web/tools on first use.
+# Needs Debian's rustc-web cargo-web rust-web-src lld-19 chromium (docs/development.md says why);
+# bench/web_build.sh builds the page first (KILN_WEB_BUILT=1 says it is built already).
 #
 # usage: bench/web_check.sh [EPOCHS] [MIN_ACCURACY] [webgpu|cpu] [PAGES: window,folder,engine]
 set -eu
@@ -38,34 +35,9 @@ done
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 target=$root/target/web
-bindgen_version=$(grep -A1 '^name = "wasm-bindgen"$' Cargo.lock | sed -n 's/^version = "\(.*\)"/\1/p')
 
-started=$(date +%s)
-RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR=$target \
-  CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER=wasm-ld-19 \
-  /usr/bin/cargo build --locked --release -p kiln-web --target wasm32-unknown-unknown \
-  -Zbuild-std=std,panic_abort
-echo "wasm build: $(( $(date +%s) - started )) s"
-
-bindgen=$target/tools/bin/wasm-bindgen
-if ! "$bindgen" --version 2>/dev/null | grep -q "$bindgen_version"; then
-  cargo install --quiet wasm-bindgen-cli --version "$bindgen_version" --root "$target/tools"
-fi
-module=$target/wasm32-unknown-unknown/release/kiln_web.wasm
-# Binaryen's optimizer where it is installed (Debian's binaryen): the module shrinks to about
-# 45 % in about 2 minutes. Before wasm-bindgen, whose externref table binaryen 108 would break
-# after it. The features are those Rust's wasm32 target turns on.
-if [ "${KILN_WEB_OPTIMIZE:-1}" != 0 ] && command -v wasm-opt >/dev/null 2>&1; then
-  started=$(date +%s)
-  wasm-opt -Os --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
-    --enable-mutable-globals --enable-reference-types --enable-multivalue \
-    "$module" -o "$target/kiln_web.opt.wasm"
-  echo "wasm-opt: $(du -b "$module" | cut -f1) bytes in, $(( $(date +%s) - started )) s"
-  module=$target/kiln_web.opt.wasm
-fi
-rm -rf web/pkg
-"$bindgen" --target web --no-typescript --out-dir web/pkg --out-name kiln_web "$module"
-echo "page: $(du -b web/pkg/kiln_web_bg.wasm | cut -f1) bytes of wasm ($(gzip -c web/pkg/kiln_web_bg.wasm | wc -c) gzipped), $(du -b web/pkg/kiln_web.js | cut -f1) bytes of JavaScript"
+# The page's module, built unless the caller just built it (.ci/run times the two apart).
+[ "${KILN_WEB_BUILT:-0}" = 1 ] || bash bench/web_build.sh
 
 work=$(mktemp -d)
 port=${KILN_WEB_PORT:-8765}
