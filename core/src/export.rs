@@ -13,9 +13,9 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
+use crate::atomic_file::write_atomically;
 use crate::plot::{Chart, UnknownXAxis, XAxis, epoch_end, legend_labels, off_scale, run_rgb};
 use crate::run_folder::RunHistory;
-use crate::atomic_file::write_atomically;
 
 /// Smallest plot side accepted, in pixels; below it the four charts have no room for labels.
 pub const MIN_PLOT_PX: u32 = 200;

@@ -74,13 +74,12 @@ impl Predictor {
                 path: run_folder.join(CARD_FILE),
                 reason: e.to_string(),
             })?;
-        let config =
-            ExperimentDraft::from_toml(&text(CONFIG_FILE)?, CONFIG_FILE).map_err(|e| {
-                PredictError::Read {
-                    path: run_folder.join(CONFIG_FILE),
-                    reason: e.to_string(),
-                }
-            })?;
+        let config = ExperimentDraft::from_toml(&text(CONFIG_FILE)?, CONFIG_FILE).map_err(|e| {
+            PredictError::Read {
+                path: run_folder.join(CONFIG_FILE),
+                reason: e.to_string(),
+            }
+        })?;
         let [channels, height, width] = card.shape;
         let shape = ImageShape {
             channels,
@@ -139,12 +138,13 @@ impl Predictor {
         );
         let probabilities = burn::tensor::activation::softmax(self.model.forward(input), 1);
         // Through the engine's one read seam; a failed read ranks nothing rather than panicking.
-        let probabilities: Vec<f32> =
-            crate::train::device_reads::read_back_now(Transaction::default().register(probabilities))
-                .ok()
-                .and_then(|data| data.into_iter().next())
-                .map(|data| data.iter::<f32>().collect())
-                .unwrap_or_default();
+        let probabilities: Vec<f32> = crate::train::device_reads::read_back_now(
+            Transaction::default().register(probabilities),
+        )
+        .ok()
+        .and_then(|data| data.into_iter().next())
+        .map(|data| data.iter::<f32>().collect())
+        .unwrap_or_default();
         let mut ranked: Vec<(String, f32)> = self
             .card
             .class_names

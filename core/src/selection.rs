@@ -88,7 +88,7 @@ impl ValidatedOn {
     pub fn split_name(self) -> &'static str {
         match self {
             Self::Validation | Self::Nothing => "validation",
-            Self::Test => "test", "the test split (parity)",
+            Self::Test => "test",
         }
     }
 }

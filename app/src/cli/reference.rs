@@ -16,7 +16,7 @@ pub fn reference_markdown() -> String {
         "# Command-line reference\n\n\
          Every command and flag of `kiln`, generated from the declarations that build them (clap's \
          and the settings table's), so it cannot drift from `kiln --help`. Do not edit it by hand: \
-         `UPDATE_DOCS=1 cargo test -p kiln cli_reference` rewrites it, and `cargo test` fails while \
+         `UPDATE_DOCS=1 cargo test --workspace cli_reference` rewrites it, and `cargo test` fails while \
          it differs. [The command line](command-line.md) explains the commands with examples.\n\n\
          A setting's flag sets the key of the same name in a config file (`--batch-size` sets \
          `batch_size`); every flag overrides the preset or config file a run starts from.\n",
@@ -46,12 +46,20 @@ fn command_section(page: &mut String, command: &Command, path: &str) {
                 "| {} | {} | {} | {} |",
                 cell(&flag_text(arg)),
                 cell(&accepts(arg)),
-                cell(&default_of(arg)),
-                cell(&arg.get_long_help().or(arg.get_help()).map(|h| h.to_string()).unwrap_or_default()),
+                cell(&default_of(arg, path)),
+                cell(
+                    &arg.get_long_help()
+                        .or(arg.get_help())
+                        .map(|h| h.to_string())
+                        .unwrap_or_default()
+                ),
             );
         }
     }
-    for sub in command.get_subcommands().filter(|sub| sub.get_name() != "help") {
+    for sub in command
+        .get_subcommands()
+        .filter(|sub| sub.get_name() != "help")
+    {
         command_section(page, sub, &format!("{path} {}", sub.get_name()));
     }
 }
@@ -72,7 +80,8 @@ fn flag_text(arg: &Arg) -> String {
         arg.get_action(),
         ArgAction::SetTrue | ArgAction::SetFalse | ArgAction::Count
     );
-    let many = matches!(arg.get_action(), ArgAction::Append) || arg.get_num_args().is_some_and(|n| n.max_values() > 1);
+    let many = matches!(arg.get_action(), ArgAction::Append)
+        || arg.get_num_args().is_some_and(|n| n.max_values() > 1);
     let value = if many { format!("{value}…") } else { value };
     match (arg.get_long(), takes_value) {
         (Some(long), true) => {
@@ -104,9 +113,25 @@ fn accepts(arg: &Arg) -> String {
 
 /// The flag's default: a setting's value in a new draft (what a run without the flag, preset or
 /// config gets), else clap's default.
-fn default_of(arg: &Arg) -> String {
+fn default_of(arg: &Arg, command: &str) -> String {
+    let draft = ExperimentDraft::default();
     if let Some(row) = setting_row(arg) {
-        return format!("`{}`", row.show(&ExperimentDraft::default()));
+        return format!("`{}`", row.show(&draft));
+    }
+    // The specs' flags of the commands that build a run's draft, by the key they set.
+    let builds_a_draft = matches!(command, "kiln train" | "kiln bench");
+    let spec = match arg.get_id().as_str() {
+        _ if !builds_a_draft => None,
+        "dataset" => Some(draft.dataset.to_string()),
+        "model" => Some(draft.model.to_string()),
+        "optimizer" => Some(draft.optimizer.name().to_owned()),
+        "schedule" => Some(draft.schedule.to_string()),
+        "device" => Some(draft.device.to_string()),
+        "name" => Some(draft.name.clone()),
+        _ => None,
+    };
+    if let Some(value) = spec {
+        return format!("`{value}`");
     }
     let defaults: Vec<String> = arg
         .get_default_values()
@@ -136,7 +161,8 @@ mod tests {
     /// intended change (the generated page's own header says so).
     #[test]
     fn cli_reference_in_docs_is_what_the_flags_generate() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/cli-reference.md");
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/cli-reference.md");
         let generated = reference_markdown();
         if std::env::var_os("UPDATE_DOCS").is_some() {
             std::fs::write(&path, &generated).unwrap();
@@ -148,9 +174,9 @@ mod tests {
                 .lines()
                 .zip(generated.lines())
                 .position(|(a, b)| a != b)
-                .map_or_else(|| checked_in.lines().count().min(generated.lines().count()), |i| i);
+                .unwrap_or_else(|| checked_in.lines().count().min(generated.lines().count()));
             panic!(
-                "docs/cli-reference.md differs from what the flags generate, from line {}:\n  checked in: {}\n  generated:  {}\nRun `UPDATE_DOCS=1 cargo test -p kiln cli_reference` and commit the page.",
+                "docs/cli-reference.md differs from what the flags generate, from line {}:\n  checked in: {}\n  generated:  {}\nRun `UPDATE_DOCS=1 cargo test --workspace cli_reference` and commit the page.",
                 first + 1,
                 checked_in.lines().nth(first).unwrap_or("(end)"),
                 generated.lines().nth(first).unwrap_or("(end)"),
@@ -169,7 +195,10 @@ mod tests {
                 .unwrap_or_else(|| panic!("no row for {flag}"));
             assert!(line.contains(&cell(&row.accepts())), "{line}");
         }
-        assert!(page.contains("| `--lr <RATE>` | above 0 and at most 10 | `0.001` |"), "{page}");
+        assert!(
+            page.contains("| `--lr <RATE>` | above 0 and at most 10 | `0.001` |"),
+            "{page}"
+        );
         assert!(page.contains("## `kiln train`") && page.contains("## `kiln data inspect`"));
     }
 }

@@ -65,9 +65,8 @@ impl<G: FlagGroup> SettingFlags<G> {
     /// Sets every setting given in `draft`.
     pub(super) fn apply(&self, draft: &mut ExperimentDraft) -> anyhow::Result<()> {
         for (row, text) in &self.given {
-            row.read_into(draft, text).map_err(|reason| {
-                anyhow::anyhow!("--{} {text}: {reason}", row.setting().flag())
-            })?;
+            row.read_into(draft, text)
+                .map_err(|reason| anyhow::anyhow!("--{} {text}: {reason}", row.setting().flag()))?;
         }
         Ok(())
     }

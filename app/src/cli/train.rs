@@ -26,7 +26,10 @@ const RESUME_TAKES: &[&str] = &["resume", "device", "devices", "runs_dir"];
 
 impl Args for TrainArgs {
     fn augment_args(command: Command) -> Command {
-        let before: Vec<clap::Id> = command.get_arguments().map(|a| a.get_id().clone()).collect();
+        let before: Vec<clap::Id> = command
+            .get_arguments()
+            .map(|a| a.get_id().clone())
+            .collect();
         let command = TrainFlags::augment_args(command);
         // Every flag these add, the settings table's included, changes the config a resumed
         // run keeps; only the ones that say where it goes on are left to it.

@@ -168,6 +168,7 @@ impl KilnApp {
         }
         let root = self
             .form
+            .draft
             .data_dir
             .clone()
             .or_else(|| std::env::var_os(data::DATA_DIR_ENV).map(PathBuf::from))
@@ -336,7 +337,9 @@ impl KilnApp {
         work: impl FnOnce() -> Result<String, String> + Send + 'static,
     ) {
         let ctx = self.ctx.clone();
-        self.file_job = Some(BackgroundJob::start(thread, work, move || ctx.request_repaint()));
+        self.file_job = Some(BackgroundJob::start(thread, work, move || {
+            ctx.request_repaint()
+        }));
     }
 
     /// Packs `run`'s whole folder into one .tar file where the person says (a download in a
@@ -427,7 +430,11 @@ impl KilnApp {
             let (model, spec) = (predictor.model(), predictor.spec());
             let (weights, _) = kiln_core::weights::export::safetensors_bytes(model, spec)?;
             let onnx = kiln_core::weights::onnx::onnx_bytes(model, spec, predictor.card())?;
-            files::download(&format!("{name}.safetensors"), &weights, "application/octet-stream")?;
+            files::download(
+                &format!("{name}.safetensors"),
+                &weights,
+                "application/octet-stream",
+            )?;
             files::download(&format!("{name}.onnx"), &onnx, "application/octet-stream")?;
             Ok(format!(
                 "downloaded {name}.safetensors ({LOAD_SAFETENSORS}) and {name}.onnx ({LOAD_ONNX})"

@@ -49,7 +49,9 @@ impl KilnApp {
             job.poll();
             let done = match job {
                 BackgroundJob::Waiting(_) => None,
-                BackgroundJob::Ready(sentence) | BackgroundJob::Failed(sentence) => Some(sentence.clone()),
+                BackgroundJob::Ready(sentence) | BackgroundJob::Failed(sentence) => {
+                    Some(sentence.clone())
+                }
             };
             if done.is_some() {
                 self.notice = done;
@@ -89,7 +91,9 @@ impl KilnApp {
                     (Ok(_), None) => {}
                 },
                 files::FileChoice::Weights => {
-                    match file.and_then(|(name, bytes)| data::page_files::keep_weights(&name, bytes)) {
+                    match file
+                        .and_then(|(name, bytes)| data::page_files::keep_weights(&name, bytes))
+                    {
                         Ok(path) => self.form.weights_file = Some(path),
                         Err(reason) => self.notice = Some(reason),
                     }
@@ -117,10 +121,9 @@ impl KilnApp {
 
     pub(super) fn data_location(&mut self) -> Option<Result<PathBuf, String>> {
         let remote = self.form.dataset.remote()?;
-        let stale = self
-            .data_location
-            .as_ref()
-            .is_none_or(|(kind, dir, _)| *kind != self.form.dataset || *dir != self.form.draft.data_dir);
+        let stale = self.data_location.as_ref().is_none_or(|(kind, dir, _)| {
+            *kind != self.form.dataset || *dir != self.form.draft.data_dir
+        });
         if stale {
             let found = data::locate(remote, self.form.draft.data_dir.as_deref()).map_err(|e| match e {
                 DataError::NotFound { .. } if cfg!(target_arch = "wasm32") => format!(

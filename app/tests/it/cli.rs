@@ -197,11 +197,11 @@ fn bad_flags_end_in_one_sentence_and_no_run_folder() {
         (&["--crop-padding", "65"], "crop_padding"),
         (
             &["--crop-scale", "0.01"],
-            "crop_scale = 0.01: a share of the image's area",
+            "crop_scale = 0.01: must be between 0.08 and 1",
         ),
         (
             &["--rotation-degrees", "90"],
-            "rotation_degrees = 90: 0 to 30 degrees",
+            "rotation_degrees = 90: must be between 0 and 30",
         ),
         (&["--brightness", "2"], "brightness = 2"),
         (&["--contrast=-0.1"], "contrast = -0.1"),
@@ -212,7 +212,7 @@ fn bad_flags_end_in_one_sentence_and_no_run_folder() {
         ),
         (
             &["--val-split", "0.9"],
-            "val_split = 0.9: must be a fraction",
+            "val_split = 0.9: must be between 0 and 0.5",
         ),
         (&["--monitor", "loss"], "expected val-loss or val-accuracy"),
         (&["--model", "vgg17"], "vgg17"),
@@ -909,7 +909,7 @@ fn data_inspect_shows_classes_per_split_what_was_left_out_and_leaks() {
         "45",
     ]);
     assert!(
-        stderr(&output).contains("rotation_degrees = 45: 0 to 30 degrees"),
+        stderr(&output).contains("rotation_degrees = 45: must be between 0 and 30"),
         "{}",
         stderr(&output)
     );

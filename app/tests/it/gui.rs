@@ -1,7 +1,7 @@
 //! The window, headless: each panel as a PNG snapshot, and a real run started with a click.
 //!
 //! Snapshots render through wgpu (lavapipe on machines without a GPU); refresh them with
-//! `UPDATE_SNAPSHOTS=true cargo test -p kiln --test it gui::` after an intended change.
+//! `UPDATE_SNAPSHOTS=true cargo test --workspace --test it gui::` after an intended change.
 
 // A failed unwrap in a test or an example is a failure that names its line.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -358,14 +358,20 @@ fn a_dropped_folder_is_the_named_sets_folder_when_one_is_chosen_else_an_image_fo
     let app = harness.state_mut();
     app.form.dataset = DatasetKind::Mnist;
     app.use_data_folder(DataChoice::Dropped, "digits".into());
-    assert_eq!(app.form.draft.data_dir.as_deref(), Some(Path::new("digits")));
+    assert_eq!(
+        app.form.draft.data_dir.as_deref(),
+        Some(Path::new("digits"))
+    );
     assert_eq!(app.form.dataset, DatasetKind::Mnist);
     app.form.dataset = DatasetKind::Synthetic;
     app.use_data_folder(DataChoice::Dropped, "pets".into());
     assert_eq!(app.form.dataset, DatasetKind::Folder);
     assert_eq!(app.form.folder.as_deref(), Some(Path::new("pets")));
     app.use_data_folder(DataChoice::NamedSetFolder, "fashion".into());
-    assert_eq!(app.form.draft.data_dir.as_deref(), Some(Path::new("fashion")));
+    assert_eq!(
+        app.form.draft.data_dir.as_deref(),
+        Some(Path::new("fashion"))
+    );
     std::fs::remove_dir_all(&runs_dir).ok();
 }
 

@@ -116,12 +116,7 @@ impl Default for ExperimentDraft {
             unfreeze_after: 0,
             input_scaling: InputScaling::UnitRange,
             loss: LossInput::Logits,
-            optimizer: OptimizerSpec::from_name("adam").unwrap_or(OptimizerSpec::Adam {
-                beta_1: default_beta_1(),
-                beta_2: default_beta_2(),
-                epsilon: default_epsilon(),
-                weight_decay: 0.0,
-            }),
+            optimizer: OptimizerSpec::adam(),
             lr: 1e-3,
             schedule: Schedule::Constant,
             batch_size: 64,

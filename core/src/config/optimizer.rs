@@ -66,26 +66,41 @@ fn default_adamw_decay() -> f64 {
 }
 
 impl OptimizerSpec {
+    /// SGD with PyTorch's defaults: no momentum, no decay.
+    pub fn sgd() -> Self {
+        Self::Sgd {
+            momentum: 0.0,
+            nesterov: false,
+            weight_decay: 0.0,
+        }
+    }
+
+    /// Adam with PyTorch's defaults.
+    pub fn adam() -> Self {
+        Self::Adam {
+            beta_1: default_beta_1(),
+            beta_2: default_beta_2(),
+            epsilon: default_epsilon(),
+            weight_decay: 0.0,
+        }
+    }
+
+    /// AdamW with PyTorch's defaults (its decoupled decay 0.01).
+    pub fn adamw() -> Self {
+        Self::AdamW {
+            beta_1: default_beta_1(),
+            beta_2: default_beta_2(),
+            epsilon: default_epsilon(),
+            weight_decay: default_adamw_decay(),
+        }
+    }
+
     /// The named optimizer with its usual defaults (`sgd`, `adam`, `adamw`).
     pub fn from_name(name: &str) -> Result<Self, ConfigError> {
         match name {
-            "sgd" => Ok(Self::Sgd {
-                momentum: 0.0,
-                nesterov: false,
-                weight_decay: 0.0,
-            }),
-            "adam" => Ok(Self::Adam {
-                beta_1: default_beta_1(),
-                beta_2: default_beta_2(),
-                epsilon: default_epsilon(),
-                weight_decay: 0.0,
-            }),
-            "adamw" => Ok(Self::AdamW {
-                beta_1: default_beta_1(),
-                beta_2: default_beta_2(),
-                epsilon: default_epsilon(),
-                weight_decay: default_adamw_decay(),
-            }),
+            "sgd" => Ok(Self::sgd()),
+            "adam" => Ok(Self::adam()),
+            "adamw" => Ok(Self::adamw()),
             other => Err(invalid(
                 Setting::Optimizer,
                 other,

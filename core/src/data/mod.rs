@@ -4,12 +4,12 @@
 //! device once. Natively the files are this computer's; a browser page has no disk and reads the
 //! files its visitor chose ([`chosen`]), under the same paths a desktop would show.
 
-#[cfg(any(target_arch = "wasm32", test))]
-pub mod page_files;
 pub mod fetch;
 mod holdout;
 pub mod inspect;
 mod locate;
+#[cfg(any(target_arch = "wasm32", test))]
+pub mod page_files;
 mod spec;
 mod synthetic;
 

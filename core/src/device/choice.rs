@@ -18,7 +18,7 @@ pub enum DeviceChoice {
     Auto,
     /// The CPU through Burn's `flex` backend.
     Cpu,
-    /// The N-th GPU adapter in [`list_devices`] order.
+    /// The N-th GPU adapter in [`super::list_devices`] order.
     Gpu(usize),
     /// The CUDA driver's device N, through Burn's CUDA backend (builds with the `cuda` feature).
     Cuda(usize),
@@ -165,4 +165,3 @@ impl<'de> Deserialize<'de> for DeviceChoice {
         text.parse().map_err(serde::de::Error::custom)
     }
 }
-

@@ -26,4 +26,3 @@ pub fn keep_kernel_cache_in(dir: &std::path::Path) -> bool {
 pub fn keep_kernel_cache_in(_dir: &std::path::Path) -> bool {
     false
 }
-

@@ -47,7 +47,7 @@ use crate::remote::{BoxAddress, RemoteError};
 
 pub use choice::{DeviceChoice, data_parallel_problem, devices_text, parse_devices};
 pub use cuda::{CUDA_BACKEND, all_reduces};
-pub use kernel_cache::{kernel_cache_dir, keep_kernel_cache_in};
+pub use kernel_cache::{keep_kernel_cache_in, kernel_cache_dir};
 #[cfg(target_arch = "wasm32")]
 pub use page::{page_devices, resolve_in_page};
 use probe::{Adapter, backend_name, probe_with_timeout};
@@ -461,4 +461,3 @@ fn no_such_gpu(index: usize, devices: &[DeviceInfo]) -> DeviceError {
     };
     DeviceError::NoSuchGpu { index, available }
 }
-

@@ -74,4 +74,3 @@ pub async fn resolve_in_page(choice: &DeviceChoice) -> Result<(DeviceInfo, Devic
         .into()),
     }
 }
-

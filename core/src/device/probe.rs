@@ -101,4 +101,3 @@ fn adapters_on(api: wgpu::Backend) -> Vec<Adapter> {
 fn adapters_on(_api: wgpu::Backend) -> Vec<Adapter> {
     Vec::new()
 }
-

@@ -42,13 +42,9 @@ mod vgg;
 #[cfg(test)]
 mod tests;
 
-use std::fmt;
-use std::str::FromStr;
-
 use burn::module::{Module, ModuleVisitor, Param};
 use burn::nn::Linear;
 use burn::tensor::{Device, Tensor};
-use serde::{Deserialize, Serialize};
 
 use crate::data::ImageShape;
 

@@ -54,8 +54,8 @@ pub use rows::{EpochRow, MetricsRow, PredictionRow};
 pub(crate) use saved_model::save_model;
 pub use writer::{RunFolder, run_stem};
 
-use std::fs::{self, File};
-use std::io::{self, Write};
+use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
 use web_time::{SystemTime, UNIX_EPOCH};
 

@@ -22,12 +22,12 @@ use std::fmt;
 
 use crate::config::ExperimentDraft;
 
-pub(crate) use choice::{choice, choice_of};
 pub use choice::ChoiceSetting;
+pub(crate) use choice::{choice, choice_of};
 pub(crate) use number::number;
 pub use number::{NumberSetting, Range, TypedNumber, show_number};
-pub(crate) use switch::switch_of;
 pub use switch::SwitchSetting;
+pub(crate) use switch::switch_of;
 
 /// The group of the window's Setup panel a setting is shown in, in the panel's order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -96,7 +96,7 @@ impl Range {
     };
 
     /// From `min` (included) up.
-    pub const fn from(min: f64) -> Self {
+    pub const fn at_least(min: f64) -> Self {
         Range {
             min,
             above: false,
@@ -322,7 +322,7 @@ mod tests {
 
     #[test]
     fn a_range_says_its_bounds_as_a_person_would_and_refuses_nan() {
-        let batch = Range::from(1.0).to(1024.0);
+        let batch = Range::at_least(1.0).to(1024.0);
         assert!(batch.contains(1.0) && batch.contains(1024.0) && !batch.contains(0.0));
         assert_eq!(batch.check(0.0).unwrap_err(), "must be between 1 and 1024");
         let lr = Range::above(0.0).to(10.0).advice("try 0.001 to 0.1");
@@ -331,10 +331,10 @@ mod tests {
             lr.check(20.0).unwrap_err(),
             "must be above 0 and at most 10; try 0.001 to 0.1"
         );
-        assert_eq!(Range::from(0.0).describe(), "at least 0");
+        assert_eq!(Range::at_least(0.0).describe(), "at least 0");
         // An f32 limit of the kernels reads as it was written.
         assert_eq!(
-            Range::from(f64::from(0.08_f32)).to(1.0).describe(),
+            Range::at_least(f64::from(0.08_f32)).to(1.0).describe(),
             "between 0.08 and 1"
         );
         assert!(Range::ANY.contains(f64::MAX));

@@ -32,7 +32,10 @@ impl SwitchSetting {
 
     /// The row of the draft's field read and set by these functions; the settings table makes
     /// them with `switch_of!(field)` and sets the rest with the builders below.
-    pub const fn new(get: fn(&ExperimentDraft) -> bool, set: fn(&mut ExperimentDraft, bool)) -> Self {
+    pub const fn new(
+        get: fn(&ExperimentDraft) -> bool,
+        set: fn(&mut ExperimentDraft, bool),
+    ) -> Self {
         SwitchSetting {
             setting: Setting::Name,
             section: Section::Run,

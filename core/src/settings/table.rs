@@ -32,7 +32,7 @@ settings! {
         "Training images get this many zero pixels on each side and are cropped back to their size at a random place (CIFAR's usual value is 4); 0 turns it off.",
         number!(crop_padding: usize)
             .value_name("N")
-            .range(Range::from(0.0).to(MAX_CROP_PADDING as f64).advice("CIFAR's usual value is 4"))
+            .range(Range::at_least(0.0).to(MAX_CROP_PADDING as f64).advice("CIFAR's usual value is 4"))
             .section(Section::Data)
             .legend("crop padding")
             .augmentation();
@@ -48,7 +48,7 @@ settings! {
         "Cut each training image to a random window of this share of its area up to all of it, at an aspect ratio of 3:4 to 4:3, and resize it back, as torchvision's RandomResizedCrop(scale=(s, 1)); 0.08 is ImageNet's usual value, 1 turns it off.",
         number!(crop_scale: f64)
             .value_name("SHARE")
-            .range(Range::from(kiln_shaders::MIN_CROP_SCALE as f64).to(1.0).advice("1 is off"))
+            .range(Range::at_least(kiln_shaders::MIN_CROP_SCALE as f64).to(1.0).advice("1 is off"))
             .section(Section::Data)
             .legend("crop scale")
             .augmentation();
@@ -57,7 +57,7 @@ settings! {
         "Turn each training image about its centre by a random angle of up to this many degrees either way (at most 30); 0 turns it off.",
         number!(rotation_degrees: f64)
             .value_name("DEGREES")
-            .range(Range::from(0.0).to(kiln_shaders::MAX_ROTATION_DEGREES as f64).advice("0 is off"))
+            .range(Range::at_least(0.0).to(kiln_shaders::MAX_ROTATION_DEGREES as f64).advice("0 is off"))
             .section(Section::Data)
             .legend("rotation")
             .unit("°")
@@ -67,7 +67,7 @@ settings! {
         "Multiply each training image's pixels by a random factor in 1 ± this (0.2 is ±20 %); 0 turns it off.",
         number!(brightness: f64)
             .value_name("FRACTION")
-            .range(Range::from(0.0).to(kiln_shaders::MAX_JITTER as f64).advice("0.2 draws factors from 0.8 to 1.2; 0 is off"))
+            .range(Range::at_least(0.0).to(kiln_shaders::MAX_JITTER as f64).advice("0.2 draws factors from 0.8 to 1.2; 0 is off"))
             .section(Section::Data)
             .legend("brightness")
             .augmentation();
@@ -76,7 +76,7 @@ settings! {
         "Spread each training image's pixels away from or towards mid-grey by a random factor in 1 ± this; 0 turns it off.",
         number!(contrast: f64)
             .value_name("FRACTION")
-            .range(Range::from(0.0).to(kiln_shaders::MAX_JITTER as f64).advice("0.2 draws factors from 0.8 to 1.2; 0 is off"))
+            .range(Range::at_least(0.0).to(kiln_shaders::MAX_JITTER as f64).advice("0.2 draws factors from 0.8 to 1.2; 0 is off"))
             .section(Section::Data)
             .legend("contrast")
             .augmentation();
@@ -113,7 +113,7 @@ settings! {
         "Epochs of linear probe before every layer trains (the head starts out trained); 0 keeps the backbone frozen.",
         number!(unfreeze_after: usize)
             .value_name("EPOCHS")
-            .range(Range::from(0.0).to(MAX_EPOCHS as f64))
+            .range(Range::at_least(0.0).to(MAX_EPOCHS as f64))
             .section(Section::Model)
             .legend("unfreeze after")
             .applies(|draft| draft.weights.is_some() && draft.fine_tune == FineTune::LinearProbe);
@@ -122,7 +122,7 @@ settings! {
         "The pretrained layers learn at this share of the learning rate (the new head at the full rate); 0.1 is common, 1 trains them alike.",
         number!(backbone_lr_scale: f64)
             .value_name("FACTOR")
-            .range(Range::from(0.0).to(10.0).advice("0.1 is common"))
+            .range(Range::at_least(0.0).to(10.0).advice("0.1 is common"))
             .section(Section::Model)
             .legend("backbone lr")
             .applies(|draft| draft.weights.is_some());
@@ -155,7 +155,7 @@ settings! {
         "How far each step moves the weights; too high diverges, too low crawls.",
         number!(lr: f64)
             .value_name("RATE")
-            .range(Range::above(0.0).to(10.0).advice("a learning rate above 10 only diverges; try 0.001 to 0.1"))
+            .range(Range::above(0.0).to(10.0).advice("try 0.001 to 0.1"))
             .section(Section::Optimizer)
             .legend("lr");
     /// SGD's momentum.
@@ -202,7 +202,7 @@ settings! {
         "Fraction of each class's training images held out to choose the model on (best epoch, early stopping); 0 turns validation off.",
         number!(val_split: f64)
             .value_name("FRACTION")
-            .range(Range::from(0.0).to(MAX_HOLDOUT_SPLIT).advice("such as 0.1"))
+            .range(Range::at_least(0.0).to(MAX_HOLDOUT_SPLIT).advice("such as 0.1"))
             .section(Section::Validation)
             .legend("val split")
             .applies(|draft| draft.validation == Validation::Split);
@@ -226,7 +226,7 @@ settings! {
         "Stop when the monitored validation figure has not improved for this many epochs; 0 trains every epoch.",
         number!(early_stop: usize)
             .value_name("PATIENCE")
-            .range(Range::from(0.0).to(MAX_EPOCHS as f64).advice("0 is off"))
+            .range(Range::at_least(0.0).to(MAX_EPOCHS as f64).advice("0 is off"))
             .section(Section::Validation)
             .legend("early stop");
     /// The least change that counts as an improvement.
@@ -234,7 +234,7 @@ settings! {
         "The monitored figure must improve by more than this to count (loss units, or accuracy as a fraction).",
         number!(min_delta: f64)
             .value_name("DELTA")
-            .range(Range::from(0.0).advice("0 or a small positive number such as 0.001"))
+            .range(Range::at_least(0.0).advice("0 or a small positive number such as 0.001"))
             .section(Section::Validation)
             .legend("min delta");
     /// Which weights the run keeps.
@@ -251,7 +251,7 @@ settings! {
         "Images per optimizer step; larger batches use the device better but need more memory.",
         number!(batch_size: usize)
             .value_name("IMAGES")
-            .range(Range::from(1.0).to(MAX_BATCH_SIZE as f64))
+            .range(Range::at_least(1.0).to(MAX_BATCH_SIZE as f64))
             .section(Section::Run)
             .legend("batch");
     /// Passes over the training split.
@@ -259,7 +259,7 @@ settings! {
         "How many times the whole training split is seen.",
         number!(epochs: usize)
             .value_name("N")
-            .range(Range::from(1.0).to(MAX_EPOCHS as f64))
+            .range(Range::at_least(1.0).to(MAX_EPOCHS as f64))
             .section(Section::Run)
             .legend("epochs");
     /// The seed of every random draw.
@@ -283,14 +283,14 @@ settings! {
         "Profiling mode: time this many steps after warm-up phase by phase (data, forward, backward, optimizer, host sync), waiting for the device after each; the breakdown shows above the plots and those steps stay out of samples/s. 0 is off.",
         number!(profile_steps: usize)
             .value_name("N")
-            .range(Range::from(0.0).to(MAX_PROFILE_STEPS as f64).advice("a profiled step waits for the device after every phase"))
+            .range(Range::at_least(0.0).to(MAX_PROFILE_STEPS as f64).advice("a profiled step waits for the device after every phase"))
             .section(Section::Run);
     /// How often metrics are read back.
-    ReadbackInterval => "readback_interval_ms", "Readback interval (ms)",
+    ReadbackInterval => "readback_interval_ms", "Readback (ms)",
         "How often the running metrics are read back from the device; each readback is the only host sync of an epoch.",
         number!(readback_interval_ms: u64)
             .value_name("MS")
-            .range(Range::from(10.0).to(60_000.0))
+            .range(Range::at_least(10.0).to(60_000.0))
             .section(Section::Run);
     /// The run's name, part of its folder's name.
     Name => "name", "Run name",

@@ -10,11 +10,11 @@ use web_time::Instant;
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use serde::Serialize;
 
+use super::device_reads::{DeviceTotals, read_scalar};
 use super::pipeline::{InputPipeline, epoch_order, pixel_transform};
 use super::precision::StepPrecision;
-use super::device_reads::{DeviceTotals, read_scalar};
-use super::threads::CpuThreadChoice;
 use super::step::Stepper;
+use super::threads::CpuThreadChoice;
 use super::{TrainDevice, TrainError};
 use crate::config::{Experiment, Precision};
 use crate::data::ImageDataset;

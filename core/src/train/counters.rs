@@ -164,7 +164,9 @@ impl SpeedBook {
                     counters.warmup_secs = secs;
                 }
             }
-            ReadbackWindowKind::FirstShortBatch if self.on_cpu => self.short_window = Some((secs, samples)),
+            ReadbackWindowKind::FirstShortBatch if self.on_cpu => {
+                self.short_window = Some((secs, samples))
+            }
             ReadbackWindowKind::FirstShortBatch => {
                 if self.fresh_run {
                     counters.warmup_secs += secs;
@@ -223,12 +225,27 @@ mod tests {
 
     #[test]
     fn each_window_counts_by_one_rule() {
-        assert_eq!(ReadbackWindowKind::of(0, 5, false), ReadbackWindowKind::Empty);
+        assert_eq!(
+            ReadbackWindowKind::of(0, 5, false),
+            ReadbackWindowKind::Empty
+        );
         // The launch's first step, read back alone mid-epoch or at the end of a one-step epoch.
-        assert_eq!(ReadbackWindowKind::of(1, 1, false), ReadbackWindowKind::FirstStep);
-        assert_eq!(ReadbackWindowKind::of(1, 1, true), ReadbackWindowKind::FirstStep);
-        assert_eq!(ReadbackWindowKind::of(6, 7, true), ReadbackWindowKind::FirstShortBatch);
-        assert_eq!(ReadbackWindowKind::of(6, 7, false), ReadbackWindowKind::Steady);
+        assert_eq!(
+            ReadbackWindowKind::of(1, 1, false),
+            ReadbackWindowKind::FirstStep
+        );
+        assert_eq!(
+            ReadbackWindowKind::of(1, 1, true),
+            ReadbackWindowKind::FirstStep
+        );
+        assert_eq!(
+            ReadbackWindowKind::of(6, 7, true),
+            ReadbackWindowKind::FirstShortBatch
+        );
+        assert_eq!(
+            ReadbackWindowKind::of(6, 7, false),
+            ReadbackWindowKind::Steady
+        );
     }
 
     #[test]

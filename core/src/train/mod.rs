@@ -44,10 +44,10 @@ mod watch;
 
 pub use control::{Control, ControlState};
 pub use counters::RunCounters;
+pub use device_reads::CheckpointFiles;
 pub use error::TrainError;
 pub use events::{EpochRow, MetricsRow, StartInfo, TestResult, TrainEvent, TrainWarning};
 pub use pipeline::{augmentation_preview, epoch_order, pixel_transform};
-pub use device_reads::CheckpointFiles;
 pub use store::{KeepNothing, Restored, RunStore};
 pub use summary::{RunOutcome, RunSummary, SplitSizes, StepProfile};
 pub use threads::{CPU_ENGINE, CpuThreadChoice};
@@ -166,9 +166,9 @@ mod tests {
     use super::*;
     use crate::config::{ExperimentDraft, InputScaling, LossInput, OptimizerSpec};
     use crate::data::{ImageShape, Split};
+    use crate::shuffle::ShuffleRng;
     use burn::nn::loss::CrossEntropyLossConfig;
     use burn::tensor::{Int, Tensor, TensorData};
-    use crate::shuffle::ShuffleRng;
     use state::GALLERY_SIZE;
     use step::batch_loss;
 

@@ -143,13 +143,16 @@ pub fn augmentation_preview(
         };
         options.seed = BatchOptions::step_seed(experiment.seed, row as u64);
         let (batch, _) = split.range(0, count, &options)?;
-        let values: Vec<f32> = super::device_reads::read_back_now(Transaction::default().register(batch))?
-            .into_iter()
-            .next()
-            .ok_or_else(|| TrainError::Readback("the preview batch came back empty".to_owned()))?
-            .convert::<f32>()
-            .try_to_vec()
-            .map_err(|e| TrainError::Readback(format!("{e:?}")))?;
+        let values: Vec<f32> =
+            super::device_reads::read_back_now(Transaction::default().register(batch))?
+                .into_iter()
+                .next()
+                .ok_or_else(|| {
+                    TrainError::Readback("the preview batch came back empty".to_owned())
+                })?
+                .convert::<f32>()
+                .try_to_vec()
+                .map_err(|e| TrainError::Readback(format!("{e:?}")))?;
         let per_image = shape.channels * out_h * out_w;
         for (column, image) in values.chunks_exact(per_image.max(1)).enumerate() {
             let image: Vec<u8> = image

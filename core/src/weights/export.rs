@@ -126,7 +126,8 @@ pub fn write_safetensors(
 /// [`write_safetensors`]'s file as bytes (a page's download), and how many tensors it holds.
 pub fn safetensors_bytes(model: &Classifier, spec: &ModelSpec) -> Result<(Vec<u8>, usize), String> {
     let prefixes = torch_prefixes(model, spec);
-    let tensors = crate::train::device_reads::module_tensors(model, Box::new(BurnToPyTorchAdapter))?;
+    let tensors =
+        crate::train::device_reads::module_tensors(model, Box::new(BurnToPyTorchAdapter))?;
     let mut named: Vec<(String, Dtype, Vec<usize>, Vec<u8>)> = Vec::new();
     for (name, dtype, shape, bytes) in tensors {
         if dtype != burn::tensor::DType::F32 {

@@ -296,10 +296,11 @@ pub fn load_here(
     }
     #[cfg(target_arch = "wasm32")]
     {
-        let bytes = crate::data::page_files::with(|files| crate::run_folder::read_bytes(files, path))
-            .map_err(|_| WeightsError::NoFile {
-            path: path.to_owned(),
-        })?;
+        let bytes =
+            crate::data::page_files::with(|files| crate::run_folder::read_bytes(files, path))
+                .map_err(|_| WeightsError::NoFile {
+                    path: path.to_owned(),
+                })?;
         load_bytes(model, spec, path, &bytes)
     }
 }

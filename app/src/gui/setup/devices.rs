@@ -9,7 +9,11 @@ use super::form::SetupForm;
 
 /// A red line under the precision when the chosen device cannot compute in f16; the engine
 /// refuses such a run with the same reason.
-pub(super) fn precision_problem_ui(ui: &mut egui::Ui, form: &SetupForm, devices: Option<&[DeviceInfo]>) {
+pub(super) fn precision_problem_ui(
+    ui: &mut egui::Ui,
+    form: &SetupForm,
+    devices: Option<&[DeviceInfo]>,
+) {
     if form.draft.precision != Precision::F16 {
         return;
     }

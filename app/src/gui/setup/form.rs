@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use kiln_core::config::{ConfigError, Experiment, ExperimentDraft, OptimizerSpec, Schedule, Setting};
+use kiln_core::config::{
+    ConfigError, Experiment, ExperimentDraft, OptimizerSpec, Schedule, Setting,
+};
 use kiln_core::data::{DEFAULT_FOLDER_IMAGE_SIZE_PX, DatasetSpec};
 use kiln_core::device::DeviceChoice;
 use kiln_core::model::{Activation, DEFAULT_MLP_WIDTHS, ModelSpec};
@@ -148,7 +150,7 @@ impl StartFrom {
     }
 }
 
-/// Which optimizer the form builds; its word is `OptimizerSpec::from_name`'s.
+/// Which optimizer the form builds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum OptimizerKind {
     /// SGD with optional momentum.
@@ -160,14 +162,13 @@ pub enum OptimizerKind {
 }
 
 impl OptimizerKind {
-    /// The spec of this kind with its defaults (written once, in `OptimizerSpec::from_name`).
+    /// The spec of this kind with its defaults (written once, in `OptimizerSpec`).
     pub(super) fn defaults(self) -> OptimizerSpec {
-        let name = match self {
-            Self::Sgd => "sgd",
-            Self::Adam => "adam",
-            Self::AdamW => "adamw",
-        };
-        OptimizerSpec::from_name(name).unwrap_or_else(|_| ExperimentDraft::default().optimizer)
+        match self {
+            Self::Sgd => OptimizerSpec::sgd(),
+            Self::Adam => OptimizerSpec::adam(),
+            Self::AdamW => OptimizerSpec::adamw(),
+        }
     }
 }
 
@@ -300,7 +301,8 @@ impl SetupForm {
                 .join(",")
         };
         text(Setting::MlpWidths, widths(&DEFAULT_MLP_WIDTHS));
-        let (mut model, mut activation, mut vgg_batch_norm) = (ModelKind::Mlp, Activation::Relu, false);
+        let (mut model, mut activation, mut vgg_batch_norm) =
+            (ModelKind::Mlp, Activation::Relu, false);
         match &draft.model {
             ModelSpec::Mlp {
                 widths: w,
@@ -593,7 +595,11 @@ fn optimizer_texts(
     spec: &OptimizerSpec,
     text: &mut impl FnMut(Setting, String),
 ) -> (OptimizerKind, bool) {
-    for kind in [OptimizerKind::Sgd, OptimizerKind::AdamW, OptimizerKind::Adam] {
+    for kind in [
+        OptimizerKind::Sgd,
+        OptimizerKind::AdamW,
+        OptimizerKind::Adam,
+    ] {
         optimizer_parts(&kind.defaults(), text);
     }
     optimizer_parts(spec, text);

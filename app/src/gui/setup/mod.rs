@@ -10,13 +10,15 @@ mod form;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use kiln_core::config::{self, ExperimentDraft, InputScaling, Setting, Validation};
+use kiln_core::config::{self, ExperimentDraft, InputScaling, Setting};
 use kiln_core::device::DeviceInfo;
 use kiln_core::model::{Activation, TorchvisionArch};
 use kiln_core::settings::Section;
 use kiln_core::weights::fetch::ImageNetWeights;
 
-pub use form::{DatasetKind, FormCheck, ModelKind, OptimizerKind, ScheduleKind, SetupForm, StartFrom};
+pub use form::{
+    DatasetKind, FormCheck, ModelKind, OptimizerKind, ScheduleKind, SetupForm, StartFrom,
+};
 
 use super::fetch::Download;
 use devices::{device_row, precision_problem_ui};
@@ -90,13 +92,20 @@ pub fn setup_ui(
         });
         section_ui(ui, Section::Validation, |ui| {
             let validated_on = form.draft.validation;
-            section_rows_ui(ui, form, Section::Validation, &shown, errors, |_, form, setting| {
-                if setting == Setting::Validation
-                    && let Some(keep) = validated_on.keep_after_switch_to(form.draft.validation)
-                {
-                    form.draft.keep = keep;
-                }
-            });
+            section_rows_ui(
+                ui,
+                form,
+                Section::Validation,
+                &shown,
+                errors,
+                |_, form, setting| {
+                    if setting == Setting::Validation
+                        && let Some(keep) = validated_on.keep_after_switch_to(form.draft.validation)
+                    {
+                        form.draft.keep = keep;
+                    }
+                },
+            );
         });
         section_ui(ui, Section::Run, |ui| {
             run_rows_ui(ui, form, &shown, errors, context, &mut actions);
@@ -363,8 +372,8 @@ fn optimizer_rows_ui(
     }
 }
 
-/// The Run rows: the device, then the table's (batch, epochs, seed, precision, profiling,
-/// readback), the name and NaN handling.
+/// The Run rows: the table's (batch, epochs, seed, precision, profiling, readback) with the
+/// device after the seed, then the name and NaN handling.
 fn run_rows_ui(
     ui: &mut egui::Ui,
     form: &mut SetupForm,
@@ -373,18 +382,26 @@ fn run_rows_ui(
     context: &SetupContext<'_>,
     actions: &mut Vec<SetupAction>,
 ) {
-    device_row(ui, form, context.devices, actions);
-    for problem in context.box_problems {
-        ui.label("");
-        ui.colored_label(ui.visuals().warn_fg_color, problem);
-        ui.end_row();
-    }
-    error_row(ui, Setting::Device, errors);
-    section_rows_ui(ui, form, Section::Run, shown, errors, |ui, form, setting| {
-        if setting == Setting::Precision {
-            precision_problem_ui(ui, form, context.devices);
-        }
-    });
+    section_rows_ui(
+        ui,
+        form,
+        Section::Run,
+        shown,
+        errors,
+        |ui, form, setting| match setting {
+            Setting::Seed => {
+                device_row(ui, form, context.devices, actions);
+                for problem in context.box_problems {
+                    ui.label("");
+                    ui.colored_label(ui.visuals().warn_fg_color, problem);
+                    ui.end_row();
+                }
+                error_row(ui, Setting::Device, errors);
+            }
+            Setting::Precision => precision_problem_ui(ui, form, context.devices),
+            _ => {}
+        },
+    );
     text_row(ui, Setting::Name, &mut form.draft.name, errors);
     ui.label("");
     ui.checkbox(
@@ -418,4 +435,3 @@ fn presets_ui(ui: &mut egui::Ui, form: &mut SetupForm) {
             .on_hover_text("Fill the form with one of the reference workloads from user reports.");
     });
 }
-

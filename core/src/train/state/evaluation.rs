@@ -86,7 +86,11 @@ impl RunState<'_> {
 
     /// Hands the kept model to the store; a page first brings its weights to the CPU without
     /// blocking, since the store's reads would block.
-    pub(super) async fn save_model(&mut self, kept: &Classifier, card: &ModelCard) -> Result<(), String> {
+    pub(super) async fn save_model(
+        &mut self,
+        kept: &Classifier,
+        card: &ModelCard,
+    ) -> Result<(), String> {
         #[cfg(target_arch = "wasm32")]
         let kept = &super::device_reads::on_cpu_async(kept.clone()).await?;
         self.store.save_model(kept, card)
@@ -174,7 +178,10 @@ impl RunState<'_> {
     }
 
     /// The classification report of `model` on the validation split, for a run that has one.
-    pub(super) async fn val_report(&self, model: &Classifier) -> Result<Option<ClassReport>, TrainError> {
+    pub(super) async fn val_report(
+        &self,
+        model: &Classifier,
+    ) -> Result<Option<ClassReport>, TrainError> {
         if self.validated_on != ValidatedOn::Validation {
             return Ok(None);
         }
@@ -234,7 +241,10 @@ impl RunState<'_> {
 
     /// Every test image's prediction by `model`, with the surest wrong ones' pixels for a
     /// gallery.
-    pub(super) async fn predictions(&self, model: &Classifier) -> Result<TestPredictions, TrainError> {
+    pub(super) async fn predictions(
+        &self,
+        model: &Classifier,
+    ) -> Result<TestPredictions, TrainError> {
         let predicted = self.predict(model, &self.pipeline.test).await?;
         let test = &self.data.test;
         let mut predictions = TestPredictions {

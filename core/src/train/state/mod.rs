@@ -13,15 +13,17 @@ use burn::module::Module;
 use burn::tensor::{Int, Tensor};
 use kiln_shaders::{BatchOptions, PixelTransform};
 
-use super::counters::{SpeedBook, ReadbackWindow, ReadbackWindowKind, step_profile};
+use super::counters::{ReadbackWindow, ReadbackWindowKind, SpeedBook, step_profile};
+use super::device_reads::{
+    DeviceTotals, EvalSplit, Predicted, PredictionTensors, Sums, eval_spans,
+};
 use super::parallel::{Lane, Replicas, Shard, read_lanes, shards};
 use super::pipeline::{BatchSource, InputPipeline, epoch_order, epoch_seed, pixel_transform};
 use super::precision::StepPrecision;
 use super::probe::Probe;
-use super::device_reads::{DeviceTotals, EvalSplit, Predicted, PredictionTensors, Sums, eval_spans};
+use super::step::{Stepper, is_cpu};
 use super::store::RunStore;
 use super::threads::Awake;
-use super::step::{Stepper, is_cpu};
 use super::watch::LossWatch;
 use super::{
     Control, ControlState, EpochRow, MetricsRow, Preparation, RunCounters, RunOutcome, RunSummary,
@@ -758,10 +760,11 @@ impl<'a> RunState<'a> {
         if !self.store.keeps_checkpoints() {
             return;
         }
-        let saved = match super::device_reads::checkpoint_files(model, &self.stepper.optimizer).await {
-            Ok(files) => self.store.save_checkpoint(&files, &self.counters, best),
-            Err(reason) => Err(reason),
-        };
+        let saved =
+            match super::device_reads::checkpoint_files(model, &self.stepper.optimizer).await {
+                Ok(files) => self.store.save_checkpoint(&files, &self.counters, best),
+                Err(reason) => Err(reason),
+            };
         if let Err(reason) = saved {
             on_event(TrainEvent::Warning(TrainWarning::CheckpointNotSaved {
                 reason,

@@ -69,7 +69,7 @@ fn engine_rules_are_marked_on_their_field() {
     let form = SetupForm::default().with_text(Setting::Lr, "50");
     let check = form.check();
     assert!(
-        check.errors[&Setting::Lr].contains("above 10"),
+        check.errors[&Setting::Lr].contains("at most 10"),
         "{:?}",
         check.errors
     );
