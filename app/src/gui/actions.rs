@@ -6,10 +6,10 @@ use super::*;
 
 /// How an exported ONNX model is loaded, said where it is written: an installed Kiln has no
 /// README to point to.
-const LOAD_ONNX: &str = "onnxruntime.InferenceSession(path) takes raw 0–255 pixels as \"pixels\" [N, C, H, W] float32 and gives \"logits\" and \"probabilities\"";
+pub(super) const LOAD_ONNX: &str = "onnxruntime.InferenceSession(path) takes raw 0–255 pixels as \"pixels\" [N, C, H, W] float32 and gives \"logits\" and \"probabilities\"";
 
 /// How exported safetensors are loaded into PyTorch, said where they are written.
-const LOAD_SAFETENSORS: &str = "model.load_state_dict(safetensors.torch.load_file(path)) takes them; the run's model.json holds the input shape, class names and the pixel offset and scale";
+pub(super) const LOAD_SAFETENSORS: &str = "model.load_state_dict(safetensors.torch.load_file(path)) takes them; the run's model.json holds the input shape, class names and the pixel offset and scale";
 
 impl KilnApp {
     /// Starts a run of the form's experiment; does nothing while one is going.

@@ -2,7 +2,7 @@
 //!
 //! Every loader produces an [`ImageDataset`] in host memory; the training loop uploads it to the
 //! device once. Natively the files are this computer's; a browser page has no disk and reads the
-//! files its visitor chose ([`chosen`]), under the same paths a desktop would show.
+//! files its visitor chose ([`page_files`]), under the same paths a desktop would show.
 
 pub mod fetch;
 mod holdout;

@@ -9,18 +9,25 @@
 //! train()        the loop: prepare, then per epoch train → evaluate → end → checkpoint → check
 //!                (stopping early when validation stopped improving), finish: test the kept weights
 //!   state        RunState: what a run holds between those steps, and each step
+//!                (state/evaluation: each epoch's evaluation, and the run's end)
 //!   counters     RunCounters (what survives a resume), the readback window rule, the speed
 //!                book
 //!   step         Stepper: one optimizer step (optimizer, loss, CPU threads)
+//!   precision    f16 mixed precision: the scaled loss and its scale, decided on the device
+//!   threads      how a CPU run's steps use every core (workers kept awake through a step)
 //!   parallel     a step split across devices (data parallel), combined by Burn's step_multi
+//!                or, on CUDA, its collective all-reduce
 //!   pipeline     pixel scaling, the seeded epoch order, the splits on the device (as bytes,
 //!                or a linear probe's cached features)
 //!   probe        a linear probe's frozen backbone and when it unfreezes
 //!   device_reads every read from the device (the one seam a browser build makes async)
 //!   store        RunStore: where checkpoints and the model go, chosen by the caller
 //!   watch        warnings about the loss (NaN, divergence) and chance-level accuracy
+//!   control      Control: pause, resume and cancel, checked at step boundaries
 //!   events       TrainEvent, the one protocol to front ends
+//!   error        TrainError: every way a run fails, as a sentence
 //!   summary      RunSummary, the schema of summary.json
+//!   bench        `kiln bench`: a workload timed for N steps, Kiln's loop or the naive one
 //! ```
 
 #[cfg(not(target_arch = "wasm32"))]

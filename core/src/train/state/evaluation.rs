@@ -92,7 +92,7 @@ impl RunState<'_> {
         card: &ModelCard,
     ) -> Result<(), String> {
         #[cfg(target_arch = "wasm32")]
-        let kept = &super::device_reads::on_cpu_async(kept.clone()).await?;
+        let kept = &crate::train::device_reads::on_cpu_async(kept.clone()).await?;
         self.store.save_model(kept, card)
     }
 
