@@ -596,7 +596,10 @@ mod tests {
             }
         }
         let mut files = Vec::new();
-        sources(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut files);
+        sources(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+            &mut files,
+        );
         assert!(files.len() > 20, "{files:?}");
         // Spelled in two halves, so this test's own line is not a hit.
         let readme = concat!("READ", "ME");
