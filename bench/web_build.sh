@@ -18,17 +18,25 @@ target=$root/target/web
 profile=${KILN_WEB_PROFILE:-release}
 bindgen_version=$(grep -A1 '^name = "wasm-bindgen"$' Cargo.lock | sed -n 's/^version = "\(.*\)"/\1/p')
 
+# Beside the module's build rather than after it, so that both download their crates at the
+# start (where `.ci/run` starts this early, no foreground cargo then waits for the package cache).
+bindgen=$target/tools/bin/wasm-bindgen
+installing=
+if ! "$bindgen" --version 2>/dev/null | grep -q "$bindgen_version"; then
+  cargo install --quiet wasm-bindgen-cli --version "$bindgen_version" --root "$target/tools" &
+  installing=$!
+fi
+
 started=$(date +%s)
 RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR=$target \
   CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER=wasm-ld-19 \
   /usr/bin/cargo build --locked --profile "$profile" -p kiln-web --target wasm32-unknown-unknown \
   -Zbuild-std=std,panic_abort
 echo "wasm build ($profile): $(( $(date +%s) - started )) s"
-
-bindgen=$target/tools/bin/wasm-bindgen
-if ! "$bindgen" --version 2>/dev/null | grep -q "$bindgen_version"; then
-  cargo install --quiet wasm-bindgen-cli --version "$bindgen_version" --root "$target/tools"
+if [ -n "$installing" ]; then
+  wait "$installing"
 fi
+
 module=$target/wasm32-unknown-unknown/$profile/kiln_web.wasm
 # Binaryen's optimizer where it is installed (Debian's binaryen): the module shrinks to about
 # 45 % in about 2 minutes. Before wasm-bindgen, whose externref table binaryen 108 would break
