@@ -18,8 +18,8 @@ target=$root/target/web
 profile=${KILN_WEB_PROFILE:-release}
 bindgen_version=$(grep -A1 '^name = "wasm-bindgen"$' Cargo.lock | sed -n 's/^version = "\(.*\)"/\1/p')
 
-# Beside the module's build rather than after it, so that both download their crates at the
-# start (where `.ci/run` starts this early, no foreground cargo then waits for the package cache).
+# Beside the module's build rather than after it: both download their crates at the start, and
+# the install's compile fills what the module's build leaves idle.
 bindgen=$target/tools/bin/wasm-bindgen
 installing=
 if ! "$bindgen" --version 2>/dev/null | grep -q "$bindgen_version"; then
