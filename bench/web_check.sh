@@ -56,7 +56,7 @@ finish() {
   local status=$?
   kill $server 2>/dev/null || true
   stop_browser
-  cp "$work/chromium.log" "$target/chromium.log" 2>/dev/null || true
+  cp "$work/chromium.log" "$target/chromium-${pages//,/-}.log" 2>/dev/null || true
   rm -rf "$work" 2>/dev/null || true
   exit $status
 }
