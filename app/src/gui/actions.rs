@@ -97,6 +97,7 @@ impl KilnApp {
                 Some(experiment) => {
                     let ctx = self.ctx.clone();
                     self.data_view = Some(DataView::open(experiment, move || wake(&ctx)));
+                    self.stage = Stage::Data;
                 }
                 None => {
                     self.notice = Some(format!(
@@ -265,6 +266,7 @@ impl KilnApp {
             }
             RunsAction::TryModel(path) => {
                 self.try_model = Some(super::with_run_files(|tree| TryModel::open(tree, &path)));
+                self.stage = Stage::Predict;
             }
             RunsAction::ExportModel(path) => self.export_model(&path),
             RunsAction::Resume(path) => self.resume(&path),
@@ -537,6 +539,9 @@ impl KilnApp {
         }
         if cancel {
             self.cancel();
+        }
+        if let Some(stage) = Stage::pressed(ctx) {
+            self.set_stage(stage);
         }
     }
 }

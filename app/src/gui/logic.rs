@@ -145,31 +145,29 @@ impl KilnApp {
             .map(|(_, _, found)| found.clone())
     }
 
-    /// The config of the run whose predictions the results show: the live one, else the one
-    /// ticked past run.
+    /// The config of the run whose results the Results view shows.
     pub(super) fn predictions_config(&self) -> Option<ExperimentDraft> {
-        if let Some(session) = self.session.as_ref().filter(|s| s.predictions.is_some()) {
+        let shown = self.results_run()?;
+        if let Some(session) = self.session.as_ref().filter(|s| s.history.path == shown) {
             return session.history.config.clone();
         }
-        let (path, _) = self.past_predictions.as_ref()?;
         self.runs
             .selected_runs()
             .into_iter()
-            .find(|run| run.path == *path)
+            .find(|run| run.path == shown)
             .and_then(|run| run.config.clone())
     }
 
-    /// With no finished run in this window and exactly one past run ticked, reads that run's
-    /// predictions once, so its per-class results can be shown.
+    /// Reads the predictions of the past run the Results view shows, once per run picked.
     pub(super) fn refresh_past_predictions(&mut self) {
         let live = self
             .session
             .as_ref()
-            .is_some_and(|s| s.predictions.is_some());
-        let wanted = match self.runs.selected.iter().collect::<Vec<_>>().as_slice() {
-            [one] if !live => Some((*one).clone()),
-            _ => None,
-        };
+            .filter(|s| s.predictions.is_some())
+            .map(|s| s.history.path.clone());
+        let wanted = self
+            .results_run()
+            .filter(|shown| Some(shown) != live.as_ref());
         match wanted {
             None => self.past_predictions = None,
             Some(path) => {

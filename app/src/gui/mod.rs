@@ -1,18 +1,22 @@
-//! The window: setup on the left, live plots in the middle, past runs on the right, a status line
-//! at the bottom. Training runs on a named thread (in a browser page, as a task on the page's event
+//! The window: a view per stage of the work (Data, Train, Results, Predict, Compare) switched by
+//! the tabs of the top bar, the runs list at the right of every view, a status line at the
+//! bottom. Training runs on a named thread (in a browser page, as a task on the page's event
 //! loop); its events are drained once per frame.
 //!
 //! ```text
 //! mod.rs             the app's state (KilnApp) and eframe's entry points: logic, ui, save
 //! logic.rs           per frame: drain workers within a time budget, keep derived state current
 //! actions.rs         what a person asked for: start, pause, cancel, resume, panel actions, export
-//! training_panel.rs  controls and the central area (plots, profiles, compare, results)
+//! stage.rs           the stages, their tabs and shortcuts
+//! views.rs           the central area of each stage's view
+//! arrangement.rs     a view's panels as a person arranges them (egui_tiles), kept between launches
+//! training_panel.rs  the Train view's controls: Start, Pause, Cancel, the x axis
 //! setup/             the Setup panel: form.rs its model (a draft plus typed text, one check),
 //!                    fields.rs its rows (the settings table's drawn by section), devices.rs the
 //!                    device list, mod.rs the drawing of each section
 //! runs.rs            the runs list, a panel that owns its state and returns actions
 //! compare_panel.rs, results_panel.rs, status.rs, plots.rs, profile.rs, try_model.rs  one view each
-//! data_view.rs       the Data window, which owns its loading and preview threads
+//! data_view.rs       the Data view's report, which owns its loading and preview threads
 //! cell_images.rs     the test images of a clicked confusion-matrix cell, read back on a thread
 //! session.rs, fetch.rs  the workers: a training run, a download
 //! files.rs           file dialogs on a desktop; downloads and the folder chooser in a page
@@ -22,6 +26,7 @@
 //! ```
 
 mod actions;
+mod arrangement;
 mod background_job;
 mod cell_images;
 mod compare_panel;
@@ -38,9 +43,11 @@ mod results_panel;
 mod runs;
 mod session;
 mod setup;
+mod stage;
 mod status;
 mod training_panel;
 mod try_model;
+mod views;
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver};
@@ -56,7 +63,8 @@ use kiln_core::results::TestPredictions;
 use kiln_core::run_folder::{self, RunHistory};
 use serde::{Deserialize, Serialize};
 
-pub use plots::{PlotRun, SeedBand, plot_runs, plots_ui, run_color};
+pub use arrangement::{Arrangement, Arrangements, Pane, Tiled, arrangement_ui};
+pub use plots::{PlotRun, SeedBand, chart_ui, plot_runs, run_color};
 pub use profile::{ProfiledRun, step_profile_ui};
 
 pub use runs::{ExportKind, RunsAction, RunsPanel, runs_ui};
@@ -74,7 +82,8 @@ use fetch::{Download, FetchJob};
 pub use files::DataChoice;
 #[cfg(target_arch = "wasm32")]
 pub use files::FileChoice;
-pub use results_panel::confusion_ui;
+pub use results_panel::{class_report_panel_ui, confusion_matrix_ui, mistakes_ui};
+pub use stage::{Stage, stage_tabs_ui};
 pub use status::status_ui;
 pub use try_model::{TryModel, try_model_ui};
 
@@ -109,6 +118,10 @@ struct Remembered {
     chosen_runs_dir: Option<PathBuf>,
     /// The addresses of the boxes added with *Add remote box…* (their tokens are kept apart).
     remote_boxes: Vec<String>,
+    /// The view open when the window closed.
+    stage: Stage,
+    /// Where the person put the panels of each tiled view.
+    arrangements: Arrangements,
 }
 
 /// Where the window keeps runs, as decided at launch.
@@ -185,8 +198,15 @@ pub struct KilnApp {
     pub data_view: Option<DataView>,
     /// The images of a clicked confusion-matrix cell, when open.
     pub cell_images: Option<CellImages>,
-    /// The one ticked past run's predictions, read once: its folder and what it holds.
+    /// The predictions of the past run the Results view shows, read once: its folder and what
+    /// it holds.
     past_predictions: Option<(PathBuf, Option<TestPredictions>)>,
+    /// The view shown between the top bar and the status line.
+    pub stage: Stage,
+    /// Where the panels of the tiled views are.
+    pub arrangements: Arrangements,
+    /// The run picked in the Results view's list, while it is live or ticked.
+    results_of: Option<PathBuf>,
 }
 
 impl KilnApp {
@@ -243,6 +263,9 @@ impl KilnApp {
             data_view: None,
             cell_images: None,
             past_predictions: None,
+            stage: remembered.stage,
+            arrangements: remembered.arrangements.repaired(),
+            results_of: None,
         };
         app.refresh_runs();
         if app.notice.is_none() {
@@ -276,22 +299,6 @@ impl KilnApp {
     /// Whether a run is going.
     pub fn is_training(&self) -> bool {
         self.session.as_ref().is_some_and(|s| s.state.is_active())
-    }
-
-    /// The runs on the plots: the current one first, then the ticked ones.
-    fn plotted(&self) -> Vec<&RunHistory> {
-        let mut runs: Vec<&RunHistory> = Vec::new();
-        let live_path = self.session.as_ref().map(|s| s.history.path.clone());
-        if let Some(session) = &self.session {
-            runs.push(&session.history);
-        }
-        runs.extend(
-            self.runs
-                .selected_runs()
-                .into_iter()
-                .filter(|r| Some(&r.path) != live_path.as_ref()),
-        );
-        runs
     }
 }
 
@@ -334,7 +341,11 @@ impl eframe::App for KilnApp {
         egui::Panel::top("top-bar").show(ui, |ui| {
             ui.horizontal(|ui| {
                 ui.heading("Kiln");
-                ui.label("train image classifiers and see where the time goes");
+                ui.separator();
+                let badge = |stage| self.stage_badge(stage);
+                if let Some(stage) = stage_tabs_ui(ui, self.stage, badge) {
+                    self.set_stage(stage);
+                }
                 ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
                     egui::widgets::global_theme_preference_buttons(ui);
                 });
@@ -354,25 +365,28 @@ impl eframe::App for KilnApp {
         });
         let box_problems = self.remote_boxes.problems();
         let mut setup_actions = Vec::new();
-        egui::Panel::left("setup")
-            .resizable(true)
-            .default_size(340.0)
-            .show(ui, |ui| {
-                ui.heading("Setup");
-                egui::ScrollArea::vertical()
-                    .id_salt("setup-scroll")
-                    .show(ui, |ui| {
-                        let context = SetupContext {
-                            data_location,
-                            fetch_progress,
-                            fetch_message: self.fetch_message.clone(),
-                            devices: devices.as_deref(),
-                            box_problems: &box_problems,
-                            locked,
-                        };
-                        setup_actions = setup_ui(ui, &mut self.form, &check, &context);
-                    });
-            });
+        // The setup column belongs to the Train view; the others give its width to their panels.
+        if self.stage == Stage::Train {
+            egui::Panel::left("setup")
+                .resizable(true)
+                .default_size(340.0)
+                .show(ui, |ui| {
+                    ui.heading("Setup");
+                    egui::ScrollArea::vertical()
+                        .id_salt("setup-scroll")
+                        .show(ui, |ui| {
+                            let context = SetupContext {
+                                data_location,
+                                fetch_progress,
+                                fetch_message: self.fetch_message.clone(),
+                                devices: devices.as_deref(),
+                                box_problems: &box_problems,
+                                locked,
+                            };
+                            setup_actions = setup_ui(ui, &mut self.form, &check, &context);
+                        });
+                });
+        }
         let active = self
             .session
             .as_ref()
@@ -385,7 +399,7 @@ impl eframe::App for KilnApp {
             .show(ui, |ui| {
                 runs_actions = runs_ui(ui, &mut self.runs, active.as_deref(), &self.runs_dir);
             });
-        egui::CentralPanel::default().show(ui, |ui| self.central_ui(ui, &check));
+        egui::CentralPanel::default().show(ui, |ui| self.stage_ui(ui, &check));
         let ctx = ui.ctx().clone();
         self.remote_boxes.dialog_ui(&ctx);
         if let Some(view) = &mut self.data_view {
@@ -396,12 +410,6 @@ impl eframe::App for KilnApp {
             let waker = ctx.clone();
             view.follow(experiment, move || wake(&waker));
         }
-        closable_window(&ctx, "try-model", 360.0, &mut self.try_model, |_| {
-            ("Try the model".to_owned(), try_model_ui)
-        });
-        closable_window(&ctx, "data-view", 520.0, &mut self.data_view, |view| {
-            (format!("Data: {}", view.title), data_view_ui)
-        });
         closable_window(&ctx, "cell-images", 460.0, &mut self.cell_images, |cell| {
             (cell.title.clone(), cell_images_ui)
         });
@@ -425,6 +433,8 @@ impl eframe::App for KilnApp {
             wall_time_axis: self.x_axis == XAxis::WallSecs,
             chosen_runs_dir: self.chosen_runs_dir.clone(),
             remote_boxes: self.remote_boxes.addresses(),
+            stage: self.stage,
+            arrangements: self.arrangements.clone(),
         };
         eframe::set_value(storage, eframe::APP_KEY, &remembered);
     }

@@ -50,26 +50,6 @@ pub fn plot_runs<'a>(histories: &[&'a RunHistory], labels: &'a [String]) -> Vec<
         .collect()
 }
 
-/// The four plots in a 2×2 grid filling the space given; x axes are linked so zooming one
-/// zooms all.
-pub fn plots_ui(ui: &mut egui::Ui, runs: &[PlotRun<'_>], bands: &[SeedBand<'_>], x_axis: XAxis) {
-    let spacing = 8.0;
-    let available = ui.available_size();
-    let width = ((available.x - spacing) / 2.0).max(120.0);
-    let height = ((available.y - spacing) / 2.0 - 20.0).max(100.0);
-    egui::Grid::new("plots")
-        .num_columns(2)
-        .spacing([spacing, spacing])
-        .show(ui, |ui| {
-            for (i, chart) in Chart::ALL.into_iter().enumerate() {
-                chart_ui(ui, chart, runs, bands, x_axis, [width, height]);
-                if i % 2 == 1 {
-                    ui.end_row();
-                }
-            }
-        });
-}
-
 /// Grid steps for an axis whose thinnest lines may be no closer than `base_step` (what
 /// egui_plot passes: 8 points in data units). The labelled step is the smallest of 1, 2 or 5
 /// times a power of ten at least ten times that (80 points, where x labels are fully drawn),
@@ -114,16 +94,19 @@ fn legend(chart: Chart) -> Legend {
         .position(corner)
 }
 
-fn chart_ui(
+/// One chart of the runs filling the space given (its panel's tab carries the title); the x
+/// axes of every chart are linked, so zooming one zooms all.
+pub fn chart_ui(
     ui: &mut egui::Ui,
     chart: Chart,
     runs: &[PlotRun<'_>],
     bands: &[SeedBand<'_>],
     x_axis: XAxis,
-    [width, height]: [f32; 2],
 ) {
+    // Room at the right for the last x tick's label, which egui_plot centres on the edge.
+    let width = ui.available_width() - 12.0;
+    let height = ui.available_height();
     ui.vertical(|ui| {
-        ui.strong(chart.title());
         let link = egui::Id::unique("kiln-plots-x");
         let mut plot = Plot::new(chart.title())
             .width(width)

@@ -1,5 +1,5 @@
-//! The training controls (Start, Pause, Cancel, Resume, exports) and the central area: plots,
-//! step profiles, comparison and results of the runs shown.
+//! The training controls over the Train view's plots: Start, Pause, Cancel, the x axis, and the
+//! sentence that says why Start is disabled or what the last action did.
 
 use super::*;
 
@@ -92,93 +92,6 @@ impl KilnApp {
                     format!("The run failed: {reason}"),
                 );
             }
-        }
-    }
-
-    pub(super) fn central_ui(&mut self, ui: &mut egui::Ui, check: &FormCheck) {
-        ui.heading("Training");
-        self.controls_ui(ui, check);
-        ui.separator();
-        self.refresh_past_predictions();
-        let histories = self.plotted();
-        let labels = kiln_core::plot::legend_labels(&histories);
-        let predictions = self
-            .session
-            .as_ref()
-            .and_then(|s| s.predictions.as_ref())
-            .or_else(|| self.past_predictions.as_ref().and_then(|(_, p)| p.as_ref()));
-        // The validation report of the run whose predictions are shown: the live one, else the
-        // past run they were read from.
-        let shown_path = match (&self.session, &self.past_predictions) {
-            (Some(session), _) if session.predictions.is_some() => Some(&session.history.path),
-            (_, Some((path, _))) => Some(path),
-            _ => None,
-        };
-        let validation = histories
-            .iter()
-            .find(|h| Some(&h.path) == shown_path)
-            .and_then(|h| h.summary.as_ref())
-            .and_then(|s| s.val_report.as_ref());
-        let mut opened = None;
-        if let Some(predictions) = predictions {
-            egui::CollapsingHeader::new("Per-class results")
-                .id_salt("per-class")
-                .show(ui, |ui| {
-                    // Ten classes do not fit beside the plots; scroll rather than push them out.
-                    egui::ScrollArea::both()
-                        .id_salt("per-class-scroll")
-                        .max_height(ui.available_height() * 0.5)
-                        .show(ui, |ui| {
-                            let cell = confusion_ui(ui, predictions, validation);
-                            let config = self.predictions_config();
-                            opened = cell.zip(config).map(|(cell, config)| {
-                                let ctx = ui.ctx().clone();
-                                CellImages::open(config, predictions, cell, move || wake(&ctx))
-                            });
-                        });
-                });
-        }
-        let profiled: Vec<ProfiledRun<'_>> = histories
-            .iter()
-            .zip(&labels)
-            .enumerate()
-            .filter_map(|(i, (history, label))| {
-                let profile = history.summary.as_ref()?.profile.as_ref()?;
-                Some(ProfiledRun {
-                    label,
-                    color: run_color(i),
-                    profile,
-                })
-            })
-            .collect();
-        if !profiled.is_empty() {
-            egui::CollapsingHeader::new("Where a step's time goes (profiling mode)")
-                .id_salt("step-profile")
-                .default_open(true)
-                .show(ui, |ui| step_profile_ui(ui, &profiled));
-        }
-        let mut bands = Vec::new();
-        if histories.len() >= 2 {
-            let comparison = compare(&histories);
-            egui::CollapsingHeader::new("Compare runs")
-                .id_salt("compare")
-                .show(ui, |ui| compare_ui(ui, &comparison));
-            bands = comparison
-                .seed_groups
-                .iter()
-                .map(|group| SeedBand {
-                    runs: group.runs.iter().map(|&i| histories[i]).collect(),
-                    color: run_color(group.runs[0]),
-                })
-                .collect();
-        }
-        let plot_runs = plots::plot_runs(&histories, &labels);
-        if plot_runs.is_empty() {
-            ui.label("Press Start to train, or tick past runs on the right to compare them.");
-        }
-        plots_ui(ui, &plot_runs, &bands, self.x_axis);
-        if opened.is_some() {
-            self.cell_images = opened;
         }
     }
 }

@@ -12,8 +12,9 @@ use std::time::{Duration, Instant};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use kiln::gui::{
-    AppOptions, DataChoice, DatasetKind, KilnApp, ModelKind, RunsDir, RunsPanel, SetupContext,
-    SetupForm, StartFrom, plot_runs, plots_ui, runs_ui, setup_ui,
+    AppOptions, Arrangement, DataChoice, DatasetKind, KilnApp, ModelKind, Pane, PlotRun, RunsDir,
+    RunsPanel, SeedBand, SetupContext, SetupForm, Stage, StartFrom, Tiled, arrangement_ui,
+    chart_ui, plot_runs, runs_ui, setup_ui,
 };
 use kiln_core::config::{ExperimentDraft, Precision, Setting};
 use kiln_core::device::{DeviceClass, DeviceInfo};
@@ -245,6 +246,32 @@ fn runs_panel_snapshot() {
     harness.snapshot("runs_panel");
 }
 
+/// The Train view's four charts in their default arrangement.
+fn plots_ui(ui: &mut egui::Ui, runs: &[PlotRun<'_>], bands: &[SeedBand<'_>], x_axis: XAxis) {
+    let mut arrangement = Arrangement::new(Tiled::Train);
+    arrangement_ui(ui, &mut arrangement, &mut |ui, pane| {
+        chart_ui(ui, pane.chart().unwrap(), runs, bands, x_axis);
+    });
+}
+
+/// The Results view's panels of a run's predictions in their default arrangement (its step
+/// profile panel left empty).
+fn results_ui(
+    ui: &mut egui::Ui,
+    predictions: &kiln_core::results::TestPredictions,
+    validation: Option<&kiln_core::results::ClassReport>,
+) {
+    let mut arrangement = Arrangement::new(Tiled::Results);
+    arrangement_ui(ui, &mut arrangement, &mut |ui, pane| match pane {
+        Pane::ConfusionMatrix => {
+            kiln::gui::confusion_matrix_ui(ui, predictions);
+        }
+        Pane::ClassReport => kiln::gui::class_report_panel_ui(ui, predictions, validation),
+        Pane::Mistakes => kiln::gui::mistakes_ui(ui, predictions),
+        _ => {}
+    });
+}
+
 #[test]
 fn plots_snapshot_overlays_two_runs() {
     let runs = [
@@ -455,7 +482,12 @@ fn a_profiled_run_shows_where_the_step_time_goes() {
         .and_then(|s| s.profile.clone())
         .expect("a profiled run's summary has its profile");
     assert_eq!(profile.steps, 5);
-    harness.get_by_label_contains("Where a step's time goes");
+    harness.get_by_label("Results").click();
+    harness.run();
+    harness
+        .get_by_label_contains("Where a step's time goes")
+        .click();
+    harness.run();
     harness.get_by_label("host sync");
 }
 
@@ -648,8 +680,8 @@ fn per_class_results_snapshot() {
         ..predictions.clone()
     }
     .report();
-    let mut harness = Harness::builder().with_size([640.0, 400.0]).build_ui(|ui| {
-        kiln::gui::confusion_ui(ui, &predictions, Some(&validation));
+    let mut harness = Harness::builder().with_size([900.0, 520.0]).build_ui(|ui| {
+        results_ui(ui, &predictions, Some(&validation));
     });
     harness.run();
     harness.get_by_label("Test accuracy 83.33 %.");
@@ -741,10 +773,11 @@ fn a_finished_run_can_classify_an_opened_image() {
         "a completed run keeps its model"
     );
 
-    // The runs list offers the model; clicking opens the window.
+    // The runs list offers the model; clicking opens it in the Predict view.
     harness.get_by_label_contains("Try…").click();
     harness.run();
     assert!(harness.state().try_model.is_some());
+    assert_eq!(harness.state().stage, Stage::Predict);
 
     // An image of another size and colour: it is resized and made grayscale as training saw.
     let image_path = scratch_dir("try-image").join("cross.png");
@@ -799,15 +832,14 @@ fn a_finished_run_can_classify_an_opened_image() {
     drop(harness);
     let mut harness = app_harness(&runs_dir);
     harness.run();
-    assert!(
-        harness
-            .query_by_label_contains("Per-class results")
-            .is_none()
-    );
+    harness.get_by_label("Results").click();
+    harness.run();
+    assert_eq!(harness.state().stage, Stage::Results);
+    assert!(harness.query_by_label_contains("Test accuracy").is_none());
     let folder_name = folder.file_name().unwrap().to_string_lossy().into_owned();
     harness.get_by_label_contains(&folder_name).click();
     harness.run();
-    harness.get_by_label_contains("Per-class results");
+    harness.get_by_label_contains("Test accuracy");
 }
 
 #[test]
@@ -915,7 +947,7 @@ fn data_view_snapshot_shows_counts_samples_left_out_files_and_leaks() {
 }
 
 /// Rough edge: at 1280×800 a 10-class confusion matrix was cut off at the right, hiding the last
-/// classes and the per-class figures. The central panel is then about 640 px wide.
+/// classes and the per-class figures. The Results view's central area is about 960 px wide.
 #[test]
 fn a_ten_class_confusion_matrix_fits_the_central_panel_at_1280_by_800() {
     let class_names: Vec<String> = kiln_core::data::FASHION_MNIST_CLASSES
@@ -932,22 +964,54 @@ fn a_ten_class_confusion_matrix_fits_the_central_panel_at_1280_by_800() {
         labels,
         predicted,
     };
-    let width = 640.0;
-    let mut harness = Harness::builder().with_size([width, 600.0]).build_ui(|ui| {
-        kiln::gui::confusion_ui(ui, &predictions, None);
+    // The Results view's central area at 1280×800, beside the runs list.
+    let width = 960.0;
+    let mut harness = Harness::builder().with_size([width, 700.0]).build_ui(|ui| {
+        results_ui(ui, &predictions, None);
     });
     harness.run();
-    // The last class's column and row headers, and its row in the report, are all on screen.
-    let headers: Vec<egui::Rect> = harness
-        .get_all_by_label("Ankle boo")
-        .map(|node| node.rect())
-        .collect();
-    assert_eq!(headers.len(), 2);
-    assert!(headers.iter().all(|r| r.max.x <= width), "{headers:?}");
+    // The last class's row in the report is on screen, its whole name and its support.
     let last_row = harness.get_by_label("Ankle boot");
     assert!(last_row.rect().max.x <= width);
     let support = harness.get_all_by_label("support").next().unwrap();
     assert!(support.rect().max.x <= width, "{:?}", support.rect());
+}
+
+/// A hundred classes with long names in the Results view's central area of a window of `size`:
+/// the whole matrix in its panel, the report scrolled.
+fn hundred_class_results_snapshot(size: [f32; 2], name: &str) {
+    let class_names: Vec<String> = (0..100)
+        .map(|i| format!("species number {i} of the garden survey"))
+        .collect();
+    let labels: Vec<u8> = (0..2000).map(|i| (i % 100) as u8).collect();
+    // Each class mistaken for its neighbour one time in five.
+    let predicted: Vec<u8> = (0..2000)
+        .map(|i: usize| ((i % 100 + usize::from(i.is_multiple_of(5))) % 100) as u8)
+        .collect();
+    let predictions = kiln_core::results::TestPredictions {
+        class_names,
+        confidence: vec![0.9; labels.len()],
+        label_rank: Vec::new(),
+        gallery: Vec::new(),
+        labels,
+        predicted,
+    };
+    let mut harness = Harness::builder().with_size(size).build_ui(|ui| {
+        results_ui(ui, &predictions, None);
+    });
+    harness.run();
+    harness.get_by_label("Test accuracy 80.00 %.");
+    harness.snapshot(name);
+}
+
+#[test]
+fn a_hundred_class_result_fits_the_results_view_at_1280_by_800() {
+    hundred_class_results_snapshot([960.0, 700.0], "results_100_classes_1280");
+}
+
+#[test]
+fn a_hundred_class_result_fits_the_results_view_at_1920_by_1080() {
+    hundred_class_results_snapshot([1600.0, 980.0], "results_100_classes_1920");
 }
 
 #[test]

@@ -1,0 +1,293 @@
+//! The central area of each stage's view: the Train view's controls over its plots, the Results
+//! and Compare views' panels, the Data report and the Predict view. The setup column (Train
+//! only), the runs list and the status line are drawn around it by `KilnApp::ui`.
+
+use super::*;
+
+/// The runs on the plots: the live one first, then the ticked ones.
+pub(super) fn plotted_runs<'a>(
+    session: &'a Option<Session>,
+    runs: &'a RunsPanel,
+) -> Vec<&'a RunHistory> {
+    let live_path = session.as_ref().map(|s| &s.history.path);
+    session
+        .iter()
+        .map(|s| &s.history)
+        .chain(
+            runs.selected_runs()
+                .into_iter()
+                .filter(|r| Some(&r.path) != live_path),
+        )
+        .collect()
+}
+
+/// A band of mean ± std for each group of plotted runs that differ only in their seed.
+fn seed_bands<'a>(histories: &[&'a RunHistory], comparison: &Comparison) -> Vec<SeedBand<'a>> {
+    comparison
+        .seed_groups
+        .iter()
+        .map(|group| SeedBand {
+            runs: group.runs.iter().map(|&i| histories[i]).collect(),
+            color: run_color(group.runs[0]),
+        })
+        .collect()
+}
+
+/// A sentence in a panel that has nothing to show yet, saying how to give it something.
+fn empty_panel_ui(ui: &mut egui::Ui, sentence: &str) {
+    ui.add(egui::Label::new(egui::RichText::new(sentence).weak()).wrap());
+}
+
+/// *Default layout*, at the right of a view's header row: enabled once a panel has moved.
+fn reset_layout_ui(ui: &mut egui::Ui, arrangement: &mut Arrangement) {
+    ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+        if ui
+            .add_enabled(
+                !arrangement.is_default(),
+                egui::Button::new("Default layout"),
+            )
+            .on_hover_text("Put every panel of this view back where it was at first")
+            .on_disabled_hover_text(
+                "The panels are where they were at first; drag a tab to move its panel",
+            )
+            .clicked()
+        {
+            arrangement.reset();
+        }
+    });
+}
+
+impl KilnApp {
+    /// Switches the view; the Data view reads the chosen data set when it has no report yet.
+    pub fn set_stage(&mut self, stage: Stage) {
+        self.stage = stage;
+        if stage == Stage::Data
+            && self.data_view.is_none()
+            && self.form.check().experiment.is_some()
+        {
+            self.handle_setup_action(SetupAction::InspectData);
+        }
+    }
+
+    /// The word after a stage's tab: how many runs the Compare view holds.
+    pub(super) fn stage_badge(&self, stage: Stage) -> Option<String> {
+        let plotted = plotted_runs(&self.session, &self.runs).len();
+        (stage == Stage::Compare && plotted >= 2).then(|| format!("({plotted})"))
+    }
+
+    /// The central area of the current stage's view.
+    pub(super) fn stage_ui(&mut self, ui: &mut egui::Ui, check: &FormCheck) {
+        match self.stage {
+            Stage::Data => self.data_stage_ui(ui, check),
+            Stage::Train => self.train_stage_ui(ui, check),
+            Stage::Results => self.results_stage_ui(ui),
+            Stage::Predict => self.predict_stage_ui(ui),
+            Stage::Compare => self.compare_stage_ui(ui),
+        }
+    }
+
+    fn train_stage_ui(&mut self, ui: &mut egui::Ui, check: &FormCheck) {
+        self.controls_ui(ui, check);
+        ui.separator();
+        let histories = plotted_runs(&self.session, &self.runs);
+        let labels = kiln_core::plot::legend_labels(&histories);
+        let comparison = (histories.len() >= 2).then(|| compare(&histories));
+        let bands = comparison
+            .as_ref()
+            .map_or_else(Vec::new, |c| seed_bands(&histories, c));
+        let runs = plot_runs(&histories, &labels);
+        ui.horizontal(|ui| {
+            if runs.is_empty() {
+                ui.label("Press Start to train, or tick past runs on the right to compare them.");
+            }
+            reset_layout_ui(ui, &mut self.arrangements.train);
+        });
+        let x_axis = self.x_axis;
+        arrangement_ui(ui, &mut self.arrangements.train, &mut |ui, pane| {
+            if let Some(chart) = pane.chart() {
+                chart_ui(ui, chart, &runs, &bands, x_axis);
+            }
+        });
+    }
+
+    fn compare_stage_ui(&mut self, ui: &mut egui::Ui) {
+        let histories = plotted_runs(&self.session, &self.runs);
+        let labels = kiln_core::plot::legend_labels(&histories);
+        let comparison = (histories.len() >= 2).then(|| compare(&histories));
+        let bands = comparison
+            .as_ref()
+            .map_or_else(Vec::new, |c| seed_bands(&histories, c));
+        let runs = plot_runs(&histories, &labels);
+        ui.horizontal(|ui| {
+            ui.label(match histories.len() {
+                0 | 1 => "Tick two runs or more on the right to compare their settings, results and curves.".to_owned(),
+                n => format!("{n} runs side by side; runs that differ only in their seed are drawn as one band."),
+            });
+            reset_layout_ui(ui, &mut self.arrangements.compare);
+        });
+        let x_axis = self.x_axis;
+        arrangement_ui(ui, &mut self.arrangements.compare, &mut |ui, pane| match (
+            pane.chart(),
+            &comparison,
+        ) {
+            (Some(chart), _) => chart_ui(ui, chart, &runs, &bands, x_axis),
+            (None, Some(comparison)) => {
+                egui::ScrollArea::both()
+                    .id_salt("compare-scroll")
+                    .show(ui, |ui| compare_ui(ui, comparison));
+            }
+            (None, None) => empty_panel_ui(
+                ui,
+                "The compare table lists what differs between the ticked runs, then their results.",
+            ),
+        });
+    }
+
+    /// The run the Results view shows: the one picked there while it is still live or ticked,
+    /// else the live run once it has its test predictions, else the first ticked run.
+    pub(super) fn results_run(&self) -> Option<PathBuf> {
+        let live = self
+            .session
+            .as_ref()
+            .filter(|s| s.predictions.is_some())
+            .map(|s| &s.history.path);
+        let ticked = self.runs.selected_runs();
+        let offered = |path: &PathBuf| live == Some(path) || ticked.iter().any(|r| r.path == *path);
+        match &self.results_of {
+            Some(picked) if offered(picked) => Some(picked.clone()),
+            _ => live.or(ticked.first().map(|r| &r.path)).cloned(),
+        }
+    }
+
+    fn results_stage_ui(&mut self, ui: &mut egui::Ui) {
+        self.refresh_past_predictions();
+        let shown = self.results_run();
+        let live = self
+            .session
+            .as_ref()
+            .filter(|s| s.predictions.is_some() && Some(&s.history.path) == shown.as_ref());
+        let predictions = match live {
+            Some(session) => session.predictions.as_ref(),
+            None => self.past_predictions.as_ref().and_then(|(_, p)| p.as_ref()),
+        };
+        let histories = plotted_runs(&self.session, &self.runs);
+        let labels = kiln_core::plot::legend_labels(&histories);
+        let validation = histories
+            .iter()
+            .find(|h| Some(&h.path) == shown.as_ref())
+            .and_then(|h| h.summary.as_ref())
+            .and_then(|s| s.val_report.as_ref());
+        let mut picked = None;
+        ui.horizontal(|ui| {
+            let name_of = |path: &Path| {
+                histories
+                    .iter()
+                    .zip(&labels)
+                    .find(|(h, _)| h.path == path)
+                    .map_or_else(|| path.display().to_string(), |(_, label)| label.clone())
+            };
+            match &shown {
+                None => {
+                    ui.label("Results of a run appear here once it has tested its model; tick a finished run on the right to read its results.");
+                }
+                Some(path) => {
+                    ui.label("Results of");
+                    egui::ComboBox::from_id_salt("results-of")
+                        .selected_text(name_of(path))
+                        .show_ui(ui, |ui| {
+                            for history in &histories {
+                                let chosen = history.path == *path;
+                                if ui.selectable_label(chosen, name_of(&history.path)).clicked() {
+                                    picked = Some(history.path.clone());
+                                }
+                            }
+                        })
+                        .response
+                        .on_hover_text("The live run or any ticked run");
+                }
+            }
+            reset_layout_ui(ui, &mut self.arrangements.results);
+        });
+        let profiled: Vec<ProfiledRun<'_>> = histories
+            .iter()
+            .zip(&labels)
+            .enumerate()
+            .filter_map(|(i, (history, label))| {
+                let profile = history.summary.as_ref()?.profile.as_ref()?;
+                Some(ProfiledRun {
+                    label,
+                    color: run_color(i),
+                    profile,
+                })
+            })
+            .collect();
+        let config = self.predictions_config();
+        let mut opened = None;
+        let no_predictions = "This panel fills in when the shown run has tested its model (the test split's predictions are in its folder).";
+        arrangement_ui(
+            ui,
+            &mut self.arrangements.results,
+            &mut |ui, pane| match (pane, predictions) {
+                (Pane::StepProfile, _) if profiled.is_empty() => empty_panel_ui(
+                    ui,
+                    "Train with Profile steps above 0 (Setup, Speed) to see where each step's time goes.",
+                ),
+                (Pane::StepProfile, _) => step_profile_ui(ui, &profiled),
+                (_, None) => empty_panel_ui(ui, no_predictions),
+                (Pane::ConfusionMatrix, Some(predictions)) => {
+                    let cell = confusion_matrix_ui(ui, predictions);
+                    opened = cell.zip(config.clone()).map(|(cell, config)| {
+                        let ctx = ui.ctx().clone();
+                        CellImages::open(config, predictions, cell, move || wake(&ctx))
+                    });
+                }
+                (Pane::ClassReport, Some(predictions)) => {
+                    class_report_panel_ui(ui, predictions, validation);
+                }
+                (Pane::Mistakes, Some(predictions)) => mistakes_ui(ui, predictions),
+                _ => {}
+            },
+        );
+        if opened.is_some() {
+            self.cell_images = opened;
+        }
+        if picked.is_some() {
+            self.results_of = picked;
+        }
+    }
+
+    fn data_stage_ui(&mut self, ui: &mut egui::Ui, check: &FormCheck) {
+        let mut read = false;
+        ui.horizontal(|ui| {
+            let title = self.data_view.as_ref().map(|view| view.title.clone());
+            match title {
+                Some(title) => ui.strong(format!("Data: {title}")),
+                None => ui.label("What the data set chosen in Train's setup holds: its counts per split, samples, the augmentation as training draws it, and files left out."),
+            };
+            read = ui
+                .add_enabled(check.experiment.is_some(), egui::Button::new("Read the data set"))
+                .on_hover_text("Read the data set the setup names now")
+                .on_disabled_hover_text(check.blocking_reason().unwrap_or_default())
+                .clicked();
+        });
+        ui.separator();
+        if read {
+            self.handle_setup_action(SetupAction::InspectData);
+        }
+        if let Some(view) = &mut self.data_view {
+            data_view_ui(ui, view);
+        }
+    }
+
+    fn predict_stage_ui(&mut self, ui: &mut egui::Ui) {
+        match &mut self.try_model {
+            Some(try_model) => try_model_ui(ui, try_model),
+            None => {
+                empty_panel_ui(
+                    ui,
+                    "Press Try… on a finished run in the runs list to classify images of your own with its model.",
+                );
+            }
+        }
+    }
+}
