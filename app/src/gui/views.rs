@@ -21,16 +21,39 @@ pub(super) fn plotted_runs<'a>(
         .collect()
 }
 
-/// A band of mean ± std for each group of plotted runs that differ only in their seed.
-fn seed_bands<'a>(histories: &[&'a RunHistory], comparison: &Comparison) -> Vec<SeedBand<'a>> {
-    comparison
-        .seed_groups
-        .iter()
-        .map(|group| SeedBand {
-            runs: group.runs.iter().map(|&i| histories[i]).collect(),
-            color: run_color(group.runs[0]),
-        })
-        .collect()
+/// The runs on the plots with what the plots and the compare table draw of them.
+struct Plotted<'a> {
+    histories: Vec<&'a RunHistory>,
+    /// Each run's legend label: what tells it apart from the others.
+    labels: Vec<String>,
+    /// The compare table, with two runs or more.
+    comparison: Option<Comparison>,
+    /// A band of mean ± std for each group of runs that differ only in their seed.
+    bands: Vec<SeedBand<'a>>,
+}
+
+impl<'a> Plotted<'a> {
+    fn of(session: &'a Option<Session>, runs: &'a RunsPanel) -> Self {
+        let histories = plotted_runs(session, runs);
+        let labels = kiln_core::plot::legend_labels(&histories);
+        let comparison = (histories.len() >= 2).then(|| compare(&histories));
+        let bands = comparison.as_ref().map_or_else(Vec::new, |comparison| {
+            comparison
+                .seed_groups
+                .iter()
+                .map(|group| SeedBand {
+                    runs: group.runs.iter().map(|&i| histories[i]).collect(),
+                    color: run_color(group.runs[0]),
+                })
+                .collect()
+        });
+        Self {
+            histories,
+            labels,
+            comparison,
+            bands,
+        }
+    }
 }
 
 /// A sentence in a panel that has nothing to show yet, saying how to give it something.
@@ -89,12 +112,12 @@ impl KilnApp {
     fn train_stage_ui(&mut self, ui: &mut egui::Ui, check: &FormCheck) {
         self.controls_ui(ui, check);
         ui.separator();
-        let histories = plotted_runs(&self.session, &self.runs);
-        let labels = kiln_core::plot::legend_labels(&histories);
-        let comparison = (histories.len() >= 2).then(|| compare(&histories));
-        let bands = comparison
-            .as_ref()
-            .map_or_else(Vec::new, |c| seed_bands(&histories, c));
+        let Plotted {
+            histories,
+            labels,
+            bands,
+            ..
+        } = Plotted::of(&self.session, &self.runs);
         let runs = plot_runs(&histories, &labels);
         ui.horizontal(|ui| {
             if runs.is_empty() {
@@ -111,12 +134,12 @@ impl KilnApp {
     }
 
     fn compare_stage_ui(&mut self, ui: &mut egui::Ui) {
-        let histories = plotted_runs(&self.session, &self.runs);
-        let labels = kiln_core::plot::legend_labels(&histories);
-        let comparison = (histories.len() >= 2).then(|| compare(&histories));
-        let bands = comparison
-            .as_ref()
-            .map_or_else(Vec::new, |c| seed_bands(&histories, c));
+        let Plotted {
+            histories,
+            labels,
+            comparison,
+            bands,
+        } = Plotted::of(&self.session, &self.runs);
         let runs = plot_runs(&histories, &labels);
         ui.horizontal(|ui| {
             ui.label(match histories.len() {

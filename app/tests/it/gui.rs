@@ -956,14 +956,7 @@ fn a_ten_class_confusion_matrix_fits_the_central_panel_at_1280_by_800() {
         .collect();
     let labels: Vec<u8> = (0..200).map(|i| (i % 10) as u8).collect();
     let predicted: Vec<u8> = labels.iter().map(|&l| if l == 6 { 0 } else { l }).collect();
-    let predictions = kiln_core::results::TestPredictions {
-        class_names,
-        confidence: vec![0.9; labels.len()],
-        label_rank: Vec::new(),
-        gallery: Vec::new(),
-        labels,
-        predicted,
-    };
+    let predictions = test_predictions(class_names, labels, predicted);
     // The Results view's central area at 1280×800, beside the runs list.
     let width = 960.0;
     let mut harness = Harness::builder().with_size([width, 700.0]).build_ui(|ui| {
@@ -977,6 +970,22 @@ fn a_ten_class_confusion_matrix_fits_the_central_panel_at_1280_by_800() {
     assert!(support.rect().max.x <= width, "{:?}", support.rect());
 }
 
+/// Test predictions of `labels` taken for `predicted`, each at 90 % confidence, with no gallery.
+fn test_predictions(
+    class_names: Vec<String>,
+    labels: Vec<u8>,
+    predicted: Vec<u8>,
+) -> kiln_core::results::TestPredictions {
+    kiln_core::results::TestPredictions {
+        class_names,
+        confidence: vec![0.9; labels.len()],
+        label_rank: Vec::new(),
+        gallery: Vec::new(),
+        labels,
+        predicted,
+    }
+}
+
 /// A hundred classes with long names in the Results view's central area of a window of `size`:
 /// the whole matrix in its panel, the report scrolled.
 fn hundred_class_results_snapshot(size: [f32; 2], name: &str) {
@@ -988,14 +997,7 @@ fn hundred_class_results_snapshot(size: [f32; 2], name: &str) {
     let predicted: Vec<u8> = (0..2000)
         .map(|i: usize| ((i % 100 + usize::from(i.is_multiple_of(5))) % 100) as u8)
         .collect();
-    let predictions = kiln_core::results::TestPredictions {
-        class_names,
-        confidence: vec![0.9; labels.len()],
-        label_rank: Vec::new(),
-        gallery: Vec::new(),
-        labels,
-        predicted,
-    };
+    let predictions = test_predictions(class_names, labels, predicted);
     let mut harness = Harness::builder().with_size(size).build_ui(|ui| {
         results_ui(ui, &predictions, None);
     });
