@@ -182,6 +182,34 @@ fn a_long_chosen_path_leaves_the_setup_panel_its_width() {
 }
 
 #[test]
+fn a_changed_setting_is_marked_with_a_reset_and_the_search_box_finds_a_setting() {
+    let form = SetupForm::default()
+        .with_text(Setting::Lr, "0.01")
+        .with_text(Setting::Epsilon, "0.00000001");
+    let mut harness = setup_harness(form);
+    harness.run();
+    // Only the learning rate differs: 0.00000001 is the default ε written another way.
+    let resets: Vec<_> = harness.get_all_by_label("⟳").collect();
+    assert_eq!(resets.len(), 1);
+    resets[0].click();
+    harness.run();
+    let default_lr = SetupForm::default().text_mut(Setting::Lr).clone();
+    assert_eq!(*harness.state_mut().text_mut(Setting::Lr), default_lr);
+    assert!(harness.query_by_label("⟳").is_none());
+
+    harness.get_by_label("Epochs");
+    harness.get_by_label("Find").focus();
+    harness.run();
+    harness.get_by_label("Find").type_text("momentum");
+    harness.run();
+    assert!(
+        harness.query_by_label("Epochs").is_none(),
+        "a row the search does not find"
+    );
+    assert!(harness.query_by_label("Learning rate").is_none());
+}
+
+#[test]
 fn setup_panel_marks_bad_values_where_typed() {
     let form = SetupForm::default()
         .with_text(Setting::Lr, "-1")

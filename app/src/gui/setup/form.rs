@@ -266,6 +266,16 @@ impl SetupForm {
         })
     }
 
+    /// The text a new form shows in `setting`'s field, for the optimizer chosen now (SGD's
+    /// weight decay is not AdamW's).
+    pub(super) fn default_text(&self, setting: Setting) -> String {
+        let mut fresh = Self::default();
+        optimizer_parts(&self.optimizer.defaults(), &mut |setting, text| {
+            fresh.typed.insert(setting, text);
+        });
+        fresh.text(setting)
+    }
+
     /// The form showing `draft`, e.g. a preset or a past run's config.
     pub fn from_draft(draft: &ExperimentDraft) -> Self {
         let mut typed: BTreeMap<Setting, String> = numbers()

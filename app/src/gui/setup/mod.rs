@@ -22,7 +22,7 @@ pub use form::{
 
 use super::fetch::Download;
 use devices::{device_row, precision_problem_ui};
-use fields::{combo_row, error_row, path_label, section_rows_ui, text_row, typed_row};
+use fields::{combo_row, error_row, path_label, search_ui, section_rows_ui, text_row, typed_row};
 
 /// Width of the label column, shared by every group so the fields line up.
 const LABEL_WIDTH: f32 = 104.0;
@@ -79,18 +79,19 @@ pub fn setup_ui(
     let shown = form.to_draft(&mut BTreeMap::new());
     ui.add_enabled_ui(!context.locked, |ui| {
         presets_ui(ui, form);
-        section_ui(ui, Section::Data, |ui| {
+        let searching = search_ui(ui);
+        section_ui(ui, Section::Data, searching, |ui| {
             data_rows_ui(ui, form, errors, context, &mut actions);
             section_rows_ui(ui, form, Section::Data, &shown, errors, |_, _, _| {});
         });
-        section_ui(ui, Section::Model, |ui| {
+        section_ui(ui, Section::Model, searching, |ui| {
             model_rows_ui(ui, form, errors, context, &mut actions);
             section_rows_ui(ui, form, Section::Model, &shown, errors, |_, _, _| {});
         });
-        section_ui(ui, Section::Optimizer, |ui| {
+        section_ui(ui, Section::Optimizer, searching, |ui| {
             optimizer_rows_ui(ui, form, &shown, errors);
         });
-        section_ui(ui, Section::Validation, |ui| {
+        section_ui(ui, Section::Validation, searching, |ui| {
             let validated_on = form.draft.validation;
             section_rows_ui(
                 ui,
@@ -107,22 +108,38 @@ pub fn setup_ui(
                 },
             );
         });
-        section_ui(ui, Section::Run, |ui| {
+        section_ui(ui, Section::Run, searching, |ui| {
             run_rows_ui(ui, form, &shown, errors, context, &mut actions);
         });
     });
     actions
 }
 
-/// A titled group of rows in a two-column grid whose label column lines up with the others.
-fn section_ui(ui: &mut egui::Ui, section: Section, add_rows: impl FnOnce(&mut egui::Ui)) {
+/// A titled group of rows that folds, in a two-column grid whose label column lines up with
+/// the others; every group opens while the search box holds text.
+fn section_ui(
+    ui: &mut egui::Ui,
+    section: Section,
+    searching: bool,
+    add_rows: impl FnOnce(&mut egui::Ui),
+) {
     ui.separator();
-    ui.strong(section.title());
-    egui::Grid::new(format!("setup-{}", section.title().to_lowercase()))
-        .num_columns(2)
-        .min_col_width(LABEL_WIDTH)
-        .spacing([8.0, 4.0])
-        .show(ui, add_rows);
+    let id = ui.make_persistent_id(("setup-section", section.title()));
+    let mut state =
+        egui::collapsing_header::CollapsingState::load_with_default_open(ui.ctx(), id, true);
+    if searching {
+        state.set_open(true);
+    }
+    // Unindented, so the fields of every section keep the panel's width.
+    state
+        .show_header(ui, |ui| ui.strong(section.title()))
+        .body_unindented(|ui| {
+            egui::Grid::new(format!("setup-{}", section.title().to_lowercase()))
+                .num_columns(2)
+                .min_col_width(LABEL_WIDTH)
+                .spacing([8.0, 4.0])
+                .show(ui, add_rows);
+        });
 }
 
 /// The data set's rows: which one, where its files are (or a folder of images), a look at it.
@@ -135,7 +152,14 @@ fn data_rows_ui(
 ) {
     let options: Vec<(DatasetKind, &str)> =
         DatasetKind::ALL.iter().map(|k| (*k, k.label())).collect();
-    combo_row(ui, Setting::Dataset, &mut form.dataset, &options);
+    let defaults = SetupForm::default();
+    combo_row(
+        ui,
+        Setting::Dataset,
+        &mut form.dataset,
+        &options,
+        Some(&defaults.dataset),
+    );
     error_row(ui, Setting::Dataset, errors);
     if form.dataset == DatasetKind::Folder {
         ui.label("Folder");
@@ -240,7 +264,13 @@ fn start_from_ui(
 ) {
     let before = form.start_from;
     let options: Vec<(StartFrom, &str)> = StartFrom::ALL.iter().map(|s| (*s, s.label())).collect();
-    combo_row(ui, Setting::Weights, &mut form.start_from, &options);
+    combo_row(
+        ui,
+        Setting::Weights,
+        &mut form.start_from,
+        &options,
+        Some(&SetupForm::default().start_from),
+    );
     if before == StartFrom::Scratch && form.start_from != StartFrom::Scratch {
         // torchvision's weights were trained on ImageNet-normalized pixels.
         form.draft.input_scaling = InputScaling::ImageNet;
@@ -295,13 +325,26 @@ fn model_rows_ui(
     actions: &mut Vec<SetupAction>,
 ) {
     let options: Vec<(ModelKind, &str)> = ModelKind::ALL.iter().map(|k| (*k, k.label())).collect();
-    combo_row(ui, Setting::Model, &mut form.model, &options);
+    let defaults = SetupForm::default();
+    combo_row(
+        ui,
+        Setting::Model,
+        &mut form.model,
+        &options,
+        Some(&defaults.model),
+    );
     match form.model {
         ModelKind::Mlp => {
             typed_row(ui, form, Setting::MlpWidths, errors);
             let options: Vec<(Activation, &str)> =
                 Activation::ALL.iter().map(|a| (*a, a.name())).collect();
-            combo_row(ui, Setting::Activation, &mut form.activation, &options);
+            combo_row(
+                ui,
+                Setting::Activation,
+                &mut form.activation,
+                &options,
+                Some(&defaults.activation),
+            );
             typed_row(ui, form, Setting::Dropout, errors);
         }
         ModelKind::Vgg16 => {
@@ -334,7 +377,13 @@ fn optimizer_rows_ui(
         (OptimizerKind::Adam, "Adam"),
         (OptimizerKind::AdamW, "AdamW"),
     ];
-    combo_row(ui, Setting::Optimizer, &mut kind, &options);
+    combo_row(
+        ui,
+        Setting::Optimizer,
+        &mut kind,
+        &options,
+        Some(&SetupForm::default().optimizer),
+    );
     form.set_optimizer(kind);
     section_rows_ui(ui, form, Section::Optimizer, shown, errors, |_, _, _| {});
     match form.optimizer {
@@ -359,7 +408,13 @@ fn optimizer_rows_ui(
         (ScheduleKind::Step, "step decay"),
         (ScheduleKind::Cosine, "cosine"),
     ];
-    combo_row(ui, Setting::Schedule, &mut form.schedule, &options);
+    combo_row(
+        ui,
+        Setting::Schedule,
+        &mut form.schedule,
+        &options,
+        Some(&SetupForm::default().schedule),
+    );
     match form.schedule {
         ScheduleKind::Constant => {}
         ScheduleKind::Step => {
@@ -402,7 +457,7 @@ fn run_rows_ui(
             _ => {}
         },
     );
-    text_row(ui, Setting::Name, &mut form.draft.name, errors);
+    text_row(ui, Setting::Name, &mut form.draft.name, errors, None);
     ui.label("");
     ui.checkbox(
         &mut form.draft.stop_on_non_finite_loss,
