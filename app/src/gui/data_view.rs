@@ -339,13 +339,16 @@ fn counts_chart_ui(ui: &mut egui::Ui, report: &DataReport) {
     use egui_plot::{Bar, BarChart, Legend, Plot};
     const BAR_WIDTH: f64 = 0.28;
     let names = report.class_names.clone();
+    let most = report.counts.iter().flatten().copied().max().unwrap_or(0) as f64;
     Plot::new("data-counts-chart")
-        .height(160.0)
+        .height(220.0)
         .legend(Legend::default().follow_insertion_order(true))
         .allow_zoom(false)
         .allow_drag(false)
         .allow_scroll(false)
         .include_y(0.0)
+        // Headroom above the tallest bar for the legend, so it never sits over a bar.
+        .include_y(most * 1.45)
         .x_grid_spacer(|input| {
             let (low, high) = input.bounds;
             (low.ceil() as i64..=high.floor() as i64)
