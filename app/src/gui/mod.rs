@@ -114,6 +114,8 @@ const DRAIN_BUDGET: Duration = Duration::from_millis(4);
 struct Remembered {
     form: SetupForm,
     wall_time_axis: bool,
+    /// Whether the plots' legends were hidden.
+    legends_hidden: bool,
     /// The folder last picked with the Runs panel's Change…, for launches from a menu.
     chosen_runs_dir: Option<PathBuf>,
     /// The addresses of the boxes added with *Add remote box…* (their tokens are kept apart).
@@ -181,6 +183,8 @@ pub struct KilnApp {
     /// Past runs.
     pub runs: RunsPanel,
     x_axis: XAxis,
+    /// Whether the plots draw their legends.
+    legends: bool,
     devices: Devices,
     /// The boxes added with *Add remote box…* and their devices.
     remote_boxes: remote_boxes::RemoteBoxes,
@@ -249,6 +253,7 @@ impl KilnApp {
             } else {
                 XAxis::Steps
             },
+            legends: !remembered.legends_hidden,
             devices,
             remote_boxes: remote_boxes::RemoteBoxes::remembered(
                 &remembered.remote_boxes,
@@ -431,6 +436,7 @@ impl eframe::App for KilnApp {
         let remembered = Remembered {
             form: self.form.clone(),
             wall_time_axis: self.x_axis == XAxis::WallSecs,
+            legends_hidden: !self.legends,
             chosen_runs_dir: self.chosen_runs_dir.clone(),
             remote_boxes: self.remote_boxes.addresses(),
             stage: self.stage,

@@ -84,7 +84,7 @@ fn tick_label(value: f64, step: f64) -> String {
 
 /// The chart's legend, where its lines are not: step times run along the top of their scale
 /// (it starts at 0), so their legend sits at the bottom.
-fn legend(chart: Chart) -> Legend {
+fn chart_legend(chart: Chart) -> Legend {
     let corner = match chart {
         Chart::StepTime => Corner::RightBottom,
         _ => Corner::RightTop,
@@ -94,14 +94,16 @@ fn legend(chart: Chart) -> Legend {
         .position(corner)
 }
 
-/// One chart of the runs filling the space given (its panel's tab carries the title); the x
-/// axes of every chart are linked, so zooming one zooms all.
+/// One chart of the runs filling the space given (its panel's tab carries the title), with its
+/// legend unless `legend` is off (it can cover lines in a small panel); the x axes of every
+/// chart are linked, so zooming one zooms all.
 pub fn chart_ui(
     ui: &mut egui::Ui,
     chart: Chart,
     runs: &[PlotRun<'_>],
     bands: &[SeedBand<'_>],
     x_axis: XAxis,
+    legend: bool,
 ) {
     // Room at the right for the last x tick's label, which egui_plot centres on the edge.
     let width = ui.available_width() - 12.0;
@@ -111,7 +113,6 @@ pub fn chart_ui(
         let mut plot = Plot::new(chart.title())
             .width(width)
             .height(height)
-            .legend(legend(chart))
             .x_grid_spacer(uniform_grid_spacer(|input| {
                 nice_steps(input.base_step_size)
             }))
@@ -121,6 +122,9 @@ pub fn chart_ui(
             .x_axis_formatter(|mark, _| tick_label(mark.value, mark.step_size))
             .y_axis_formatter(|mark, _| tick_label(mark.value, mark.step_size))
             .x_axis_label(x_axis.caption());
+        if legend {
+            plot = plot.legend(chart_legend(chart));
+        }
         // Each run's points before the plot is built: a chart with none yet (no runs, or a run
         // that has not read back its first window) gets its own range, not egui_plot's −0.5…0.5.
         let lines: Vec<_> = runs

@@ -125,10 +125,10 @@ impl KilnApp {
             }
             reset_layout_ui(ui, &mut self.arrangements.train);
         });
-        let x_axis = self.x_axis;
+        let (x_axis, legends) = (self.x_axis, self.legends);
         arrangement_ui(ui, &mut self.arrangements.train, &mut |ui, pane| {
             if let Some(chart) = pane.chart() {
-                chart_ui(ui, chart, &runs, &bands, x_axis);
+                chart_ui(ui, chart, &runs, &bands, x_axis, legends);
             }
         });
     }
@@ -148,12 +148,12 @@ impl KilnApp {
             });
             reset_layout_ui(ui, &mut self.arrangements.compare);
         });
-        let x_axis = self.x_axis;
+        let (x_axis, legends) = (self.x_axis, self.legends);
         arrangement_ui(ui, &mut self.arrangements.compare, &mut |ui, pane| match (
             pane.chart(),
             &comparison,
         ) {
-            (Some(chart), _) => chart_ui(ui, chart, &runs, &bands, x_axis),
+            (Some(chart), _) => chart_ui(ui, chart, &runs, &bands, x_axis, legends),
             (None, Some(comparison)) => {
                 egui::ScrollArea::both()
                     .id_salt("compare-scroll")

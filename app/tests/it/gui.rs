@@ -276,10 +276,43 @@ fn runs_panel_snapshot() {
 
 /// The Train view's four charts in their default arrangement.
 fn plots_ui(ui: &mut egui::Ui, runs: &[PlotRun<'_>], bands: &[SeedBand<'_>], x_axis: XAxis) {
+    charts_ui(ui, runs, bands, x_axis, true);
+}
+
+/// The four charts, with or without their legends.
+fn charts_ui(
+    ui: &mut egui::Ui,
+    runs: &[PlotRun<'_>],
+    bands: &[SeedBand<'_>],
+    x_axis: XAxis,
+    legends: bool,
+) {
     let mut arrangement = Arrangement::new(Tiled::Train);
     arrangement_ui(ui, &mut arrangement, &mut |ui, pane| {
-        chart_ui(ui, pane.chart().unwrap(), runs, bands, x_axis);
+        chart_ui(ui, pane.chart().unwrap(), runs, bands, x_axis, legends);
     });
+}
+
+/// Rough edge: in a small panel a legend covers the lines; the *legends* switch hides them.
+#[test]
+fn hidden_legends_leave_the_lines_uncovered() {
+    let runs = [fake_history("lr-0.1", 0.1, 9000.0)];
+    let labels = ["lr 0.1".to_owned()];
+    let histories: Vec<&RunHistory> = runs.iter().collect();
+    for legends in [true, false] {
+        let mut harness = Harness::builder().with_size([900.0, 620.0]).build_ui(|ui| {
+            charts_ui(
+                ui,
+                &plot_runs(&histories, &labels),
+                &[],
+                XAxis::Steps,
+                legends,
+            );
+        });
+        harness.run();
+        let entries = harness.query_all_by_label_contains("lr 0.1").count();
+        assert_eq!(entries > 0, legends, "{entries} legend entries");
+    }
 }
 
 /// The Results view's panels of a run's predictions in their default arrangement (its step
