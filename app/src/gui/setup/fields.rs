@@ -9,7 +9,7 @@ use std::path::Path;
 use kiln_core::config::{ExperimentDraft, Setting};
 use kiln_core::settings::Row;
 
-use super::form::SetupForm;
+use super::form::{SetupForm, new_form};
 
 /// Where the search box keeps its text for the rows of the frame.
 fn search_id() -> egui::Id {
@@ -141,14 +141,14 @@ pub(super) fn table_row_ui(
     if !found(ui, setting) {
         return;
     }
-    let defaults = SetupForm::default().draft;
+    let defaults = &new_form().draft;
     match row {
         Row::Number(_) => {
             typed_row(ui, form, setting, errors);
         }
         Row::Choice(choice) => {
             let current = choice.show(&form.draft);
-            let default = choice.show(&defaults);
+            let default = choice.show(defaults);
             let mut word = current.as_str();
             combo_row(
                 ui,
@@ -165,7 +165,7 @@ pub(super) fn table_row_ui(
         }
         Row::Switch(switch) => {
             let mut on = switch.get(&form.draft);
-            let default = switch.get(&defaults);
+            let default = switch.get(defaults);
             ui.label("");
             ui.horizontal(|ui| {
                 let mut text = egui::RichText::new(setting.label());

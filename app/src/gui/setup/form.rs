@@ -228,6 +228,12 @@ impl Default for SetupForm {
     }
 }
 
+/// A new form, built once: the Setup panel compares every row with it on every frame.
+pub(super) fn new_form() -> &'static SetupForm {
+    static NEW: std::sync::OnceLock<SetupForm> = std::sync::OnceLock::new();
+    NEW.get_or_init(SetupForm::default)
+}
+
 /// The settings of the specs that are typed as text, with their text in a draft that does not
 /// hold them (the widths of an MLP while a CNN is chosen).
 const SPEC_TEXT_DEFAULTS: &[(Setting, &str)] = &[
@@ -248,32 +254,29 @@ impl SetupForm {
     /// The text of `setting`'s field, to type into. A form remembered before that field
     /// existed shows what a new form would.
     pub fn text_mut(&mut self, setting: Setting) -> &mut String {
-        self.typed.entry(setting).or_insert_with(|| {
-            Self::from_draft(&ExperimentDraft::default())
-                .typed
-                .remove(&setting)
-                .unwrap_or_default()
-        })
+        self.typed
+            .entry(setting)
+            .or_insert_with(|| new_form().text(setting))
     }
 
     /// The text of `setting`'s field as typed.
     fn text(&self, setting: Setting) -> String {
-        self.typed.get(&setting).cloned().unwrap_or_else(|| {
-            Self::from_draft(&ExperimentDraft::default())
-                .typed
-                .remove(&setting)
-                .unwrap_or_default()
-        })
+        match self.typed.get(&setting) {
+            Some(text) => text.clone(),
+            None => new_form().typed.get(&setting).cloned().unwrap_or_default(),
+        }
     }
 
     /// The text a new form shows in `setting`'s field, for the optimizer chosen now (SGD's
     /// weight decay is not AdamW's).
     pub(super) fn default_text(&self, setting: Setting) -> String {
-        let mut fresh = Self::default();
-        optimizer_parts(&self.optimizer.defaults(), &mut |setting, text| {
-            fresh.typed.insert(setting, text);
+        let mut optimizer_part = None;
+        optimizer_parts(&self.optimizer.defaults(), &mut |part, text| {
+            if part == setting {
+                optimizer_part = Some(text);
+            }
         });
-        fresh.text(setting)
+        optimizer_part.unwrap_or_else(|| new_form().text(setting))
     }
 
     /// The form showing `draft`, e.g. a preset or a past run's config.

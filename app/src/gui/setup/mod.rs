@@ -23,6 +23,7 @@ pub use form::{
 use super::fetch::Download;
 use devices::{device_row, precision_problem_ui};
 use fields::{combo_row, error_row, path_label, search_ui, section_rows_ui, text_row, typed_row};
+use form::new_form;
 
 /// Width of the label column, shared by every group so the fields line up.
 const LABEL_WIDTH: f32 = 104.0;
@@ -152,7 +153,7 @@ fn data_rows_ui(
 ) {
     let options: Vec<(DatasetKind, &str)> =
         DatasetKind::ALL.iter().map(|k| (*k, k.label())).collect();
-    let defaults = SetupForm::default();
+    let defaults = new_form();
     combo_row(
         ui,
         Setting::Dataset,
@@ -269,7 +270,7 @@ fn start_from_ui(
         Setting::Weights,
         &mut form.start_from,
         &options,
-        Some(&SetupForm::default().start_from),
+        Some(&new_form().start_from),
     );
     if before == StartFrom::Scratch && form.start_from != StartFrom::Scratch {
         // torchvision's weights were trained on ImageNet-normalized pixels.
@@ -325,7 +326,7 @@ fn model_rows_ui(
     actions: &mut Vec<SetupAction>,
 ) {
     let options: Vec<(ModelKind, &str)> = ModelKind::ALL.iter().map(|k| (*k, k.label())).collect();
-    let defaults = SetupForm::default();
+    let defaults = new_form();
     combo_row(
         ui,
         Setting::Model,
@@ -382,7 +383,7 @@ fn optimizer_rows_ui(
         Setting::Optimizer,
         &mut kind,
         &options,
-        Some(&SetupForm::default().optimizer),
+        Some(&new_form().optimizer),
     );
     form.set_optimizer(kind);
     section_rows_ui(ui, form, Section::Optimizer, shown, errors, |_, _, _| {});
@@ -413,7 +414,7 @@ fn optimizer_rows_ui(
         Setting::Schedule,
         &mut form.schedule,
         &options,
-        Some(&SetupForm::default().schedule),
+        Some(&new_form().schedule),
     );
     match form.schedule {
         ScheduleKind::Constant => {}
