@@ -191,10 +191,14 @@ pub fn chart_ui(
                         true => format!("{} train", run.label),
                         false => run.label.to_owned(),
                     };
+                    // No bands: egui_plot merges the points within one pixel column into a
+                    // band and fills between neighbouring columns, which at a readback every
+                    // few pixels turned a one-window spike into a filled triangle.
                     plot_ui.line(
                         Line::new(train_name, PlotPoints::from(train.clone()))
                             .color(run.color)
-                            .width(1.0),
+                            .width(1.0)
+                            .allow_band(false),
                     );
                     if let Some(at) = off_scale_at {
                         off_scale_ui(plot_ui, run, &train, at);
@@ -205,7 +209,8 @@ pub fn chart_ui(
                             Line::new(name.clone(), PlotPoints::from(test.clone()))
                                 .color(run.color)
                                 .style(LineStyle::dashed_loose())
-                                .width(1.0),
+                                .width(1.0)
+                                .allow_band(false),
                         );
                         plot_ui.points(
                             Points::new(name, PlotPoints::from(test))
