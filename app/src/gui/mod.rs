@@ -64,7 +64,7 @@ use kiln_core::run_folder::{self, RunHistory};
 use serde::{Deserialize, Serialize};
 
 pub use arrangement::{Arrangement, Arrangements, Pane, Tiled, arrangement_ui};
-pub use plots::{PlotRun, SeedBand, chart_ui, plot_runs, run_color};
+pub use plots::{PlotRun, SeedBand, chart_ui, legend_ui, plot_runs, run_color};
 pub use profile::{ProfiledRun, step_profile_ui};
 
 pub use runs::{ExportKind, RunsAction, RunsPanel, runs_ui};
@@ -114,8 +114,6 @@ const DRAIN_BUDGET: Duration = Duration::from_millis(4);
 struct Remembered {
     form: SetupForm,
     wall_time_axis: bool,
-    /// Whether the plots' legends were hidden.
-    legends_hidden: bool,
     /// The folder last picked with the Runs panel's Change…, for launches from a menu.
     chosen_runs_dir: Option<PathBuf>,
     /// The addresses of the boxes added with *Add remote box…* (their tokens are kept apart).
@@ -183,8 +181,6 @@ pub struct KilnApp {
     /// Past runs.
     pub runs: RunsPanel,
     x_axis: XAxis,
-    /// Whether the plots draw their legends.
-    legends: bool,
     devices: Devices,
     /// The boxes added with *Add remote box…* and their devices.
     remote_boxes: remote_boxes::RemoteBoxes,
@@ -253,7 +249,6 @@ impl KilnApp {
             } else {
                 XAxis::Steps
             },
-            legends: !remembered.legends_hidden,
             devices,
             remote_boxes: remote_boxes::RemoteBoxes::remembered(
                 &remembered.remote_boxes,
@@ -436,7 +431,6 @@ impl eframe::App for KilnApp {
         let remembered = Remembered {
             form: self.form.clone(),
             wall_time_axis: self.x_axis == XAxis::WallSecs,
-            legends_hidden: !self.legends,
             chosen_runs_dir: self.chosen_runs_dir.clone(),
             remote_boxes: self.remote_boxes.addresses(),
             stage: self.stage,

@@ -2,8 +2,7 @@
 
 use egui::Color32;
 use egui_plot::{
-    Corner, FilledArea, Legend, Line, LineStyle, MarkerShape, Plot, PlotPoints, Points,
-    uniform_grid_spacer,
+    FilledArea, Line, LineStyle, MarkerShape, Plot, PlotPoints, Points, uniform_grid_spacer,
 };
 use kiln_core::compare::seed_band;
 use kiln_core::plot::{Chart, XAxis, eval_line_name, off_scale, run_rgb};
@@ -82,33 +81,159 @@ fn tick_label(value: f64, step: f64) -> String {
     egui::emath::format_with_decimals_in_range(value, decimals..=decimals)
 }
 
-/// The chart's legend, where its lines are not: step times run along the top of their scale
-/// (it starts at 0), so their legend sits at the bottom.
-fn chart_legend(chart: Chart) -> Legend {
-    let corner = match chart {
-        Chart::StepTime => Corner::RightBottom,
-        _ => Corner::RightTop,
-    };
-    Legend::default()
-        .follow_insertion_order(true)
-        .position(corner)
+/// What a legend swatch draws: a run's line, the dashed evaluation line with its epoch dot, a
+/// seed band, or the off-the-scale mark.
+#[derive(Debug, Clone, Copy)]
+enum Swatch {
+    Line(Color32),
+    Dashed(Color32),
+    Band(Color32),
+    OffScale(Color32),
 }
 
-/// One chart of the runs filling the space given (its panel's tab carries the title), with its
-/// legend unless `legend` is off (it can cover lines in a small panel); the x axes of every
-/// chart are linked, so zooming one zooms all.
+/// A legend's small picture of a line, painted rather than written: the fonts have no box
+/// drawing characters.
+fn swatch_ui(ui: &mut egui::Ui, swatch: Swatch) {
+    let (rect, _) = ui.allocate_exact_size(egui::vec2(22.0, 12.0), egui::Sense::hover());
+    let painter = ui.painter();
+    let (left, right) = (rect.left_center(), rect.right_center());
+    match swatch {
+        Swatch::Line(color) => {
+            painter.line_segment([left, right], egui::Stroke::new(2.0, color));
+        }
+        Swatch::Dashed(color) => {
+            painter.extend(egui::Shape::dashed_line(
+                &[left, right],
+                egui::Stroke::new(1.5, color),
+                4.0,
+                3.0,
+            ));
+            painter.circle_filled(rect.center(), 3.0, color);
+        }
+        Swatch::Band(color) => {
+            painter.rect_filled(
+                rect.shrink2(egui::vec2(0.0, 2.0)),
+                1.0,
+                color.gamma_multiply(0.4),
+            );
+        }
+        Swatch::OffScale(color) => {
+            let c = rect.center();
+            painter.add(egui::Shape::convex_polygon(
+                vec![
+                    c + egui::vec2(0.0, -5.0),
+                    c + egui::vec2(5.0, 4.0),
+                    c + egui::vec2(-5.0, 4.0),
+                ],
+                color,
+                egui::Stroke::NONE,
+            ));
+        }
+    }
+}
+
+/// The legend of every chart at once, above them: each run's colour and label, each seed band,
+/// and what the solid and dashed lines are. Outside the plots, so it never covers a line, and
+/// once, since every chart draws the same runs in the same colours.
+pub fn legend_ui(ui: &mut egui::Ui, runs: &[PlotRun<'_>], bands: &[SeedBand<'_>]) {
+    if runs.is_empty() && bands.is_empty() {
+        return;
+    }
+    ui.horizontal_wrapped(|ui| {
+        ui.spacing_mut().item_spacing.x = 4.0;
+        for run in runs {
+            swatch_ui(ui, Swatch::Line(run.color));
+            ui.label(run.label);
+            ui.add_space(8.0);
+        }
+        for band in bands {
+            swatch_ui(ui, Swatch::Band(band.color));
+            ui.label(format!(
+                "{} mean ± std over {} seeds",
+                eval_line_name(&band.runs),
+                band.runs.len()
+            ));
+            ui.add_space(8.0);
+        }
+        let histories: Vec<&RunHistory> = runs.iter().map(|run| run.history).collect();
+        let key = ui.visuals().strong_text_color();
+        swatch_ui(ui, Swatch::Line(key));
+        ui.label("training")
+            .on_hover_text("Loss and accuracy: the mean over each readback window of steps.");
+        ui.add_space(8.0);
+        swatch_ui(ui, Swatch::Dashed(key));
+        ui.label(eval_line_name(&histories))
+            .on_hover_text("Loss and accuracy evaluated at the end of each epoch.");
+    });
+}
+
+/// The step-time readbacks `runs` would draw above `top`, one sentence per run with its colour:
+/// said above the chart, where it covers nothing.
+fn off_scale_notes(runs: &[(&PlotRun<'_>, Vec<[f64; 2]>)], top: f64) -> Vec<(Color32, String)> {
+    runs.iter()
+        .filter_map(|(run, train)| {
+            let points: Vec<(f64, f64)> = train.iter().map(|p| (p[0], p[1])).collect();
+            let (xs, largest) = off_scale([points.as_slice()], top);
+            let count = match xs.len() {
+                0 => return None,
+                1 => "1 readback".to_owned(),
+                n => format!("{n} readbacks"),
+            };
+            Some((
+                run.color,
+                format!(
+                    "{}: {count} off the scale, up to {largest:.0} ms",
+                    run.label
+                ),
+            ))
+        })
+        .collect()
+}
+
+/// One chart of the runs filling the space given (its panel's tab carries the title, and
+/// [`legend_ui`] above the charts names the lines); the x axes of every chart are linked, so
+/// zooming one zooms all.
 pub fn chart_ui(
     ui: &mut egui::Ui,
     chart: Chart,
     runs: &[PlotRun<'_>],
     bands: &[SeedBand<'_>],
     x_axis: XAxis,
-    legend: bool,
 ) {
-    // Room at the right for the last x tick's label, which egui_plot centres on the edge.
-    let width = ui.available_width() - 12.0;
-    let height = ui.available_height();
+    // Each run's points before the plot is built: a chart with none yet (no runs, or a run
+    // that has not read back its first window) gets its own range, not egui_plot's −0.5…0.5.
+    let lines: Vec<_> = runs
+        .iter()
+        .map(|run| {
+            let as_plot = |points: Vec<(f64, f64)>| -> Vec<[f64; 2]> {
+                points.into_iter().map(|(x, y)| [x, y]).collect()
+            };
+            let train = as_plot(chart.train_points(run.history, x_axis));
+            let eval = as_plot(chart.eval_points(run.history, x_axis));
+            (run, train, eval)
+        })
+        .collect();
+    let values: Vec<f64> = lines
+        .iter()
+        .flat_map(|(_, train, _)| train.iter().map(|p| p[1]))
+        .collect();
+    let scale_top = chart.scale_top(&values);
     ui.vertical(|ui| {
+        if let Some(top) = scale_top {
+            let trains: Vec<_> = lines
+                .iter()
+                .map(|(run, train, _)| (*run, train.clone()))
+                .collect();
+            for (color, note) in off_scale_notes(&trains, top) {
+                ui.horizontal(|ui| {
+                    swatch_ui(ui, Swatch::OffScale(color));
+                    ui.small(note);
+                });
+            }
+        }
+        // Room at the right for the last x tick's label, which egui_plot centres on the edge.
+        let width = ui.available_width() - 12.0;
+        let height = ui.available_height();
         let link = egui::Id::unique("kiln-plots-x");
         let mut plot = Plot::new(chart.title())
             .width(width)
@@ -122,22 +247,6 @@ pub fn chart_ui(
             .x_axis_formatter(|mark, _| tick_label(mark.value, mark.step_size))
             .y_axis_formatter(|mark, _| tick_label(mark.value, mark.step_size))
             .x_axis_label(x_axis.caption());
-        if legend {
-            plot = plot.legend(chart_legend(chart));
-        }
-        // Each run's points before the plot is built: a chart with none yet (no runs, or a run
-        // that has not read back its first window) gets its own range, not egui_plot's −0.5…0.5.
-        let lines: Vec<_> = runs
-            .iter()
-            .map(|run| {
-                let as_plot = |points: Vec<(f64, f64)>| -> Vec<[f64; 2]> {
-                    points.into_iter().map(|(x, y)| [x, y]).collect()
-                };
-                let train = as_plot(chart.train_points(run.history, x_axis));
-                let eval = as_plot(chart.eval_points(run.history, x_axis));
-                (run, train, eval)
-            })
-            .collect();
         let no_points = lines
             .iter()
             .all(|(_, train, eval)| train.is_empty() && eval.is_empty());
@@ -149,19 +258,13 @@ pub fn chart_ui(
                 .include_y(0.0)
                 .include_y(top);
         }
-        let values: Vec<f64> = lines
-            .iter()
-            .flat_map(|(_, train, _)| train.iter().map(|p| p[1]))
-            .collect();
         // Given anew each frame, the range follows a live run until the person zooms or drags
         // (egui_plot keeps their view then, and a double click comes back to this one).
         // Room above the highest point on the scale for the off-scale triangles.
-        let scale_top = chart.scale_top(&values);
         if let Some(top) = scale_top {
             plot = plot.default_y_bounds(0.0, top * 1.25);
         } else if chart == Chart::StepTime {
-            // From 0, so two runs' step times read as the ratio they are, and the lines run
-            // clear of the legend at the bottom.
+            // From 0, so two runs' step times read as the ratio they are.
             plot = plot.include_y(0.0);
         }
         plot.link_axis(link, [true, false])
@@ -225,8 +328,8 @@ pub fn chart_ui(
     });
 }
 
-/// Marks `train`'s points above `top` with a triangle at `marker_y`, near the chart's top edge,
-/// named in the legend with the largest of them: left off so the rest can be read, never hidden.
+/// Marks `train`'s points above `top` with a triangle at `marker_y`, near the chart's top edge
+/// ([`off_scale_notes`] says how far above): left off so the rest can be read, never hidden.
 fn off_scale_ui(
     plot_ui: &mut egui_plot::PlotUi<'_>,
     run: &PlotRun<'_>,
@@ -234,25 +337,20 @@ fn off_scale_ui(
     (top, marker_y): (f64, f64),
 ) {
     let points: Vec<(f64, f64)> = train.iter().map(|p| (p[0], p[1])).collect();
-    let (xs, largest) = off_scale([points.as_slice()], top);
+    let (xs, _) = off_scale([points.as_slice()], top);
     if xs.is_empty() {
         return;
     }
-    let name = format!(
-        "{}: {} off the scale, up to {largest:.0} ms",
-        run.label,
-        match xs.len() {
-            1 => "1 readback".to_owned(),
-            n => format!("{n} readbacks"),
-        }
-    );
     let at_top: Vec<[f64; 2]> = xs.into_iter().map(|x| [x, marker_y]).collect();
     plot_ui.points(
-        Points::new(name, PlotPoints::from(at_top))
-            .color(run.color)
-            .shape(MarkerShape::Up)
-            .radius(5.0)
-            .filled(true),
+        Points::new(
+            format!("{} off the scale", run.label),
+            PlotPoints::from(at_top),
+        )
+        .color(run.color)
+        .shape(MarkerShape::Up)
+        .radius(5.0)
+        .filled(true),
     );
 }
 

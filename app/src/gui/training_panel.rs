@@ -69,16 +69,6 @@ impl KilnApp {
                 wall = true;
             }
             self.x_axis = if wall { XAxis::WallSecs } else { XAxis::Steps };
-            ui.separator();
-            if ui
-                .selectable_label(self.legends, "legends")
-                .on_hover_text(
-                    "Show or hide the plots' legends, which can cover lines in a small panel",
-                )
-                .clicked()
-            {
-                self.legends = !self.legends;
-            }
         });
         // On its own wrapped line: a long reason in the button row would widen the panel.
         if let Some(reason) = blocked.filter(|_| !training) {

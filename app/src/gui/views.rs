@@ -125,10 +125,11 @@ impl KilnApp {
             }
             reset_layout_ui(ui, &mut self.arrangements.train);
         });
-        let (x_axis, legends) = (self.x_axis, self.legends);
+        legend_ui(ui, &runs, &bands);
+        let x_axis = self.x_axis;
         arrangement_ui(ui, &mut self.arrangements.train, &mut |ui, pane| {
             if let Some(chart) = pane.chart() {
-                chart_ui(ui, chart, &runs, &bands, x_axis, legends);
+                chart_ui(ui, chart, &runs, &bands, x_axis);
             }
         });
     }
@@ -148,12 +149,13 @@ impl KilnApp {
             });
             reset_layout_ui(ui, &mut self.arrangements.compare);
         });
-        let (x_axis, legends) = (self.x_axis, self.legends);
+        legend_ui(ui, &runs, &bands);
+        let x_axis = self.x_axis;
         arrangement_ui(ui, &mut self.arrangements.compare, &mut |ui, pane| match (
             pane.chart(),
             &comparison,
         ) {
-            (Some(chart), _) => chart_ui(ui, chart, &runs, &bands, x_axis, legends),
+            (Some(chart), _) => chart_ui(ui, chart, &runs, &bands, x_axis),
             (None, Some(comparison)) => {
                 egui::ScrollArea::both()
                     .id_salt("compare-scroll")

@@ -14,11 +14,11 @@ use egui_kittest::kittest::Queryable;
 use kiln::gui::{
     AppOptions, Arrangement, DataChoice, DatasetKind, KilnApp, ModelKind, Pane, PlotRun, RunsDir,
     RunsPanel, SeedBand, SetupContext, SetupForm, Stage, StartFrom, Tiled, arrangement_ui,
-    chart_ui, plot_runs, runs_ui, setup_ui,
+    chart_ui, legend_ui, plot_runs, runs_ui, setup_ui,
 };
 use kiln_core::config::{ExperimentDraft, Precision, Setting};
 use kiln_core::device::{DeviceClass, DeviceInfo};
-use kiln_core::plot::XAxis;
+use kiln_core::plot::{Chart, XAxis};
 use kiln_core::run_folder::{EpochRow, MetricsRow, RunHistory};
 use kiln_test_support::scratch_dir;
 
@@ -274,45 +274,38 @@ fn runs_panel_snapshot() {
     harness.snapshot("runs_panel");
 }
 
-/// The Train view's four charts in their default arrangement.
+/// The Train view's legend and four charts in their default arrangement.
 fn plots_ui(ui: &mut egui::Ui, runs: &[PlotRun<'_>], bands: &[SeedBand<'_>], x_axis: XAxis) {
-    charts_ui(ui, runs, bands, x_axis, true);
-}
-
-/// The four charts, with or without their legends.
-fn charts_ui(
-    ui: &mut egui::Ui,
-    runs: &[PlotRun<'_>],
-    bands: &[SeedBand<'_>],
-    x_axis: XAxis,
-    legends: bool,
-) {
+    legend_ui(ui, runs, bands);
     let mut arrangement = Arrangement::new(Tiled::Train);
     arrangement_ui(ui, &mut arrangement, &mut |ui, pane| {
-        chart_ui(ui, pane.chart().unwrap(), runs, bands, x_axis, legends);
+        chart_ui(ui, pane.chart().unwrap(), runs, bands, x_axis);
     });
 }
 
-/// Rough edge: in a small panel a legend covers the lines; the *legends* switch hides them.
+/// Rough edge: the step time chart's legend sat over its lines. The runs are named once, above
+/// every chart, where no line is.
 #[test]
-fn hidden_legends_leave_the_lines_uncovered() {
-    let runs = [fake_history("lr-0.1", 0.1, 9000.0)];
-    let labels = ["lr 0.1".to_owned()];
+fn the_legend_is_drawn_once_above_the_charts_where_it_covers_no_line() {
+    let runs = [
+        fake_history("lr-0.1", 0.1, 9000.0),
+        fake_history("lr-0.01", 0.01, 3000.0),
+    ];
+    let labels = ["lr 0.1".to_owned(), "lr 0.01".to_owned()];
     let histories: Vec<&RunHistory> = runs.iter().collect();
-    for legends in [true, false] {
-        let mut harness = Harness::builder().with_size([900.0, 620.0]).build_ui(|ui| {
-            charts_ui(
-                ui,
-                &plot_runs(&histories, &labels),
-                &[],
-                XAxis::Steps,
-                legends,
-            );
-        });
-        harness.run();
-        let entries = harness.query_all_by_label_contains("lr 0.1").count();
-        assert_eq!(entries > 0, legends, "{entries} legend entries");
-    }
+    let mut harness = Harness::builder().with_size([900.0, 620.0]).build_ui(|ui| {
+        plots_ui(ui, &plot_runs(&histories, &labels), &[], XAxis::Steps);
+    });
+    harness.run();
+    let entry = harness.get_by_label("lr 0.1");
+    let first_chart = harness.get_by_label("Loss");
+    assert!(
+        entry.rect().max.y <= first_chart.rect().min.y,
+        "the legend ({:?}) reaches into the charts ({:?})",
+        entry.rect(),
+        first_chart.rect()
+    );
+    harness.get_by_label("test");
 }
 
 /// The Results view's panels of a run's predictions in their default arrangement (its step
@@ -379,6 +372,54 @@ fn plots_mark_a_warm_up_step_time_off_the_scale_so_the_steady_steps_can_be_read(
     harness.run();
     harness.get_by_label_contains("gpu: 1 readback off the scale, up to");
     harness.snapshot("plots_warm_up");
+}
+
+/// Pixels of `image` within a few levels of `color`: a line's anti-aliased edges are blends,
+/// so what counts is its core and whatever area is filled with the run's colour.
+fn pixels_of(image: &image::RgbaImage, color: egui::Color32) -> usize {
+    let near = |a: u8, b: u8| a.abs_diff(b) <= 8;
+    image
+        .pixels()
+        .filter(|p| near(p[0], color.r()) && near(p[1], color.g()) && near(p[2], color.b()))
+        .count()
+}
+
+#[test]
+fn a_one_window_spike_between_sparse_readbacks_is_drawn_as_a_line_not_a_filled_triangle() {
+    // Rough edge: the README's throughput chart showed a filled triangle where an epoch's last
+    // window (four steps, one pixel column after the readback before it) dipped: egui_plot
+    // merged the column into a band and filled from it to the next readback, 40 pixels on.
+    let mut spiky = fake_history("spiky", 0.1, 9000.0);
+    spiky.metrics.truncate(1);
+    spiky.metrics = (1..=24)
+        .flat_map(|k| {
+            let row = spiky.metrics[0].clone();
+            let at = |global_step: usize, samples_per_sec: f64| MetricsRow {
+                global_step,
+                samples_per_sec,
+                ..row.clone()
+            };
+            let mut rows = vec![at(k * 100, 9000.0)];
+            if k == 12 {
+                rows.push(at(k * 100 + 1, 500.0));
+            }
+            rows
+        })
+        .collect();
+    let labels = ["spiky".to_owned()];
+    let histories = [&spiky];
+    let mut harness = Harness::builder().with_size([900.0, 620.0]).build_ui(|ui| {
+        let runs = plot_runs(&histories, &labels);
+        chart_ui(ui, Chart::Throughput, &runs, &[], XAxis::Steps);
+    });
+    harness.run();
+    let image = harness.render().unwrap();
+    let colored = pixels_of(&image, plot_runs(&histories, &labels)[0].color);
+    // Measured on lavapipe: the line's core is some 140 pixels, the triangle filled 16 700.
+    assert!(
+        colored < 4_000,
+        "{colored} pixels in the run's colour: an area is filled"
+    );
 }
 
 fn app_harness(runs_dir: &Path) -> Harness<'static, KilnApp> {
@@ -1075,6 +1116,142 @@ fn a_hundred_class_result_fits_the_results_view_at_1280_by_800() {
 #[test]
 fn a_hundred_class_result_fits_the_results_view_at_1920_by_1080() {
     hundred_class_results_snapshot([1600.0, 980.0], "results_100_classes_1920");
+}
+
+/// A finished run written as training writes it, under a fixed name (`20261129-120000-NAME`)
+/// so snapshots read the same on every day: `fake_history`'s rows, `predictions` as its test
+/// result, and a summary saying it completed on the CPU.
+fn finished_run(
+    runs_dir: &Path,
+    history: &RunHistory,
+    predictions: &kiln_core::results::TestPredictions,
+) -> PathBuf {
+    use kiln_core::run_folder::RunFolder;
+    use kiln_core::train::{RunSummary, TrainEvent};
+    let experiment = history.config.clone().unwrap().validate().unwrap();
+    let mut folder = RunFolder::create(runs_dir, &experiment).unwrap();
+    for row in &history.metrics {
+        folder.record(&TrainEvent::Progress(row.clone())).unwrap();
+    }
+    for row in &history.epochs {
+        folder.record(&TrainEvent::EpochEnd(row.clone())).unwrap();
+    }
+    folder.write_predictions(predictions).unwrap();
+    let last = history.epochs.last().unwrap();
+    let accuracy = predictions.report().accuracy;
+    let summary: RunSummary = serde_json::from_value(serde_json::json!({
+        "outcome": "completed",
+        "epochs_completed": history.epochs.len(),
+        "steps": history.metrics.last().unwrap().global_step,
+        "samples_seen": history.metrics.last().unwrap().samples_seen,
+        "final_test_accuracy": accuracy,
+        "final_test_loss": last.test_loss,
+        "best_test_accuracy": accuracy,
+        "final_train_accuracy": last.train_accuracy,
+        "final_train_loss": last.train_loss,
+        "warmup_secs": 0.4,
+        "steady_samples_per_sec": last.samples_per_sec,
+        "mean_epoch_train_secs": last.epoch_secs,
+        "total_secs": 7.0,
+        "load_secs": 0.1,
+        "upload_secs": 0.0,
+        "device_name": "CPU",
+        "parameter_count": 25_450,
+        "error": null,
+    }))
+    .unwrap();
+    folder.write_summary(&summary).unwrap();
+    let written = folder.path().to_owned();
+    drop(folder);
+    let fixed = runs_dir.join(format!("20261129-120000-{}", history.name));
+    std::fs::rename(written, &fixed).unwrap();
+    fixed
+}
+
+/// Every view of the window of `size`, each opened with a click on its tab, with two finished
+/// ten-class runs ticked: what a person sees at that screen size.
+fn every_view_snapshots(size: [f32; 2], suffix: &str) {
+    // Relative, so the runs panel prints the same folder on every machine.
+    let runs_dir = PathBuf::from(format!("view-snapshot-runs-{suffix}"));
+    std::fs::remove_dir_all(&runs_dir).ok();
+    std::fs::create_dir_all(&runs_dir).unwrap();
+    let class_names: Vec<String> = kiln_core::data::FASHION_MNIST_CLASSES
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
+    let labels: Vec<u8> = (0..500).map(|i| (i % 10) as u8).collect();
+    for (name, lr, speed, confused) in [("lr-0.1", 0.1, 9000.0, 6), ("lr-0.01", 0.01, 3000.0, 2)] {
+        // Shirts (or pullovers) taken for T-shirts, every fourth coat for a pullover.
+        let predicted: Vec<u8> = labels
+            .iter()
+            .enumerate()
+            .map(|(i, &l)| match l {
+                l if l == confused => 0,
+                4 if i % 4 == 0 => 2,
+                l => l,
+            })
+            .collect();
+        let predictions = test_predictions(class_names.clone(), labels.clone(), predicted);
+        finished_run(&runs_dir, &fake_history(name, lr, speed), &predictions);
+    }
+    let mut harness = Harness::builder().with_size(size).build_eframe(|cc| {
+        KilnApp::new(
+            cc,
+            AppOptions {
+                runs_dir: RunsDir::Fixed(runs_dir.clone()),
+                devices: Some(fixed_devices()),
+                restore: false,
+            },
+        )
+    });
+    harness.run();
+    for run in ["20261129-120000-lr-0.1", "20261129-120000-lr-0.01"] {
+        harness.get_by_label_contains(run).click();
+        harness.run();
+    }
+    for (stage, tab) in [
+        (Stage::Data, "Data"),
+        (Stage::Train, "Train"),
+        (Stage::Results, "Results"),
+        (Stage::Predict, "Predict"),
+        (Stage::Compare, "Compare (2)"),
+    ] {
+        // The top bar's tab comes first ("Data" also heads a setup section).
+        harness.get_all_by_label(tab).next().unwrap().click();
+        harness.step();
+        if stage == Stage::Data {
+            // The report and the augmentation preview are read on threads.
+            let deadline = Instant::now() + Duration::from_secs(120);
+            while !harness
+                .state_mut()
+                .data_view
+                .as_mut()
+                .is_some_and(|view| view.report().is_some() && view.preview().is_some())
+            {
+                assert!(Instant::now() < deadline, "the data report never came");
+                std::thread::sleep(Duration::from_millis(50));
+                harness.step();
+            }
+        }
+        harness.run();
+        assert_eq!(harness.state().stage, stage);
+        harness.snapshot(format!(
+            "view_{}_{suffix}",
+            tab.split(' ').next().unwrap().to_lowercase()
+        ));
+    }
+    drop(harness);
+    std::fs::remove_dir_all(&runs_dir).unwrap();
+}
+
+#[test]
+fn every_view_reads_whole_at_1280_by_800() {
+    every_view_snapshots([1280.0, 800.0], "1280");
+}
+
+#[test]
+fn every_view_reads_whole_at_1920_by_1080() {
+    every_view_snapshots([1920.0, 1080.0], "1920");
 }
 
 #[test]
