@@ -338,7 +338,16 @@ fn counts_ui(ui: &mut egui::Ui, report: &DataReport) {
 fn counts_chart_ui(ui: &mut egui::Ui, report: &DataReport) {
     use egui_plot::{Bar, BarChart, Legend, Plot};
     const BAR_WIDTH: f64 = 0.28;
-    let names = report.class_names.clone();
+    // Each name cut with "…" to its class's slot of the x axis: egui_plot leaves out a label
+    // wider than the space between two, and the first class's name went missing that way.
+    // A bar's tooltip names its class in full.
+    let slot_width = (ui.available_width() - 60.0) / (report.class_names.len() as f32 + 0.5);
+    let font = egui::TextStyle::Body.resolve(ui.style());
+    let names: Vec<String> = report
+        .class_names
+        .iter()
+        .map(|name| super::results_panel::fit_text(ui, name, &font, slot_width - 8.0))
+        .collect();
     let most = report.counts.iter().flatten().copied().max().unwrap_or(0) as f64;
     Plot::new("data-counts-chart")
         .height(220.0)
@@ -347,6 +356,10 @@ fn counts_chart_ui(ui: &mut egui::Ui, report: &DataReport) {
         .allow_drag(false)
         .allow_scroll(false)
         .include_y(0.0)
+        // Room beside the first and last bars for their classes' names, which egui_plot
+        // centres under them and leaves out where they would cross the chart's edge.
+        .include_x(-0.75)
+        .include_x(names.len() as f64 - 0.25)
         // Headroom above the tallest bar for the legend, so it never sits over a bar.
         .include_y(most * 1.45)
         .x_grid_spacer(|input| {
@@ -372,7 +385,9 @@ fn counts_chart_ui(ui: &mut egui::Ui, report: &DataReport) {
                     .iter()
                     .enumerate()
                     .map(|(class, &count)| {
-                        Bar::new(class as f64 + offset, count as f64).width(BAR_WIDTH)
+                        Bar::new(class as f64 + offset, count as f64)
+                            .width(BAR_WIDTH)
+                            .name(&report.class_names[class])
                     })
                     .collect();
                 plot.bar_chart(

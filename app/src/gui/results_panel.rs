@@ -303,7 +303,7 @@ fn text_width(ui: &egui::Ui, text: &str, font: &egui::FontId) -> f32 {
 }
 
 /// `text`, cut with "…" to fit `width` when drawn in `font`.
-fn fit_text(ui: &egui::Ui, text: &str, font: &egui::FontId, width: f32) -> String {
+pub(super) fn fit_text(ui: &egui::Ui, text: &str, font: &egui::FontId, width: f32) -> String {
     if text_width(ui, text, font) <= width {
         return text.to_owned();
     }

@@ -207,6 +207,23 @@ fn a_changed_setting_is_marked_with_a_reset_and_the_search_box_finds_a_setting()
         "a row the search does not find"
     );
     assert!(harness.query_by_label("Learning rate").is_none());
+
+    // The device row, which is not a typed field, is marked, reset and found too.
+    let mut harness = setup_harness(SetupForm {
+        device: "cpu".to_owned(),
+        ..SetupForm::default()
+    });
+    harness.run();
+    harness.get_by_label("Find").focus();
+    harness.run();
+    harness.get_by_label("Find").type_text("device");
+    harness.run();
+    harness.get_by_label("Device");
+    assert!(harness.query_by_label("Epochs").is_none());
+    // Found, it is at the top of the panel: its ⟳ can be clicked.
+    harness.get_by_label("⟳").click();
+    harness.run();
+    assert_eq!(harness.state().device, "auto");
 }
 
 #[test]

@@ -5,7 +5,8 @@ use kiln_core::config::{Precision, Setting};
 use kiln_core::device::{CUDA_BACKEND, DeviceClass, DeviceInfo};
 
 use super::SetupAction;
-use super::form::SetupForm;
+use super::fields::{found, reset_ui, row_label_ui};
+use super::form::{SetupForm, new_form};
 
 /// A red line under the precision when the chosen device cannot compute in f16; the engine
 /// refuses such a run with the same reason.
@@ -81,9 +82,12 @@ pub(super) fn device_row(
     devices: Option<&[DeviceInfo]>,
     actions: &mut Vec<SetupAction>,
 ) {
-    let label = ui
-        .label(Setting::Device.label())
-        .on_hover_text(Setting::Device.help());
+    if !found(ui, Setting::Device) {
+        return;
+    }
+    let default = new_form().device.clone();
+    let changed = form.device != default;
+    let label = row_label_ui(ui, Setting::Device.label(), Setting::Device.help(), changed);
     let Some(devices) = devices else {
         ui.label("listing devices…");
         ui.end_row();
@@ -113,6 +117,7 @@ pub(super) fn device_row(
             .find(|d| d.id == form.device)
             .map_or_else(|| form.device.clone(), describe)
     };
+    ui.horizontal(|ui| {
     egui::ComboBox::from_id_salt("device")
         .selected_text(selected)
         .width(220.0)
@@ -142,6 +147,10 @@ pub(super) fn device_row(
         .response
         .labelled_by(label.id)
         .on_hover_text(Setting::Device.help());
+        if changed && reset_ui(ui, &default) {
+            form.device = default;
+        }
+    });
     ui.end_row();
 }
 

@@ -40,25 +40,46 @@ pub(super) fn found(ui: &egui::Ui, setting: Setting) -> bool {
     matches_search(&query, setting)
 }
 
+/// Whether a row that is none of the settings table's (a file or folder picker) is drawn under
+/// the search box's text: by its label and its tooltip, as [`found`] finds a setting.
+pub(super) fn found_row(ui: &egui::Ui, label: &str, help: &str) -> bool {
+    let query: String = ui.data(|d| d.get_temp(search_id())).unwrap_or_default();
+    matches_any(&query, &[label, help])
+}
+
 fn matches_search(query: &str, setting: Setting) -> bool {
+    matches_any(query, &[setting.label(), setting.key(), setting.help()])
+}
+
+fn matches_any(query: &str, texts: &[&str]) -> bool {
     let query = query.trim().to_lowercase();
     query.is_empty()
-        || [setting.label(), setting.key(), setting.help()]
+        || texts
             .iter()
             .any(|text| text.to_lowercase().contains(&query))
 }
 
 /// A setting's label: in bold when its value is not the default.
 fn label_ui(ui: &mut egui::Ui, setting: Setting, changed: bool) -> egui::Response {
-    let mut text = egui::RichText::new(setting.label());
+    row_label_ui(ui, setting.label(), setting.help(), changed)
+}
+
+/// A row's label with its tooltip, in bold when its value is not the default.
+pub(super) fn row_label_ui(
+    ui: &mut egui::Ui,
+    label: &str,
+    help: &str,
+    changed: bool,
+) -> egui::Response {
+    let mut text = egui::RichText::new(label);
     if changed {
         text = text.strong();
     }
-    ui.label(text).on_hover_text(setting.help())
+    ui.label(text).on_hover_text(help)
 }
 
 /// The ⟳ beside a changed field; returns whether it was clicked.
-fn reset_ui(ui: &mut egui::Ui, default_shown: &str) -> bool {
+pub(super) fn reset_ui(ui: &mut egui::Ui, default_shown: &str) -> bool {
     let default_shown = match default_shown.trim() {
         "" => "empty".to_owned(),
         shown => shown.to_owned(),

@@ -22,7 +22,10 @@ pub use form::{
 
 use super::fetch::Download;
 use devices::{device_row, precision_problem_ui};
-use fields::{combo_row, error_row, path_label, search_ui, section_rows_ui, text_row, typed_row};
+use fields::{
+    combo_row, error_row, found_row, path_label, row_label_ui, search_ui, section_rows_ui,
+    text_row, typed_row,
+};
 use form::new_form;
 
 /// Width of the label column, shared by every group so the fields line up.
@@ -162,13 +165,14 @@ fn data_rows_ui(
         Some(&defaults.dataset),
     );
     error_row(ui, Setting::Dataset, errors);
-    if form.dataset == DatasetKind::Folder {
-        ui.label("Folder");
+    const FOLDER_HELP: &str = "A folder with one sub-folder of PNG/JPEG images per class.";
+    if form.dataset == DatasetKind::Folder && found_row(ui, "Folder", FOLDER_HELP) {
+        ui.label("Folder").on_hover_text(FOLDER_HELP);
         ui.horizontal(|ui| {
             path_label(ui, form.folder.as_deref());
             if ui
                 .button("Choose folder…")
-                .on_hover_text("A folder with one sub-folder of PNG/JPEG images per class.")
+                .on_hover_text(FOLDER_HELP)
                 .clicked()
             {
                 actions.push(SetupAction::ChooseImageFolder);
@@ -177,8 +181,17 @@ fn data_rows_ui(
         ui.end_row();
         typed_row(ui, form, Setting::FolderImageSize, errors);
     }
-    if let Some(remote) = form.dataset.remote() {
-        ui.label("Data folder");
+    const DATA_DIR_HELP: &str = "The folder holding the data set's files, or a parent of mnist/, fashion-mnist/, cifar-10-batches-bin/.";
+    if let Some(remote) = form.dataset.remote()
+        && found_row(ui, "Data folder", DATA_DIR_HELP)
+    {
+        // In bold when chosen: *Use default folders* is its reset.
+        row_label_ui(
+            ui,
+            "Data folder",
+            DATA_DIR_HELP,
+            form.draft.data_dir.is_some(),
+        );
         ui.vertical(|ui| {
             match &context.data_location {
                 Some(Ok(path)) => {
@@ -194,7 +207,7 @@ fn data_rows_ui(
             ui.horizontal(|ui| {
                 if ui
                     .button("Choose data folder…")
-                    .on_hover_text("The folder holding the data set's files, or a parent of mnist/, fashion-mnist/, cifar-10-batches-bin/.")
+                    .on_hover_text(DATA_DIR_HELP)
                     .clicked()
                 {
                     actions.push(SetupAction::ChooseDataDir);
@@ -203,15 +216,22 @@ fn data_rows_ui(
                     form.draft.data_dir = None;
                 }
             });
-            let fetch = ("Fetch", "Download the data set and check every file's SHA-256 before keeping it.");
+            let fetch = (
+                "Fetch",
+                "Download the data set and check every file's SHA-256 before keeping it.",
+            );
             download_ui(ui, context, fetch, Download::Dataset(remote), actions);
         });
         ui.end_row();
     }
+    const LOOK_HELP: &str = "Images per class and split, samples of each class, files left out, and images found in more than one split.";
+    if !found_row(ui, "Look at the data", LOOK_HELP) {
+        return;
+    }
     ui.label("");
     if ui
         .button("Look at the data…")
-        .on_hover_text("Images per class and split, samples of each class, files left out, and images found in more than one split.")
+        .on_hover_text(LOOK_HELP)
         .clicked()
     {
         actions.push(SetupAction::InspectData);
