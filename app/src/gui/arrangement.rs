@@ -27,6 +27,8 @@ pub enum Pane {
     ClassReport,
     /// The test images the shown run got wrong with the most confidence.
     Mistakes,
+    /// The test images of the confusion matrix's clicked cell.
+    CellImages,
     /// Where a profiled run's step time goes, phase by phase.
     StepProfile,
     /// The settings and results of the ticked runs side by side.
@@ -41,8 +43,9 @@ impl Pane {
             None => match self {
                 Self::ConfusionMatrix => "Confusion matrix",
                 Self::ClassReport => "Per-class report",
-                Self::Mistakes => "Most confidently wrong",
-                Self::StepProfile => "Where a step's time goes",
+                Self::Mistakes => "Surest mistakes",
+                Self::CellImages => "Cell images",
+                Self::StepProfile => "Step profile",
                 _ => "Compare runs",
             },
         }
@@ -84,8 +87,9 @@ impl Tiled {
                 let matrix = tiles.insert_pane(Pane::ConfusionMatrix);
                 let report = tiles.insert_pane(Pane::ClassReport);
                 let mistakes = tiles.insert_pane(Pane::Mistakes);
+                let cell = tiles.insert_pane(Pane::CellImages);
                 let profile = tiles.insert_pane(Pane::StepProfile);
-                let below = tiles.insert_tab_tile(vec![mistakes, profile]);
+                let below = tiles.insert_tab_tile(vec![mistakes, cell, profile]);
                 let right = tiles.insert_vertical_tile(vec![report, below]);
                 // The matrix square and as large as the view allows: 100 classes fit it at
                 // 1280×800.
@@ -163,6 +167,16 @@ impl Arrangement {
         if self.tree.tiles.find_pane(&pane).is_some() {
             self.maximized = Some(pane);
         }
+    }
+
+    /// Brings `pane` to the front of its tabs (and out of hiding behind a maximized other), as a
+    /// click on its tab would; a panel the arrangement lacks is ignored.
+    pub fn show(&mut self, pane: Pane) {
+        if self.maximized.is_some_and(|shown| shown != pane) {
+            self.maximized = None;
+        }
+        self.tree
+            .make_active(|_, tile| matches!(tile, Tile::Pane(p) if *p == pane));
     }
 
     /// Draws every panel again.
@@ -408,5 +422,25 @@ mod tests {
         let json = serde_json::to_string(&Arrangements::default()).unwrap();
         let back: Arrangements = serde_json::from_str(&json).unwrap();
         assert!(back.repaired().compare.is_default());
+    }
+
+    #[test]
+    fn a_clicked_cell_brings_its_images_panel_to_the_front_of_its_tabs() {
+        let mut arrangement = Arrangement::new(Tiled::Results);
+        let front = |arrangement: &Arrangement, pane: Pane| {
+            let tile = arrangement.tree.tiles.find_pane(&pane).unwrap();
+            arrangement.tree.active_tiles().contains(&tile)
+        };
+        assert!(front(&arrangement, Pane::Mistakes));
+        assert!(!front(&arrangement, Pane::CellImages));
+        arrangement.maximize(Pane::ConfusionMatrix);
+        arrangement.show(Pane::CellImages);
+        assert!(front(&arrangement, Pane::CellImages));
+        assert!(!front(&arrangement, Pane::Mistakes));
+        assert_eq!(
+            arrangement.maximized(),
+            None,
+            "the maximized matrix hid the images"
+        );
     }
 }

@@ -12,16 +12,18 @@ use super::background_job::BackgroundJob;
 
 /// Most images one cell shows.
 const MAX_SHOWN: usize = 48;
-/// Thumbnails per row.
-const COLUMNS: usize = 6;
+/// Width of a thumbnail's place in the grid, caption and gap included.
+const THUMBNAIL_SLOT_PX: f32 = 72.0;
 
 /// One test image: its position in the test split, side and RGBA pixels.
 type CellImage = (usize, [usize; 2], Vec<u8>);
 
-/// The window's state: which cell, and its images once read.
+/// The panel's state: which cell of which run, and its images once read.
 pub struct CellImages {
     /// "12 Shirt images taken for T-shirt/top".
     pub title: String,
+    /// The run folder whose predictions the cell is of, where known.
+    pub run: Option<std::path::PathBuf>,
     /// Images of the cell beyond those shown.
     hidden: usize,
     images: BackgroundJob<Vec<CellImage>>,
@@ -63,10 +65,18 @@ impl CellImages {
         let work = move || read_test_images(config, &expected, &shown);
         Self {
             title,
+            run: None,
             hidden,
             images: BackgroundJob::start("kiln-cell", work, wake),
             textures: None,
         }
+    }
+}
+
+impl CellImages {
+    /// The same cell, known to be of the run folder `run`.
+    pub fn of_run(self, run: Option<std::path::PathBuf>) -> Self {
+        Self { run, ..self }
     }
 }
 
@@ -98,8 +108,10 @@ fn read_test_images(
         .collect())
 }
 
-/// The cell's images, a grid of thumbnails each captioned with its test index.
+/// The cell's title over its images, a grid of thumbnails each captioned with its test index,
+/// as many to a row as the panel's width holds.
 pub fn cell_images_ui(ui: &mut egui::Ui, view: &mut CellImages) {
+    ui.strong(&view.title);
     view.images.poll();
     match &view.images {
         BackgroundJob::Waiting(_) => {
@@ -123,10 +135,10 @@ pub fn cell_images_ui(ui: &mut egui::Ui, view: &mut CellImages) {
                     })
                     .collect()
             });
+            let columns = ((ui.available_width() / THUMBNAIL_SLOT_PX) as usize).max(1);
             egui::ScrollArea::vertical()
-                .max_height(420.0)
+                .id_salt("cell-images-scroll")
                 .show(ui, |ui| {
-                    // A grid of fixed columns: wrapped rows would widen the window to the screen.
                     egui::Grid::new("cell-images-grid")
                         .spacing([6.0, 6.0])
                         .show(ui, |ui| {
@@ -136,7 +148,7 @@ pub fn cell_images_ui(ui: &mut egui::Ui, view: &mut CellImages) {
                                     ui.image((texture.id(), texture.size_vec2() * scale));
                                     ui.small(format!("#{index}"));
                                 });
-                                if n % COLUMNS == COLUMNS - 1 {
+                                if n % columns == columns - 1 {
                                     ui.end_row();
                                 }
                             }

@@ -410,9 +410,6 @@ impl eframe::App for KilnApp {
             let waker = ctx.clone();
             view.follow(experiment, move || wake(&waker));
         }
-        closable_window(&ctx, "cell-images", 460.0, &mut self.cell_images, |cell| {
-            (cell.title.clone(), cell_images_ui)
-        });
         for action in setup_actions {
             self.handle_setup_action(action);
         }
@@ -437,32 +434,6 @@ impl eframe::App for KilnApp {
             arrangements: self.arrangements.clone(),
         };
         eframe::set_value(storage, eframe::APP_KEY, &remembered);
-    }
-}
-
-/// Draws `panel` in a window of its own while it is open; closing the window drops the panel
-/// (and whatever thread it was waiting on). `describe` gives its title and its drawing.
-fn closable_window<T>(
-    ctx: &egui::Context,
-    id: &str,
-    width: f32,
-    panel: &mut Option<T>,
-    describe: impl FnOnce(&T) -> (String, fn(&mut egui::Ui, &mut T)),
-) {
-    let Some(state) = panel else {
-        return;
-    };
-    let (title, draw) = describe(state);
-    let mut open = true;
-    egui::Window::new(title)
-        .id(egui::Id::unique(id))
-        .open(&mut open)
-        .default_width(width)
-        // Wrapped content (thumbnails) would otherwise widen the window to the screen's width.
-        .max_width(width + 200.0)
-        .show(ctx, |ui| draw(ui, state));
-    if !open {
-        *panel = None;
     }
 }
 

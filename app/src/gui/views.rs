@@ -248,6 +248,15 @@ impl KilnApp {
             .collect();
         let config = self.predictions_config();
         let mut opened = None;
+        // A cell's images belong to the run they were read for.
+        if self
+            .cell_images
+            .as_ref()
+            .is_some_and(|cell| cell.run != shown)
+        {
+            self.cell_images = None;
+        }
+        let cell_images = &mut self.cell_images;
         let no_predictions = "This panel fills in when the shown run has tested its model (the test split's predictions are in its folder).";
         arrangement_ui(
             ui,
@@ -259,11 +268,19 @@ impl KilnApp {
                 ),
                 (Pane::StepProfile, _) => step_profile_ui(ui, &profiled),
                 (_, None) => empty_panel_ui(ui, no_predictions),
+                (Pane::CellImages, Some(_)) => match cell_images.as_mut() {
+                    Some(cell) => cell_images_ui(ui, cell),
+                    None => empty_panel_ui(
+                        ui,
+                        "Click a cell of the confusion matrix to see its test images here.",
+                    ),
+                },
                 (Pane::ConfusionMatrix, Some(predictions)) => {
                     let cell = confusion_matrix_ui(ui, predictions);
                     opened = cell.zip(config.clone()).map(|(cell, config)| {
                         let ctx = ui.ctx().clone();
-                        CellImages::open(config, predictions, cell, move || wake(&ctx))
+                        let cell = CellImages::open(config, predictions, cell, move || wake(&ctx));
+                        cell.of_run(shown.clone())
                     });
                 }
                 (Pane::ClassReport, Some(predictions)) => {
@@ -275,6 +292,7 @@ impl KilnApp {
         );
         if opened.is_some() {
             self.cell_images = opened;
+            self.arrangements.results.show(Pane::CellImages);
         }
         if picked.is_some() {
             self.results_of = picked;

@@ -604,7 +604,7 @@ fn a_profiled_run_shows_where_the_step_time_goes() {
     harness.get_by_label("Results").click();
     harness.run();
     harness
-        .get_by_label_contains("Where a step's time goes")
+        .get_by_label_contains("Step profile")
         .click();
     harness.run();
     harness.get_by_label("host sync");
