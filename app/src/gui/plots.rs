@@ -139,6 +139,16 @@ pub fn legend_ui(ui: &mut egui::Ui, runs: &[PlotRun<'_>], bands: &[SeedBand<'_>]
     if runs.is_empty() && bands.is_empty() {
         return;
     }
+    // Three lines at most, scrolled past them: a sweep's twenty runs must not take the charts'
+    // height.
+    let line_height = ui.text_style_height(&egui::TextStyle::Body) + ui.spacing().item_spacing.y;
+    egui::ScrollArea::vertical()
+        .id_salt("plots-legend")
+        .max_height(3.0 * line_height)
+        .show(ui, |ui| legend_entries_ui(ui, runs, bands));
+}
+
+fn legend_entries_ui(ui: &mut egui::Ui, runs: &[PlotRun<'_>], bands: &[SeedBand<'_>]) {
     ui.horizontal_wrapped(|ui| {
         ui.spacing_mut().item_spacing.x = 4.0;
         for run in runs {

@@ -323,6 +323,22 @@ fn the_legend_is_drawn_once_above_the_charts_where_it_covers_no_line() {
         first_chart.rect()
     );
     harness.get_by_label("test");
+
+    // A sweep's two dozen runs: the legend scrolls past three lines rather than push the
+    // charts down.
+    let many: Vec<RunHistory> = (0..24)
+        .map(|i| fake_history(&format!("trial-{i}"), 0.1, 9000.0))
+        .collect();
+    let labels: Vec<String> = (0..24)
+        .map(|i| format!("trial {i}: lr 0.00{i}, batch 256, init glorot-uniform"))
+        .collect();
+    let histories: Vec<&RunHistory> = many.iter().collect();
+    let mut harness = Harness::builder().with_size([900.0, 620.0]).build_ui(|ui| {
+        plots_ui(ui, &plot_runs(&histories, &labels), &[], XAxis::Steps);
+    });
+    harness.run();
+    let top = harness.get_by_label("Loss").rect().min.y;
+    assert!(top < 90.0, "the charts start {top} points down");
 }
 
 /// The Results view's panels of a run's predictions in their default arrangement (its step
@@ -603,9 +619,7 @@ fn a_profiled_run_shows_where_the_step_time_goes() {
     assert_eq!(profile.steps, 5);
     harness.get_by_label("Results").click();
     harness.run();
-    harness
-        .get_by_label_contains("Step profile")
-        .click();
+    harness.get_by_label_contains("Step profile").click();
     harness.run();
     harness.get_by_label("host sync");
 }
