@@ -235,10 +235,12 @@ pub fn resume(
     on_stage: &mut dyn FnMut(Stage),
     on_event: &mut dyn FnMut(&TrainEvent),
 ) -> Result<RunRecord, RunError> {
+    // First, so a folder another process writes is refused before anything is read or loaded.
+    let lock = run_folder::FolderLock::acquire(run_folder)?;
     let (experiment, point) = resume_plan(run_folder, devices)?;
     let resumes_after = Some(point.state.counters.epochs_completed);
     let prepared = prepare(&experiment, resumes_after, on_stage)?;
-    let folder = RunFolder::reopen(run_folder, point.state.counters.epochs_completed)?;
+    let folder = RunFolder::reopen(lock, point.state.counters.epochs_completed)?;
     on_stage(Stage::FolderCreated(folder.path().to_owned()));
     train_into(
         &experiment,

@@ -104,6 +104,38 @@ fn kill_9_mid_epoch_leaves_a_readable_folder() {
     let _ = std::fs::remove_dir_all(&runs);
 }
 
+#[test]
+fn a_second_writer_is_refused_while_the_first_trains_and_a_kill_9_frees_the_folder() {
+    let runs = std::env::temp_dir().join(format!("kiln-one-writer-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&runs);
+    let mut child = spawn_long_run(&runs, Stdio::null());
+    // With a checkpoint, so a resume would otherwise go ahead.
+    let folder = wait_for_a_row(&runs, "epochs.csv");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !folder.join("checkpoints/last/state.json").exists() {
+        assert!(Instant::now() < deadline, "no checkpoint within a minute");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+
+    // Seen trying Kiln: this trained the run to its end beside the first process.
+    let second = Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .args(["train", "--resume"])
+        .arg(&folder)
+        .output()
+        .expect("kiln runs");
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(!second.status.success(), "{stderr}");
+    let holder = format!("is being written by process {} (kiln train)", child.id());
+    assert!(stderr.contains(&holder), "{stderr}");
+
+    // The system drops the hold with the process, however it ends.
+    child.kill().expect("SIGKILL is delivered");
+    let _ = child.wait();
+    assert_eq!(kiln_core::run_folder::held_by(&folder), None);
+    kiln_core::run_folder::FolderLock::acquire(&folder).expect("the folder is free");
+    let _ = std::fs::remove_dir_all(&runs);
+}
+
 /// The result columns of a run's epochs.csv (timings differ from run to run).
 fn epoch_results(folder: &Path) -> Vec<String> {
     std::fs::read_to_string(folder.join("epochs.csv"))

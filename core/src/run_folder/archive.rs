@@ -107,7 +107,11 @@ pub fn pack(tree: &dyn FileTree, folder: &Path) -> Result<Vec<u8>, FolderError> 
             let path = relative.join(&entry);
             if is_dir {
                 folders.push(path);
-            } else if !entry.to_string_lossy().ends_with(".tmp") {
+            } else if !entry.to_string_lossy().ends_with(".tmp")
+                && ![super::LOCK_FILE, super::WRITER_FILE]
+                    .iter()
+                    .any(|own| entry.as_os_str() == *own)
+            {
                 append_file(&mut builder, tree, folder, &name, &path)?;
             }
         }

@@ -90,8 +90,9 @@ pub fn check_run_name(name: &str) -> Result<(), FolderError> {
 /// parent (just `<new_name>` if the old name has no timestamp) and config.toml's `name` is
 /// rewritten atomically. Refuses if the target exists. Returns the new path.
 ///
-/// A run still being trained must not be renamed: its writer holds the old path.
+/// A run still being trained is not renamed: its writer holds the old path ([`refuse_held`]).
 pub fn rename_run(folder: &Path, new_name: &str) -> Result<PathBuf, FolderError> {
+    refuse_held(folder)?;
     let Renaming {
         target,
         config_path,
@@ -208,5 +209,18 @@ fn plan_rename(
 /// metrics.csv) so a wrong path can never wipe unrelated files.
 pub fn delete_run(folder: &Path) -> Result<(), FolderError> {
     check_run_folder(folder)?;
+    refuse_held(folder)?;
     fs::remove_dir_all(folder).map_err(io_err("delete", folder))
+}
+
+/// Refuses a folder that a process is writing now (training or resuming it, this process
+/// included): renamed or deleted under it, its writer would write into a folder that is gone.
+fn refuse_held(folder: &Path) -> Result<(), FolderError> {
+    match super::held_by(folder) {
+        Some(holder) => Err(FolderError::Locked {
+            path: folder.to_owned(),
+            holder,
+        }),
+        None => Ok(()),
+    }
 }

@@ -16,6 +16,8 @@
 //!   checkpoints/
 //!     last/  model.bpk  optimizer.bpk  state.json   the newest epoch: what `--resume` reads
 //!     best/  model.bpk  optimizer.bpk  state.json   the best epoch on validation (see selection)
+//!   .kiln-lock       held (an advisory lock) by the one process writing the folder: [`lock`]
+//!   .kiln-writer     which process that is, for the sentence that refuses a second one
 //! ```
 //!
 //! A run folder travels as one tar archive of the folder ([`archive`]): `kiln archive`, the runs
@@ -26,6 +28,7 @@
 
 mod archive;
 mod checkpoint;
+mod lock;
 mod manage;
 pub mod page_runs;
 mod reader;
@@ -45,6 +48,7 @@ pub use checkpoint::{
     CheckpointError, CheckpointState, FolderStore, ResumePoint, Slot, can_resume, can_resume_in,
     find, find_in, slot_folder,
 };
+pub use lock::{FolderLock, LOCK_FILE, WRITER_FILE, held_by};
 pub use manage::{
     MAX_NAME_CHARS, check_run_name, delete_run, list_runs, list_runs_in, rename_run, rename_run_in,
 };
@@ -126,6 +130,17 @@ pub enum FolderError {
         path: PathBuf,
         /// What the parser said.
         message: String,
+    },
+    /// Another process writes the folder now.
+    #[error(
+        "{} is being written by {holder}; wait for that run to end or stop it, then try again",
+        path.display()
+    )]
+    Locked {
+        /// The folder.
+        path: PathBuf,
+        /// Who writes it: "process 4242 (kiln train), since 20261206-201305 UTC".
+        holder: String,
     },
     /// The file system refused.
     #[error("could not {action} {}: {source}; check that it exists and that you may change it", path.display())]

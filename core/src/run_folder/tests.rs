@@ -333,7 +333,9 @@ fn timestamps_are_utc_calendar_dates() {
     assert_eq!(timestamp(t), "20000229-000000");
 }
 
-/// Every file under `folder`, by its path inside it, with its bytes.
+/// Every file under `folder`, by its path inside it, with its bytes; not the lock and writer
+/// files, which are the writing process's rather than the run's (they are not archived, and a
+/// page's runs have none).
 fn files_under(folder: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut files = Vec::new();
     let mut pending = vec![folder.to_owned()];
@@ -342,7 +344,10 @@ fn files_under(folder: &Path) -> Vec<(PathBuf, Vec<u8>)> {
             let path = entry.unwrap().path();
             if path.is_dir() {
                 pending.push(path);
-            } else {
+            } else if ![LOCK_FILE, WRITER_FILE]
+                .iter()
+                .any(|own| path.file_name() == Some(own.as_ref()))
+            {
                 let relative = path.strip_prefix(folder).unwrap().to_owned();
                 files.push((relative, fs::read(&path).unwrap()));
             }
@@ -721,4 +726,40 @@ fn a_page_run_renamed_keeps_its_rows_under_the_new_name_and_refuses_what_the_dis
     assert!(matches!(err, FolderError::BadName { .. }), "{err}");
     let err = page_runs::with_mut(|files| rename_run_in(files, &path, "x")).unwrap_err();
     assert!(matches!(err, FolderError::NotFound { .. }), "{err}");
+}
+
+#[test]
+fn a_folder_being_written_refuses_a_second_writer_a_rename_and_a_delete_naming_its_writer() {
+    let runs_dir = test_dir("one-writer");
+    let experiment = ExperimentDraft {
+        name: "held".to_owned(),
+        ..ExperimentDraft::default()
+    }
+    .validate()
+    .unwrap();
+    let writing = RunFolder::create(&runs_dir, &experiment).unwrap();
+    let folder = writing.path().to_owned();
+    // Seen trying Kiln: `kiln train --resume` on a run another process still trained trained it
+    // beside the first, and the first, cancelled afterwards, overwrote the finished summary.
+    let refused = FolderLock::acquire(&folder).unwrap_err().to_string();
+    let this = format!("process {} (", std::process::id());
+    assert!(refused.contains(&this), "{refused}");
+    assert!(refused.contains("is being written by"), "{refused}");
+    for refused in [
+        rename_run(&folder, "other").map(|_| ()),
+        delete_run(&folder),
+    ] {
+        assert!(
+            matches!(refused, Err(FolderError::Locked { .. })),
+            "{refused:?}"
+        );
+    }
+    assert!(held_by(&folder).is_some());
+
+    // The hold ends with the writer, and the next one reopens the folder.
+    drop(writing);
+    assert_eq!(held_by(&folder), None);
+    let lock = FolderLock::acquire(&folder).unwrap();
+    drop(RunFolder::reopen(lock, 0).unwrap());
+    delete_run(&folder).unwrap();
 }

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use web_time::SystemTime;
 
 use super::{
-    CONFIG_FILE, CONFUSION_FILE, EPOCHS_FILE, EpochRow, FolderError, METRICS_FILE, MetricsRow,
-    PREDICTIONS_FILE, PredictionRow, REPORT_FILE, SUMMARY_FILE, io_err, timestamp,
+    CONFIG_FILE, CONFUSION_FILE, EPOCHS_FILE, EpochRow, FolderError, FolderLock, METRICS_FILE,
+    MetricsRow, PREDICTIONS_FILE, PredictionRow, REPORT_FILE, SUMMARY_FILE, io_err, timestamp,
 };
 use crate::atomic_file::write_atomically;
 use crate::config::Experiment;
@@ -21,6 +21,8 @@ use crate::train::{RunSummary, TrainEvent};
 pub struct RunFolder {
     path: PathBuf,
     files: Files,
+    /// This process's hold on a folder on the disk; a page's runs have one writer by nature.
+    _lock: Option<FolderLock>,
 }
 
 /// Where a [`RunFolder`]'s files are.
@@ -77,6 +79,7 @@ impl RunFolder {
     /// Creates `runs_dir/<timestamp>-<name>` (with a numeric suffix if taken) and its files.
     pub fn create(runs_dir: &Path, experiment: &Experiment) -> Result<Self, FolderError> {
         let path = create_unique_dir(runs_dir, &run_stem(experiment))?;
+        let lock = FolderLock::acquire(&path)?;
         let config_path = path.join(CONFIG_FILE);
         write_atomically(&config_path, experiment.to_toml().as_bytes())
             .map_err(io_err("write", &config_path))?;
@@ -85,6 +88,7 @@ impl RunFolder {
         Ok(Self {
             path,
             files: Files::Disk { metrics, epochs },
+            _lock: Some(lock),
         })
     }
 
@@ -96,6 +100,7 @@ impl RunFolder {
         let folder = Self {
             path,
             files: Files::Page,
+            _lock: None,
         };
         folder.write(CONFIG_FILE, experiment.to_toml().as_bytes())?;
         folder.write(METRICS_FILE, format!("{}\n", MetricsRow::HEADER).as_bytes())?;
@@ -103,9 +108,12 @@ impl RunFolder {
         Ok(folder)
     }
 
-    /// Opens the run folder `path` to go on after `epochs_completed` epochs: rows of later
-    /// epochs (and a row cut short by a crash) are dropped, new rows are appended.
-    pub fn reopen(path: &Path, epochs_completed: usize) -> Result<Self, FolderError> {
+    /// Opens the run folder `lock` holds to go on after `epochs_completed` epochs: rows of
+    /// later epochs (and a row cut short by a crash) are dropped, new rows are appended. The
+    /// hold is taken first ([`FolderLock::acquire`]), before the resume reads and prepares, so a
+    /// folder another process writes is refused before anything is loaded or changed.
+    pub fn reopen(lock: FolderLock, epochs_completed: usize) -> Result<Self, FolderError> {
+        let path = &lock.folder().to_owned();
         let metrics = Self::keep_epochs(
             &path.join(METRICS_FILE),
             MetricsRow::HEADER,
@@ -116,6 +124,7 @@ impl RunFolder {
         Ok(Self {
             path: path.to_owned(),
             files: Files::Disk { metrics, epochs },
+            _lock: Some(lock),
         })
     }
 
@@ -142,6 +151,7 @@ impl RunFolder {
         Ok(Self {
             path: path.to_owned(),
             files: Files::Page,
+            _lock: None,
         })
     }
 
