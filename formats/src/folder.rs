@@ -68,7 +68,7 @@ fn sorted_entries(
 }
 
 /// Extensions of the formats the `image` crate decodes here, lower case.
-const IMAGE_EXTENSIONS: &[&str] = &["png", "jpg", "jpeg", "webp", "bmp", "gif", "tif", "tiff"];
+pub const IMAGE_EXTENSIONS: &[&str] = &["png", "jpg", "jpeg", "webp", "bmp", "gif", "tif", "tiff"];
 
 /// Files operating systems and photo tools leave beside images, ignored without a word.
 const SYSTEM_JUNK: &[&str] = &["thumbs.db", "desktop.ini", "ehthumbs.db", "icon\r"];
@@ -326,7 +326,12 @@ fn decode_from(
         img.color(),
         ColorType::L8 | ColorType::La8 | ColorType::L16 | ColorType::La16
     );
-    let rgb = image::imageops::resize(&img.to_rgb8(), side_px, side_px, FilterType::Triangle);
+    // An image already of the size is kept as it is: the triangle filter at scale 1 weighs
+    // only the pixel itself, so resizing would cost time and change nothing.
+    let rgb = match (img.width(), img.height()) == (side_px, side_px) {
+        true => img.to_rgb8(),
+        false => image::imageops::resize(&img.to_rgb8(), side_px, side_px, FilterType::Triangle),
+    };
     let plane = (side_px as usize) * (side_px as usize);
     let mut planar_rgb = vec![0u8; 3 * plane];
     for (i, px) in rgb.pixels().enumerate() {
@@ -679,6 +684,22 @@ mod tests {
         assert!(ds.train.images[..16].iter().all(|&v| v == 200));
         assert!(ds.train.images[16..48].iter().all(|&v| v == 10));
         std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn an_image_already_of_the_size_decodes_to_what_resizing_it_would_give() {
+        let img = image::RgbImage::from_fn(6, 6, |x, y| {
+            image::Rgb([(x * 41 + y * 7) as u8, (y * 37) as u8, ((x ^ y) * 29) as u8])
+        });
+        let mut png = Vec::new();
+        img.write_to(&mut Cursor::new(&mut png), image::ImageFormat::Png)
+            .unwrap();
+        let decoded = decode_image(Path::new("six.png"), &png, 6).unwrap();
+        let resized = image::imageops::resize(&img, 6, 6, FilterType::Triangle);
+        let planar: Vec<u8> = (0..3)
+            .flat_map(|c| resized.pixels().map(move |p| p.0[c]))
+            .collect();
+        assert_eq!(decoded.planar_rgb, planar);
     }
 
     #[test]

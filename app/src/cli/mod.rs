@@ -7,6 +7,7 @@ mod data;
 mod devices;
 mod export;
 mod export_model;
+mod predict;
 mod progress;
 pub mod reference;
 mod serve;
@@ -57,6 +58,9 @@ enum Command {
     Export(export::ExportArgs),
     /// Write a completed run's model for other tools: safetensors with PyTorch's key names, ONNX.
     ExportModel(export_model::ExportModelArgs),
+    /// Classify image files and folders with a completed run's model: a CSV of each image's
+    /// likeliest classes, and optionally copies or links sorted into class folders.
+    Predict(predict::PredictArgs),
     /// Compare runs: settings that differ, final figures and speed side by side, seed spread.
     Compare(compare::CompareArgs),
     /// Time a workload for a fixed number of steps: warm-up, ms per step, samples/s, memory.
@@ -93,6 +97,7 @@ pub fn main() -> ExitCode {
         Some(Command::Weights(args)) => weights::run(args),
         Some(Command::Export(args)) => export::run(&args),
         Some(Command::ExportModel(args)) => export_model::run(&args),
+        Some(Command::Predict(args)) => predict::run(&args),
         Some(Command::Compare(args)) => compare::run(&args),
         Some(Command::Bench(args)) => bench::run(*args),
         Some(Command::Serve(args)) => serve::run(&args),

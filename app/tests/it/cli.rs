@@ -811,6 +811,114 @@ fn write_photo_folder(root: &Path) {
     .unwrap();
 }
 
+/// Every file under `dir` with its bytes, by path.
+fn files_and_bytes(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut found = Vec::new();
+    let mut pending = vec![dir.to_owned()];
+    while let Some(folder) = pending.pop() {
+        for entry in std::fs::read_dir(folder).unwrap() {
+            let path = entry.unwrap().path();
+            match path.is_dir() {
+                true => pending.push(path),
+                false => found.push((path.clone(), std::fs::read(&path).unwrap())),
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn predict_classifies_a_nested_folder_as_the_model_does_lists_broken_files_and_sorts_copies() {
+    let dir = scratch_dir("predict");
+    let root = dir.join("photos");
+    write_photo_folder(&root);
+    let runs = dir.join("runs");
+    let spec = format!("folder:{}@8", root.display());
+    let output = train_tiny(&runs, &["--dataset", &spec, "--batch-size", "4"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let run = only_run_folder(&runs);
+    let before = files_and_bytes(&root);
+    let (csv, sorted) = (dir.join("predictions.csv"), dir.join("sorted"));
+    let path = |p: &Path| p.to_str().unwrap().to_owned();
+    // train/ holds 19 photos in class folders, a note and a broken file; a photo given alone.
+    let output = kiln(&[
+        "predict",
+        &path(&run),
+        &path(&root.join("train")),
+        &path(&root.join("test").join("stray.png")),
+        "--csv",
+        &path(&csv),
+        "--top",
+        "2",
+        "--batch-size",
+        "8",
+        "--sort-into",
+        &path(&sorted),
+        "--copy",
+    ]);
+    let said = stderr(&output);
+    assert!(output.status.success(), "{said}");
+    assert!(said.contains("predicted 20 image(s)"), "{said}");
+    assert!(said.contains("2 file(s) could not be read"), "{said}");
+
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("path,label_1,probability_1,label_2,probability_2,run,error")
+    );
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), 22, "{text}");
+    let run_name = run.file_name().unwrap().to_string_lossy().into_owned();
+    let predictor = kiln_core::predict::Predictor::load(&run).unwrap();
+    for row in &rows {
+        let cells: Vec<&str> = row.splitn(7, ',').collect();
+        let file = Path::new(cells[0]);
+        let name = file.file_name().unwrap().to_string_lossy();
+        if name == "broken.png" || name == "notes.txt" {
+            assert!(cells[1].is_empty() && cells[2].is_empty(), "{row}");
+            assert!(cells[6].len() > 10, "no reason for {row}");
+            assert!(cells[5] == run_name, "{row}");
+            continue;
+        }
+        assert!(cells[6].is_empty(), "{row}");
+        // The batch's probabilities are the one-image path's (the window's Try).
+        let ranked = predictor.classify_pixels(&predictor.pixels_of_file(file).unwrap());
+        let (p1, p2): (f32, f32) = (cells[2].parse().unwrap(), cells[4].parse().unwrap());
+        assert_eq!(cells[1], ranked[0].0, "{row}");
+        assert!((p1 - ranked[0].1).abs() < 1e-5, "{row} against {ranked:?}");
+        assert!((p2 - ranked[1].1).abs() < 1e-5, "{row} against {ranked:?}");
+        assert!(p1 >= p2);
+    }
+    // Copies of the 20 images under their classes; the originals untouched.
+    let copies = files_and_bytes(&sorted);
+    assert_eq!(copies.len(), 20, "{copies:?}");
+    for (copy, _) in &copies {
+        let class = copy.parent().unwrap().file_name().unwrap();
+        assert!(
+            ["cat", "dog", "fox"].contains(&class.to_str().unwrap()),
+            "{copy:?}"
+        );
+    }
+    assert_eq!(files_and_bytes(&root), before, "predict changed the photos");
+
+    // Without --copy or --link, nothing is sorted, and the sentence says why.
+    let output = kiln(&[
+        "predict",
+        &path(&run),
+        &path(&root),
+        "--sort-into",
+        &path(&sorted),
+    ]);
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("--copy or --link"),
+        "{}",
+        stderr(&output)
+    );
+}
+
 #[test]
 fn data_inspect_shows_classes_per_split_what_was_left_out_and_leaks() {
     let dir = scratch_dir("inspect");

@@ -1,5 +1,19 @@
 //! A trained model kept with its run, and used again: `model.bpk` holds the weights (Burn's
-//! burnpack), `model.json` what is needed to feed it an image the way training did.
+//! burnpack), `model.json` what is needed to feed it an image the way training did. Natively
+//! it also classifies many files in batches ([`files`]) and sorts them into class folders
+//! ([`sort`]), which `kiln predict` does.
+
+#[cfg(not(target_arch = "wasm32"))]
+mod files;
+#[cfg(not(target_arch = "wasm32"))]
+mod sort;
+
+#[cfg(not(target_arch = "wasm32"))]
+pub use files::{
+    DEFAULT_BATCH, FilePrediction, csv_header, csv_line, file_pixels, files_of, top_k,
+};
+#[cfg(not(target_arch = "wasm32"))]
+pub use sort::{SortMode, SortReport, sort_into};
 
 use std::path::{Path, PathBuf};
 
@@ -106,6 +120,16 @@ impl Predictor {
             card,
             device,
         })
+    }
+
+    /// The same model on `device` (a GPU, a box), where [`Predictor::predict_files`] then
+    /// computes; it is loaded on the CPU.
+    pub fn on_device(self, device: Device) -> Self {
+        Self {
+            model: self.model.fork(&device),
+            device,
+            ..self
+        }
     }
 
     /// The trained network.

@@ -1,0 +1,354 @@
+//! A trained model over many image files (`kiln predict`): the files and folders a person names,
+//! each image decoded as a folder data set decodes it (EXIF orientation, size limits, a crash in
+//! a decoder caught) and classified in batches on the model's device. A file that cannot be
+//! read becomes a prediction with its reason, never a stop.
+
+use std::path::{Path, PathBuf};
+
+use burn::tensor::{Tensor, TensorData, Transaction};
+use kiln_shaders::PixelTransform;
+
+use super::Predictor;
+
+/// The images classified per forward pass when the caller does not say.
+pub const DEFAULT_BATCH: usize = 64;
+
+/// What the model made of one file: a probability per class (in the card's class order), or
+/// why the file could not be classified.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FilePrediction {
+    /// The file, as found.
+    pub path: PathBuf,
+    /// Probabilities per class, or the reason in a sentence.
+    pub outcome: Result<Vec<f32>, String>,
+}
+
+/// Every file `inputs` name: a file as given (whatever its extension: a misnamed photo is still
+/// tried), a folder's files at any depth, sorted by path, hidden files and the junk photo tools
+/// leave (`Thumbs.db`, `desktop.ini`) aside. A file of a folder that is not an image by its
+/// extension is kept, to be reported as such. An input that does not exist is an error.
+pub fn files_of(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let mut found = Vec::new();
+    for input in inputs {
+        let meta = std::fs::metadata(input)
+            .map_err(|e| format!("{} cannot be read ({e}); check the path", input.display()))?;
+        if meta.is_dir() {
+            let mut under = Vec::new();
+            walk(input, &mut under)?;
+            under.sort();
+            found.extend(under);
+        } else {
+            found.push(input.clone());
+        }
+    }
+    Ok(found)
+}
+
+fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> Result<(), String> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| format!("the folder {} cannot be read ({e})", dir.display()))?;
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().to_ascii_lowercase();
+        if name.starts_with('.') || ["thumbs.db", "desktop.ini", "ehthumbs.db"].contains(&&*name) {
+            continue;
+        }
+        let path = entry.path();
+        // A link is followed for files, not for folders, so a link back up cannot loop.
+        match entry.file_type() {
+            Ok(kind) if kind.is_dir() => walk(&path, found)?,
+            Ok(_) if path.is_file() => found.push(path),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Whether `path`'s extension is one of the image formats Kiln reads.
+fn has_image_extension(path: &Path) -> bool {
+    path.extension().is_some_and(|e| {
+        kiln_formats::folder::IMAGE_EXTENSIONS
+            .contains(&e.to_string_lossy().to_ascii_lowercase().as_str())
+    })
+}
+
+impl Predictor {
+    /// Planar C×H×W bytes of the image file at `path` for this model ([`file_pixels`]), or why
+    /// the file cannot be read.
+    pub fn pixels_of_file(&self, path: &Path) -> Result<Vec<u8>, String> {
+        file_pixels(self.card.shape, path)
+    }
+
+    /// Classifies the files at `paths` in batches of `batch` on the model's device, in order:
+    /// decoding on every core, one forward pass and one read-back per batch. `on_batch` hears
+    /// how many files are done after each batch.
+    pub fn predict_files(
+        &self,
+        paths: &[PathBuf],
+        batch: usize,
+        on_batch: &mut dyn FnMut(usize),
+    ) -> Vec<FilePrediction> {
+        let mut predictions = Vec::with_capacity(paths.len());
+        for chunk in paths.chunks(batch.max(1)) {
+            let pixels = self.decode_on_all_cores(chunk);
+            let readable: Vec<&Vec<u8>> = pixels.iter().filter_map(|p| p.as_ref().ok()).collect();
+            let mut probabilities = match readable.is_empty() {
+                true => Ok(Vec::new()),
+                false => self.probabilities_of(&readable),
+            }
+            .map(Vec::into_iter);
+            for (path, pixels) in chunk.iter().zip(pixels) {
+                let outcome = pixels.and_then(|_| match &mut probabilities {
+                    Ok(rows) => rows
+                        .next()
+                        .ok_or_else(|| "the device returned fewer results than images".to_owned()),
+                    Err(reason) => Err(reason.clone()),
+                });
+                predictions.push(FilePrediction {
+                    path: path.clone(),
+                    outcome,
+                });
+            }
+            on_batch(predictions.len());
+        }
+        predictions
+    }
+
+    /// Each file of `chunk` decoded, the files shared among the cores.
+    fn decode_on_all_cores(&self, chunk: &[PathBuf]) -> Vec<Result<Vec<u8>, String>> {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let per_thread = chunk.len().div_ceil(threads).max(1);
+        std::thread::scope(|scope| {
+            let shape = self.card.shape;
+            let handles: Vec<_> = chunk
+                .chunks(per_thread)
+                .map(|part| {
+                    scope.spawn(move || {
+                        part.iter()
+                            .map(|path| file_pixels(shape, path))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|handle| {
+                    handle.join().unwrap_or_else(|_| {
+                        vec![Err("the image decoder crashed".to_owned()); per_thread]
+                    })
+                })
+                .take(chunk.len())
+                .collect()
+        })
+    }
+
+    /// Softmax probabilities of each image of `images` (planar bytes of the model's shape), in
+    /// one forward pass and one read-back: the only sync of the batch.
+    fn probabilities_of(&self, images: &[&Vec<u8>]) -> Result<Vec<Vec<f32>>, String> {
+        let [channels, height, width] = self.card.shape;
+        let transform = PixelTransform {
+            offset: self.card.offset.clone(),
+            scale: self.card.scale.clone(),
+        };
+        let mut values = Vec::with_capacity(images.len() * channels * height * width);
+        for pixels in images {
+            values.extend(transform.apply_reference(pixels, height * width));
+        }
+        let input = Tensor::<4>::from_data(
+            TensorData::new(values, [images.len(), channels, height, width]),
+            &self.device,
+        );
+        let probabilities = burn::tensor::activation::softmax(self.model.forward(input), 1);
+        let read = crate::train::device_reads::read_back_now(
+            Transaction::default().register(probabilities),
+        )
+        .map_err(|e| format!("the device could not return the predictions: {e}"))?;
+        let flat: Vec<f32> = read
+            .into_iter()
+            .next()
+            .map(|data| data.iter::<f32>().collect())
+            .unwrap_or_default();
+        let classes = self.card.class_names.len().max(1);
+        Ok(flat.chunks(classes).map(<[f32]>::to_vec).collect())
+    }
+}
+
+/// Planar C×H×W bytes of the image file at `path` for a model of `shape`, decoded as a folder
+/// data set decodes its files, then made grayscale (Rec. 709 luma, as `image` computes it) for
+/// a one-channel model; or why the file cannot be read. A crash inside a decoder is a reason
+/// like any other.
+pub fn file_pixels([channels, height, width]: [usize; 3], path: &Path) -> Result<Vec<u8>, String> {
+    if height != width {
+        return Err(format!(
+            "the model takes {height}×{width} images, and Kiln reads files only for square ones"
+        ));
+    }
+    let side =
+        u32::try_from(width).map_err(|_| "the model's image size is too large".to_owned())?;
+    let decode = || kiln_formats::folder::decode_image_file(path, side);
+    let decoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(decode))
+        .map_err(|_| "the image decoder crashed on it".to_owned())?
+        .map_err(|e| match has_image_extension(path) {
+            true => e.to_string(),
+            false => format!(
+                "{e} (it is not an image Kiln reads: {})",
+                kiln_formats::folder::IMAGE_EXTENSIONS.join(", ")
+            ),
+        })?;
+    let rgb = decoded.planar_rgb;
+    let plane = height * width;
+    Ok(match channels {
+        1 => (0..plane)
+            .map(|i| {
+                let [r, g, b] = [rgb[i], rgb[plane + i], rgb[2 * plane + i]].map(f32::from);
+                (0.2126 * r + 0.7152 * g + 0.0722 * b)
+                    .round()
+                    .clamp(0.0, 255.0) as u8
+            })
+            .collect(),
+        _ => rgb,
+    })
+}
+
+/// The `k` likeliest classes of `probabilities` with their probabilities, likeliest first (ties
+/// in class order).
+pub fn top_k<'a>(
+    class_names: &'a [String],
+    probabilities: &[f32],
+    k: usize,
+) -> Vec<(&'a str, f32)> {
+    let mut ranked: Vec<(&str, f32)> = class_names
+        .iter()
+        .map(String::as_str)
+        .zip(probabilities.iter().copied())
+        .collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+    ranked.truncate(k);
+    ranked
+}
+
+/// The CSV header of `k` ranked classes: `path,label_1,probability_1,…,run,error`.
+pub fn csv_header(k: usize) -> String {
+    let mut header = String::from("path");
+    for rank in 1..=k {
+        header.push_str(&format!(",label_{rank},probability_{rank}"));
+    }
+    header.push_str(",run,error");
+    header
+}
+
+/// One prediction as a CSV line (with its newline) under [`csv_header`]: names with commas,
+/// quotes or line breaks quoted as RFC 4180 says, an unreadable file's cells empty but its
+/// reason.
+pub fn csv_line(
+    prediction: &FilePrediction,
+    class_names: &[String],
+    k: usize,
+    run: &str,
+) -> String {
+    let mut cells = vec![csv_cell(&prediction.path.display().to_string())];
+    let ranked = match &prediction.outcome {
+        Ok(probabilities) => top_k(class_names, probabilities, k),
+        Err(_) => Vec::new(),
+    };
+    for rank in 0..k {
+        match ranked.get(rank) {
+            Some((name, p)) => {
+                cells.push(csv_cell(name));
+                cells.push(format!("{p:.6}"));
+            }
+            None => cells.extend([String::new(), String::new()]),
+        }
+    }
+    cells.push(csv_cell(run));
+    cells.push(match &prediction.outcome {
+        Ok(_) => String::new(),
+        Err(reason) => csv_cell(reason),
+    });
+    format!("{}\n", cells.join(","))
+}
+
+fn csv_cell(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn top_k_ranks_the_likeliest_first_and_keeps_class_order_on_ties() {
+        let names: Vec<String> = ["cat", "dog", "fox"].map(String::from).to_vec();
+        assert_eq!(
+            top_k(&names, &[0.2, 0.6, 0.2], 3),
+            vec![("dog", 0.6), ("cat", 0.2), ("fox", 0.2)]
+        );
+        assert_eq!(top_k(&names, &[0.2, 0.6, 0.2], 1), vec![("dog", 0.6)]);
+    }
+
+    #[test]
+    fn a_csv_line_quotes_awkward_names_and_leaves_an_unreadable_files_cells_empty_but_its_reason() {
+        let names: Vec<String> = ["plain", "with, comma", "say \"hi\" 🐈"]
+            .map(String::from)
+            .to_vec();
+        let read = FilePrediction {
+            path: PathBuf::from("photos/a,b.png"),
+            outcome: Ok(vec![0.1, 0.7, 0.2]),
+        };
+        assert_eq!(
+            csv_header(2),
+            "path,label_1,probability_1,label_2,probability_2,run,error"
+        );
+        assert_eq!(
+            csv_line(&read, &names, 2, "20261206-run"),
+            "\"photos/a,b.png\",\"with, comma\",0.700000,\"say \"\"hi\"\" 🐈\",0.200000,20261206-run,\n"
+        );
+        let broken = FilePrediction {
+            path: PathBuf::from("broken.png"),
+            outcome: Err("it is truncated, or not a PNG".to_owned()),
+        };
+        assert_eq!(
+            csv_line(&broken, &names, 2, "r"),
+            "broken.png,,,,,r,\"it is truncated, or not a PNG\"\n"
+        );
+    }
+
+    #[test]
+    fn files_of_a_folder_are_found_at_any_depth_in_path_order_without_hidden_files_or_junk() {
+        let dir = crate::data::test_dir("predict-files-of");
+        for file in [
+            "b.png",
+            "a/z.jpg",
+            "a/deeper/c.png",
+            "notes.txt",
+            ".hidden.png",
+            "Thumbs.db",
+        ] {
+            let path = dir.join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, b"x").unwrap();
+        }
+        let found = files_of(std::slice::from_ref(&dir)).unwrap();
+        let relative: Vec<String> = found
+            .iter()
+            .map(|p| {
+                p.strip_prefix(&dir)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/")
+            })
+            .collect();
+        assert_eq!(
+            relative,
+            ["a/deeper/c.png", "a/z.jpg", "b.png", "notes.txt"]
+        );
+        let missing = files_of(&[dir.join("nowhere")]).unwrap_err();
+        assert!(
+            missing.contains("nowhere") && missing.contains("check the path"),
+            "{missing}"
+        );
+    }
+}
