@@ -54,18 +54,18 @@ impl TryModel {
         }
     }
 
-    /// Classifies the image whose file, called `name`, holds `bytes` (PNG or JPEG).
+    /// Classifies the image whose file, called `name`, holds `bytes` (PNG, JPEG, WebP, BMP, GIF
+    /// or TIFF).
     pub fn try_bytes(&mut self, name: &str, bytes: &[u8]) {
         let outcome = match &self.predictor {
             Err(reason) => Err(reason.clone()),
-            Ok(predictor) => image::load_from_memory(bytes)
-                .map_err(|e| format!("could not read {name}: {e}"))
-                .map(|image| {
-                    let pixels = predictor.pixels_of(&image);
-                    let mut ranked = predictor.classify_pixels(&pixels);
-                    ranked.truncate(5);
-                    (seen_image(predictor, &pixels), ranked)
-                }),
+            // Decoded as `kiln predict` and folder data sets decode files: a phone photo is
+            // turned upright by its EXIF orientation, as training saw it.
+            Ok(predictor) => predictor.pixels_of_bytes(name, bytes).map(|pixels| {
+                let mut ranked = predictor.classify_pixels(&pixels);
+                ranked.truncate(5);
+                (seen_image(predictor, &pixels), ranked)
+            }),
         };
         self.show(name.to_owned(), outcome);
     }

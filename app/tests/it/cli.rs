@@ -883,8 +883,11 @@ fn predict_classifies_a_nested_folder_as_the_model_does_lists_broken_files_and_s
             continue;
         }
         assert!(cells[6].is_empty(), "{row}");
-        // The batch's probabilities are the one-image path's (the window's Try).
-        let ranked = predictor.classify_pixels(&predictor.pixels_of_file(file).unwrap());
+        // The batch's probabilities are those the window's Try gives the same file.
+        let bytes = std::fs::read(file).unwrap();
+        let pixels = predictor.pixels_of_bytes(cells[0], &bytes).unwrap();
+        assert_eq!(pixels, predictor.pixels_of_file(file).unwrap());
+        let ranked = predictor.classify_pixels(&pixels);
         let (p1, p2): (f32, f32) = (cells[2].parse().unwrap(), cells[4].parse().unwrap());
         assert_eq!(cells[1], ranked[0].0, "{row}");
         assert!((p1 - ranked[0].1).abs() < 1e-5, "{row} against {ranked:?}");

@@ -886,6 +886,28 @@ impl egui::DroppedFile for DroppedPath {
     }
 }
 
+/// `image` as PNG bytes with an eXIf chunk giving its EXIF orientation (1 to 8), as a camera
+/// stores a photo it did not turn.
+fn png_with_orientation(image: &image::RgbImage, orientation: u16) -> Vec<u8> {
+    use image::ImageEncoder;
+    // A big-endian TIFF header and one IFD entry: Orientation (0x0112), SHORT, count 1.
+    let mut exif = b"MM\x00\x2a\x00\x00\x00\x08\x00\x01\x01\x12\x00\x03\x00\x00\x00\x01".to_vec();
+    exif.extend(orientation.to_be_bytes());
+    exif.extend([0, 0, 0, 0, 0, 0]);
+    let mut png = Vec::new();
+    let mut encoder = image::codecs::png::PngEncoder::new(&mut png);
+    encoder.set_exif_metadata(exif).unwrap();
+    encoder
+        .write_image(
+            image.as_raw(),
+            image.width(),
+            image.height(),
+            image::ExtendedColorType::Rgb8,
+        )
+        .unwrap();
+    png
+}
+
 #[test]
 fn a_finished_run_can_classify_an_opened_image() {
     let runs_dir = scratch_dir("try");
@@ -948,6 +970,22 @@ fn a_finished_run_can_classify_an_opened_image() {
     harness.run();
     harness.get_by_label_contains(&best);
 
+    // A phone photo stored upside down with EXIF saying so is shown, and classified, upright,
+    // as training reads it (Try once ignored the orientation).
+    let top_row_white = image::RgbImage::from_fn(28, 28, |_, y| match y {
+        0 => image::Rgb([255, 255, 255]),
+        _ => image::Rgb([0, 0, 0]),
+    });
+    let upside_down = png_with_orientation(&top_row_white, 3);
+    let try_model = harness.state_mut().try_model.as_mut().unwrap();
+    try_model.try_bytes("phone.png", &upside_down);
+    let (seen, _) = try_model.result.as_ref().unwrap().outcome.as_ref().unwrap();
+    let row_is_white = |y: usize| (0..28).all(|x| seen.pixels[y * 28 + x].r() > 200);
+    assert!(
+        row_is_white(27) && !row_is_white(0),
+        "the EXIF orientation was not applied"
+    );
+
     // A file that is not an image gets a sentence, not a panic.
     let bad = scratch_dir("try-bad").join("not-an-image.png");
     std::fs::write(&bad, b"not a png").unwrap();
@@ -957,7 +995,7 @@ fn a_finished_run_can_classify_an_opened_image() {
     assert!(
         outcome
             .as_ref()
-            .is_err_and(|e| e.contains("could not read"))
+            .is_err_and(|e| e.contains("could not decode"))
     );
     harness.run();
 

@@ -172,18 +172,11 @@ impl Predictor {
     }
 }
 
-/// Planar C×H×W bytes of the image file at `path` for a model of `shape`, decoded as a folder
-/// data set decodes its files, then made grayscale (Rec. 709 luma, as `image` computes it) for
-/// a one-channel model; or why the file cannot be read. A crash inside a decoder is a reason
-/// like any other.
-pub fn file_pixels([channels, height, width]: [usize; 3], path: &Path) -> Result<Vec<u8>, String> {
-    if height != width {
-        return Err(format!(
-            "the model takes {height}×{width} images, and Kiln reads files only for square ones"
-        ));
-    }
-    let side =
-        u32::try_from(width).map_err(|_| "the model's image size is too large".to_owned())?;
+/// Planar C×H×W bytes of the image file at `path` for a model of `shape`, decoded as the
+/// window's *Try* decodes an image ([`super::model_pixels`]); or why the file cannot be read. A
+/// crash inside a decoder is a reason like any other.
+pub fn file_pixels(shape: [usize; 3], path: &Path) -> Result<Vec<u8>, String> {
+    let side = super::square_side(shape)?;
     let decode = || kiln_formats::folder::decode_image_file(path, side);
     let decoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(decode))
         .map_err(|_| "the image decoder crashed on it".to_owned())?
@@ -194,19 +187,7 @@ pub fn file_pixels([channels, height, width]: [usize; 3], path: &Path) -> Result
                 kiln_formats::folder::IMAGE_EXTENSIONS.join(", ")
             ),
         })?;
-    let rgb = decoded.planar_rgb;
-    let plane = height * width;
-    Ok(match channels {
-        1 => (0..plane)
-            .map(|i| {
-                let [r, g, b] = [rgb[i], rgb[plane + i], rgb[2 * plane + i]].map(f32::from);
-                (0.2126 * r + 0.7152 * g + 0.0722 * b)
-                    .round()
-                    .clamp(0.0, 255.0) as u8
-            })
-            .collect(),
-        _ => rgb,
-    })
+    Ok(super::model_pixels(shape, decoded.planar_rgb))
 }
 
 /// The `k` likeliest classes of `probabilities` with their probabilities, likeliest first (ties

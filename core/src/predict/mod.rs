@@ -180,28 +180,48 @@ impl Predictor {
         ranked
     }
 
-    /// Planar C×H×W bytes of `image` at the model's size, converted as training saw images:
-    /// resized, grayscale or RGB to match.
-    pub fn pixels_of(&self, image: &image::DynamicImage) -> Vec<u8> {
-        let [channels, height, width] = self.card.shape;
-        let resized = image.resize_exact(
-            u32::try_from(width).unwrap_or(u32::MAX),
-            u32::try_from(height).unwrap_or(u32::MAX),
-            image::imageops::FilterType::Triangle,
-        );
-        let plane = height * width;
-        let mut pixels = vec![0u8; channels * plane];
-        if channels == 1 {
-            for (i, p) in resized.to_luma8().pixels().enumerate().take(plane) {
-                pixels[i] = p.0[0];
-            }
-        } else {
-            for (i, p) in resized.to_rgb8().pixels().enumerate().take(plane) {
-                for c in 0..channels.min(3) {
-                    pixels[c * plane + i] = p.0[c];
-                }
-            }
-        }
-        pixels
+    /// Planar C×H×W bytes for this model of the image file `name` holding `bytes`, decoded as
+    /// a folder data set decodes its files ([`model_pixels`]); or why it cannot be read.
+    pub fn pixels_of_bytes(&self, name: &str, bytes: &[u8]) -> Result<Vec<u8>, String> {
+        let side = square_side(self.card.shape)?;
+        let decoded = kiln_formats::folder::decode_image(Path::new(name), bytes, side)
+            .map_err(|e| e.to_string())?;
+        Ok(model_pixels(self.card.shape, decoded.planar_rgb))
+    }
+}
+
+/// The side of a model's square images, or why files cannot be read for it: Kiln's models all
+/// take square images, as folder data sets make them.
+pub(crate) fn square_side([_, height, width]: [usize; 3]) -> Result<u32, String> {
+    if height != width {
+        return Err(format!(
+            "the model takes {height}×{width} images, and Kiln reads files only for square ones"
+        ));
+    }
+    u32::try_from(width).map_err(|_| "the model's image size is too large".to_owned())
+}
+
+/// An image decoded as a folder data set decodes its files (EXIF orientation applied, resized
+/// to the model's side: `kiln_formats::folder::decode_image`), as the planar bytes a model of
+/// `shape` takes: the RGB planes as they are, or for a one-channel model their Rec. 709 luma
+/// (which is the value itself for a grayscale file, as training read it). The window's *Try*
+/// and `kiln predict` both feed a model through here, so they agree to the bit.
+pub(crate) fn model_pixels([channels, height, width]: [usize; 3], planar_rgb: Vec<u8>) -> Vec<u8> {
+    let plane = height * width;
+    match channels {
+        1 => (0..plane)
+            .map(|i| {
+                let [r, g, b] = [
+                    planar_rgb[i],
+                    planar_rgb[plane + i],
+                    planar_rgb[2 * plane + i],
+                ]
+                .map(f32::from);
+                (0.2126 * r + 0.7152 * g + 0.0722 * b)
+                    .round()
+                    .clamp(0.0, 255.0) as u8
+            })
+            .collect(),
+        _ => planar_rgb,
     }
 }
