@@ -18,6 +18,7 @@
 //! compare_panel.rs, results_panel.rs, status.rs, plots.rs, profile.rs, try_model.rs  one view each
 //! data_view.rs       the Data view's report, which owns its loading and preview threads
 //! cell_images.rs     the test images of a clicked confusion-matrix cell, read back on a thread
+//! predict_folder.rs  the Predict view's folder of predictions: its thread, table and export
 //! session.rs, fetch.rs  the workers: a training run, a download
 //! files.rs           file dialogs on a desktop; downloads and the folder chooser in a page
 //! remote_boxes.rs    the Add remote box window and the boxes the window remembers
@@ -37,6 +38,8 @@ mod logic;
 #[cfg(target_arch = "wasm32")]
 mod page_store;
 mod plots;
+#[cfg(not(target_arch = "wasm32"))]
+mod predict_folder;
 mod profile;
 mod remote_boxes;
 mod results_panel;
@@ -82,6 +85,8 @@ use fetch::{Download, FetchJob};
 pub use files::DataChoice;
 #[cfg(target_arch = "wasm32")]
 pub use files::FileChoice;
+#[cfg(not(target_arch = "wasm32"))]
+pub use predict_folder::{FolderPredictions, Ranked, SortBy, TableView, folder_predictions_ui};
 pub use results_panel::{class_report_panel_ui, confusion_matrix_ui, mistakes_ui};
 pub use stage::{Stage, stage_tabs_ui};
 pub use status::status_ui;
@@ -198,6 +203,9 @@ pub struct KilnApp {
     pub data_view: Option<DataView>,
     /// The images of a clicked confusion-matrix cell, when open.
     pub cell_images: Option<CellImages>,
+    /// The Predict view's folder of predictions, under way or done.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub folder_predictions: Option<predict_folder::FolderPredictions>,
     /// The predictions of the past run the Results view shows, read once: its folder and what
     /// it holds.
     past_predictions: Option<(PathBuf, Option<TestPredictions>)>,
@@ -262,6 +270,8 @@ impl KilnApp {
             file_job: None,
             data_view: None,
             cell_images: None,
+            #[cfg(not(target_arch = "wasm32"))]
+            folder_predictions: None,
             past_predictions: None,
             stage: remembered.stage,
             arrangements: remembered.arrangements.repaired(),

@@ -43,6 +43,11 @@ impl TryModel {
         }
     }
 
+    /// The loaded model, unless it could not be loaded.
+    pub fn predictor(&self) -> Option<&Predictor> {
+        self.predictor.as_ref().ok()
+    }
+
     /// Classifies the image file at `path`.
     pub fn try_file(&mut self, path: &Path) {
         match std::fs::read(path) {
@@ -103,7 +108,7 @@ pub fn try_model_ui(ui: &mut egui::Ui, state: &mut TryModel) {
     ui.horizontal(|ui| {
         if ui
             .button("Open image…")
-            .on_hover_text("A PNG or JPEG of any size; it is resized as training images were.")
+            .on_hover_text("A PNG, JPEG, WebP, BMP, GIF or TIFF of any size; it is resized as training images were.")
             .clicked()
         {
             open_image(ui.ctx(), state);
@@ -148,7 +153,7 @@ fn open_image(ctx: &egui::Context, state: &mut TryModel) {
     {
         let _ = ctx;
         if let Some(path) =
-            super::files::pick_file("Image to try", "Images", &["png", "jpg", "jpeg"])
+            super::files::pick_file("Image to try", "Images", kiln_core::data::IMAGE_EXTENSIONS)
         {
             state.try_file(&path);
         }

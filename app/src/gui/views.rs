@@ -330,7 +330,47 @@ impl KilnApp {
                     ui,
                     "Press Try… on a finished run in the runs list to classify images of your own with its model.",
                 );
+                return;
             }
         }
+        #[cfg(not(target_arch = "wasm32"))]
+        self.folder_predictions_ui(ui);
+    }
+
+    /// *Predict folder…* and, once a folder is chosen, its predictions.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn folder_predictions_ui(&mut self, ui: &mut egui::Ui) {
+        ui.separator();
+        let pick = ui
+            .button("Predict folder…")
+            .on_hover_text("Classify every image in a folder (at any depth) with this model, as `kiln predict` does.")
+            .clicked();
+        if pick
+            && let Ok(Some(folder)) = super::files::pick_folder("Folder of images to predict", None)
+        {
+            self.predict_folder(folder);
+        }
+        if let Some(predictions) = &mut self.folder_predictions {
+            folder_predictions_ui(ui, predictions);
+        }
+    }
+
+    /// Classifies every image under `folder` with the model opened in the Predict view, on a
+    /// thread; nothing happens while no model is open.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn predict_folder(&mut self, folder: PathBuf) {
+        let Some(try_model) = &self.try_model else {
+            return;
+        };
+        let Some(predictor) = try_model.predictor() else {
+            return;
+        };
+        let ctx = self.ctx.clone();
+        self.folder_predictions = Some(FolderPredictions::start(
+            predictor,
+            &try_model.run,
+            folder,
+            move || wake(&ctx),
+        ));
     }
 }

@@ -986,6 +986,43 @@ fn a_finished_run_can_classify_an_opened_image() {
         "the EXIF orientation was not applied"
     );
 
+    // Predict folder…: every image at any depth, the broken file listed with its reason.
+    let photos = scratch_dir("try-folder");
+    std::fs::create_dir_all(photos.join("nested")).unwrap();
+    image.save(photos.join("nested").join("cross.png")).unwrap();
+    top_row_white.save(photos.join("line.png")).unwrap();
+    std::fs::write(photos.join("broken.png"), b"not a png").unwrap();
+    harness.state_mut().predict_folder(photos.clone());
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while harness
+        .state_mut()
+        .folder_predictions
+        .as_mut()
+        .unwrap()
+        .predictions()
+        .is_none()
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the folder was not predicted in time"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+        harness.step();
+    }
+    harness.run();
+    harness.get_by_label("2 image(s) classified, 1 file(s) could not be read.");
+    let listed = photos.join("nested").join("cross.png");
+    harness.get_by_label(&listed.display().to_string());
+    harness.get_by_label("1 file(s) could not be read").click();
+    harness.run();
+    let broken = photos.join("broken.png").display().to_string();
+    harness.get_by_label_contains(&format!("could not decode image {broken}"));
+    let folder_predictions = harness.state_mut().folder_predictions.as_mut().unwrap();
+    let predictions = folder_predictions.predictions().unwrap().to_vec();
+    let csv = folder_predictions.csv(&predictions);
+    assert_eq!(csv.lines().count(), 4, "{csv}");
+    assert!(csv.starts_with("path,label_1,probability_1,"), "{csv}");
+
     // A file that is not an image gets a sentence, not a panic.
     let bad = scratch_dir("try-bad").join("not-an-image.png");
     std::fs::write(&bad, b"not a png").unwrap();

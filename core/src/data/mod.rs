@@ -19,6 +19,7 @@ pub use holdout::{carve, make_splits};
 /// Where loaders and run archives read files: the disk, or files held in memory (a page's).
 pub use kiln_formats::files;
 use kiln_formats::files::FileTree;
+pub use kiln_formats::folder::IMAGE_EXTENSIONS;
 pub use kiln_formats::{
     CIFAR10_CLASSES, DataError, FASHION_MNIST_CLASSES, ImageDataset, ImageShape, MAX_IMAGE_SIZE_PX,
     MNIST_CLASSES, SkippedFile, SourceFormat, Split,
