@@ -1,11 +1,10 @@
 //! `kiln predict`: a completed run's model over image files and folders, as a CSV.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use kiln_core::device::DeviceChoice;
 use kiln_core::predict::{
     DEFAULT_BATCH, Predictor, SortMode, csv_header, csv_line, files_of, sort_into,
@@ -70,17 +69,10 @@ pub fn run(args: &PredictArgs) -> anyhow::Result<()> {
         |n| n.to_string_lossy().into_owned(),
     );
 
-    let bar = std::io::stderr().is_terminal().then(|| {
-        let bar =
-            ProgressBar::with_draw_target(Some(files.len() as u64), ProgressDrawTarget::stderr());
-        let style = ProgressStyle::with_template(
-            "predicting [{bar:30}] {pos}/{len} images  {per_sec}  ETA {eta}",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> ");
-        bar.set_style(style);
-        bar
-    });
+    let bar = super::progress::terminal_bar(
+        "predicting [{bar:30}] {pos}/{len} images  {per_sec}  ETA {eta}",
+        Some(files.len() as u64),
+    );
     let started = std::time::Instant::now();
     let predictions = predictor.predict_files(&files, args.batch_size as usize, &mut |done| {
         if let Some(bar) = &bar {

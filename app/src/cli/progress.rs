@@ -22,19 +22,26 @@ pub struct Reporter {
     class_names: RefCell<Vec<String>>,
 }
 
+/// A bar drawn on stderr in indicatif's `template`, of `len` steps (set later when `None`);
+/// none where stderr is not a terminal (a pipe, a log), whose readers want plain lines.
+pub fn terminal_bar(template: &str, len: Option<u64>) -> Option<ProgressBar> {
+    std::io::stderr().is_terminal().then(|| {
+        let bar = ProgressBar::with_draw_target(len, ProgressDrawTarget::stderr());
+        let style = ProgressStyle::with_template(template)
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> ");
+        bar.set_style(style);
+        bar
+    })
+}
+
 impl Reporter {
     /// A bar when stderr is a terminal, plain lines otherwise.
     pub fn new(experiment: &Experiment) -> Self {
-        let bar = std::io::stderr().is_terminal().then(|| {
-            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-            let style = ProgressStyle::with_template(
-                "{prefix} [{bar:30}] {pos}/{len} steps  {msg}  ETA {eta}",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> ");
-            bar.set_style(style);
-            bar
-        });
+        let bar = terminal_bar(
+            "{prefix} [{bar:30}] {pos}/{len} steps  {msg}  ETA {eta}",
+            None,
+        );
         Self {
             bar,
             dataset: experiment.dataset.to_string(),
