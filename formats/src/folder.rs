@@ -77,6 +77,20 @@ fn is_junk(name: &OsString) -> bool {
     SYSTEM_JUNK.contains(&name.to_string_lossy().to_ascii_lowercase().as_str())
 }
 
+/// Whether a folder walk passes over the entry `name` without a word: hidden (a leading dot) or
+/// the junk photo tools leave (`Thumbs.db`, `desktop.ini`), as folder data sets do.
+pub fn is_ignored_name(name: &std::ffi::OsStr) -> bool {
+    let name = name.to_os_string();
+    is_hidden(&name) || is_junk(&name)
+}
+
+/// Whether `path`'s extension is one of [`IMAGE_EXTENSIONS`], in any case.
+pub fn has_image_extension(path: &Path) -> bool {
+    path.extension().is_some_and(|e| {
+        IMAGE_EXTENSIONS.contains(&e.to_string_lossy().to_ascii_lowercase().as_str())
+    })
+}
+
 /// Files directly in `dir`, where a class sub-folder would give them a class: listed as
 /// skipped (system junk aside), so a stray photo beside the class folders is not lost unseen.
 fn loose_files(
@@ -124,10 +138,7 @@ fn split_dir(
 }
 
 fn is_image_file(tree: &dyn FileTree, path: &Path) -> bool {
-    tree.is_file(path)
-        && path.extension().is_some_and(|e| {
-            IMAGE_EXTENSIONS.contains(&e.to_string_lossy().to_ascii_lowercase().as_str())
-        })
+    tree.is_file(path) && has_image_extension(path)
 }
 
 /// Every image file under `dir`, nested sub-folders included (a phone's `2024/June/` export is
@@ -348,8 +359,9 @@ fn decode_from(
     })
 }
 
-/// Decodes one file; a panic inside a decoder becomes an error naming the file.
-fn decode_guarded(
+/// Decodes and resizes one file of `tree` ([`decode_image_in`]); a panic inside a decoder
+/// becomes an error naming the file.
+pub fn decode_guarded(
     tree: &dyn FileTree,
     path: &Path,
     side_px: u32,

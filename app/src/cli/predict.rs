@@ -7,7 +7,7 @@ use anyhow::Context;
 use clap::Args;
 use kiln_core::device::DeviceChoice;
 use kiln_core::predict::{
-    DEFAULT_BATCH, Predictor, SortMode, csv_header, csv_line, files_of, sort_into,
+    DEFAULT_BATCH, Predictor, SortMode, files_of, predictions_csv, sort_into,
 };
 
 /// Options of `kiln predict`.
@@ -64,11 +64,6 @@ pub fn run(args: &PredictArgs) -> anyhow::Result<()> {
     let predictor = Predictor::load(&args.run)?.on_device(device);
     let class_names = predictor.card().class_names.clone();
     let k = (args.top as usize).min(class_names.len());
-    let run_name = args.run.file_name().map_or_else(
-        || args.run.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    );
-
     let bar = super::progress::terminal_bar(
         "predicting [{bar:30}] {pos}/{len} images  {per_sec}  ETA {eta}",
         Some(files.len() as u64),
@@ -84,10 +79,7 @@ pub fn run(args: &PredictArgs) -> anyhow::Result<()> {
         bar.finish_and_clear();
     }
 
-    let mut text = format!("{}\n", csv_header(k));
-    for prediction in &predictions {
-        text.push_str(&csv_line(prediction, &class_names, k, &run_name));
-    }
+    let text = predictions_csv(&predictions, &class_names, k, &args.run);
     match &args.csv {
         Some(path) => kiln_core::atomic_file::write_atomically(path, text.as_bytes())
             .with_context(|| format!("could not write {}", path.display()))?,

@@ -177,27 +177,21 @@ fn legend_entries_ui(ui: &mut egui::Ui, runs: &[PlotRun<'_>], bands: &[SeedBand<
     });
 }
 
-/// The step-time readbacks `runs` would draw above `top`, one sentence per run with its colour:
-/// said above the chart, where it covers nothing.
-fn off_scale_notes(runs: &[(&PlotRun<'_>, Vec<[f64; 2]>)], top: f64) -> Vec<(Color32, String)> {
-    runs.iter()
-        .filter_map(|(run, train)| {
-            let points: Vec<(f64, f64)> = train.iter().map(|p| (p[0], p[1])).collect();
-            let (xs, largest) = off_scale([points.as_slice()], top);
-            let count = match xs.len() {
-                0 => return None,
-                1 => "1 readback".to_owned(),
-                n => format!("{n} readbacks"),
-            };
-            Some((
-                run.color,
-                format!(
-                    "{}: {count} off the scale, up to {largest:.0} ms",
-                    run.label
-                ),
-            ))
-        })
-        .collect()
+/// What [`off_scale`] found of one run's training line: the x of each point above the scale,
+/// and the largest of their values.
+type OffScale = (Vec<f64>, f64);
+
+/// The sentence above the step time chart for a run with readbacks off the scale: said there,
+/// where it covers nothing.
+fn off_scale_note(run: &PlotRun<'_>, (xs, largest): &OffScale) -> String {
+    let count = match xs.len() {
+        1 => "1 readback".to_owned(),
+        n => format!("{n} readbacks"),
+    };
+    format!(
+        "{}: {count} off the scale, up to {largest:.0} ms",
+        run.label
+    )
 }
 
 /// One chart of the runs filling the space given (its panel's tab carries the title, and
@@ -212,32 +206,37 @@ pub fn chart_ui(
 ) {
     // Each run's points before the plot is built: a chart with none yet (no runs, or a run
     // that has not read back its first window) gets its own range, not egui_plot's −0.5…0.5.
-    let lines: Vec<_> = runs
+    let points: Vec<_> = runs
         .iter()
         .map(|run| {
-            let as_plot = |points: Vec<(f64, f64)>| -> Vec<[f64; 2]> {
-                points.into_iter().map(|(x, y)| [x, y]).collect()
-            };
-            let train = as_plot(chart.train_points(run.history, x_axis));
-            let eval = as_plot(chart.eval_points(run.history, x_axis));
-            (run, train, eval)
+            let train = chart.train_points(run.history, x_axis);
+            (run, train, chart.eval_points(run.history, x_axis))
         })
         .collect();
-    let values: Vec<f64> = lines
+    let values: Vec<f64> = points
         .iter()
-        .flat_map(|(_, train, _)| train.iter().map(|p| p[1]))
+        .flat_map(|(_, train, _)| train.iter().map(|p| p.1))
         .collect();
     let scale_top = chart.scale_top(&values);
+    let as_plot = |points: Vec<(f64, f64)>| -> Vec<[f64; 2]> {
+        points.into_iter().map(|(x, y)| [x, y]).collect()
+    };
+    // What lies off the scale, found once for the notes above the chart and the marks on it.
+    let lines: Vec<_> = points
+        .into_iter()
+        .map(|(run, train, eval)| {
+            let above = scale_top
+                .map(|top| off_scale([train.as_slice()], top))
+                .filter(|(xs, _)| !xs.is_empty());
+            (run, as_plot(train), as_plot(eval), above)
+        })
+        .collect();
     ui.vertical(|ui| {
-        if let Some(top) = scale_top {
-            let trains: Vec<_> = lines
-                .iter()
-                .map(|(run, train, _)| (*run, train.clone()))
-                .collect();
-            for (color, note) in off_scale_notes(&trains, top) {
+        for (run, _, _, above) in &lines {
+            if let Some(above) = above {
                 ui.horizontal(|ui| {
-                    swatch_ui(ui, Swatch::OffScale(color));
-                    ui.small(note);
+                    swatch_ui(ui, Swatch::OffScale(run.color));
+                    ui.small(off_scale_note(run, above));
                 });
             }
         }
@@ -259,7 +258,7 @@ pub fn chart_ui(
             .x_axis_label(x_axis.caption());
         let no_points = lines
             .iter()
-            .all(|(_, train, eval)| train.is_empty() && eval.is_empty());
+            .all(|(_, train, eval, _)| train.is_empty() && eval.is_empty());
         if no_points && bands.is_empty() {
             let top = if chart == Chart::Accuracy { 100.0 } else { 1.0 };
             plot = plot
@@ -297,9 +296,8 @@ pub fn chart_ui(
                         );
                     }
                 }
-                for (run, train, test) in lines {
+                for (run, train, test, above) in lines {
                     let history = run.history;
-                    let off_scale_at = scale_top.map(|top| (top, top * 1.2));
                     let train_name = match chart.has_eval_line() {
                         true => format!("{} train", run.label),
                         false => run.label.to_owned(),
@@ -308,13 +306,13 @@ pub fn chart_ui(
                     // band and fills between neighbouring columns, which at a readback every
                     // few pixels turned a one-window spike into a filled triangle.
                     plot_ui.line(
-                        Line::new(train_name, PlotPoints::from(train.clone()))
+                        Line::new(train_name, PlotPoints::from(train))
                             .color(run.color)
                             .width(1.0)
                             .allow_band(false),
                     );
-                    if let Some(at) = off_scale_at {
-                        off_scale_ui(plot_ui, run, &train, at);
+                    if let (Some((xs, _)), Some(top)) = (&above, scale_top) {
+                        off_scale_ui(plot_ui, run, xs, top * 1.2);
                     }
                     if !test.is_empty() {
                         let name = format!("{} {}", run.label, history.validated_on().split_name());
@@ -338,20 +336,11 @@ pub fn chart_ui(
     });
 }
 
-/// Marks `train`'s points above `top` with a triangle at `marker_y`, near the chart's top edge
-/// ([`off_scale_notes`] says how far above): left off so the rest can be read, never hidden.
-fn off_scale_ui(
-    plot_ui: &mut egui_plot::PlotUi<'_>,
-    run: &PlotRun<'_>,
-    train: &[[f64; 2]],
-    (top, marker_y): (f64, f64),
-) {
-    let points: Vec<(f64, f64)> = train.iter().map(|p| (p[0], p[1])).collect();
-    let (xs, _) = off_scale([points.as_slice()], top);
-    if xs.is_empty() {
-        return;
-    }
-    let at_top: Vec<[f64; 2]> = xs.into_iter().map(|x| [x, marker_y]).collect();
+/// Marks the training points at `xs`, which lie off the scale, with a triangle at `marker_y`
+/// near the chart's top edge ([`off_scale_note`] says how far above): left off so the rest can
+/// be read, never hidden.
+fn off_scale_ui(plot_ui: &mut egui_plot::PlotUi<'_>, run: &PlotRun<'_>, xs: &[f64], marker_y: f64) {
+    let at_top: Vec<[f64; 2]> = xs.iter().map(|&x| [x, marker_y]).collect();
     plot_ui.points(
         Points::new(
             format!("{} off the scale", run.label),

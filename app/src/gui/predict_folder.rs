@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use kiln_core::predict::{
-    DEFAULT_BATCH, FilePrediction, Predictor, csv_header, csv_line, file_pixels, files_of,
+    DEFAULT_BATCH, FilePrediction, Predictor, file_pixels, files_of, predictions_csv,
 };
 
 use super::background_job::BackgroundJob;
@@ -191,16 +191,8 @@ impl FolderPredictions {
 
     /// `kiln predict`'s CSV of every prediction, in file order.
     pub fn csv(&self, predictions: &[FilePrediction]) -> String {
-        let run = self
-            .run
-            .file_name()
-            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
         let k = EXPORTED_TOP.min(self.class_names.len());
-        let mut text = format!("{}\n", csv_header(k));
-        for prediction in predictions {
-            text.push_str(&csv_line(prediction, &self.class_names, k, &run));
-        }
-        text
+        predictions_csv(predictions, &self.class_names, k, &self.run)
     }
 }
 

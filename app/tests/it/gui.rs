@@ -300,6 +300,18 @@ fn plots_ui(ui: &mut egui::Ui, runs: &[PlotRun<'_>], bands: &[SeedBand<'_>], x_a
     });
 }
 
+/// The Train view's legend and charts of `histories`, labelled `labels`, in a 900×620 panel,
+/// settled.
+fn plots_harness<'a>(histories: &'a [&'a RunHistory], labels: &'a [String]) -> Harness<'a> {
+    let mut harness = Harness::builder()
+        .with_size([900.0, 620.0])
+        .build_ui(move |ui| {
+            plots_ui(ui, &plot_runs(histories, labels), &[], XAxis::Steps);
+        });
+    harness.run();
+    harness
+}
+
 /// Rough edge: the step time chart's legend sat over its lines. The runs are named once, above
 /// every chart, where no line is.
 #[test]
@@ -310,10 +322,7 @@ fn the_legend_is_drawn_once_above_the_charts_where_it_covers_no_line() {
     ];
     let labels = ["lr 0.1".to_owned(), "lr 0.01".to_owned()];
     let histories: Vec<&RunHistory> = runs.iter().collect();
-    let mut harness = Harness::builder().with_size([900.0, 620.0]).build_ui(|ui| {
-        plots_ui(ui, &plot_runs(&histories, &labels), &[], XAxis::Steps);
-    });
-    harness.run();
+    let harness = plots_harness(&histories, &labels);
     let entry = harness.get_by_label("lr 0.1");
     let first_chart = harness.get_by_label("Loss");
     assert!(
@@ -333,10 +342,7 @@ fn the_legend_is_drawn_once_above_the_charts_where_it_covers_no_line() {
         .map(|i| format!("trial {i}: lr 0.00{i}, batch 256, init glorot-uniform"))
         .collect();
     let histories: Vec<&RunHistory> = many.iter().collect();
-    let mut harness = Harness::builder().with_size([900.0, 620.0]).build_ui(|ui| {
-        plots_ui(ui, &plot_runs(&histories, &labels), &[], XAxis::Steps);
-    });
-    harness.run();
+    let harness = plots_harness(&histories, &labels);
     let top = harness.get_by_label("Loss").rect().min.y;
     assert!(top < 90.0, "the charts start {top} points down");
 }
@@ -367,10 +373,7 @@ fn plots_snapshot_overlays_two_runs() {
     ];
     let labels = ["lr 0.1".to_owned(), "lr 0.01".to_owned()];
     let histories: Vec<&RunHistory> = runs.iter().collect();
-    let mut harness = Harness::builder().with_size([900.0, 620.0]).build_ui(|ui| {
-        plots_ui(ui, &plot_runs(&histories, &labels), &[], XAxis::Steps);
-    });
-    harness.run();
+    let mut harness = plots_harness(&histories, &labels);
     harness.snapshot("plots");
 }
 
@@ -383,10 +386,7 @@ fn plots_of_a_run_without_rows_yet_show_each_charts_own_range() {
     waiting.epochs.clear();
     let labels = ["started".to_owned()];
     let histories = [&waiting];
-    let mut harness = Harness::builder().with_size([900.0, 620.0]).build_ui(|ui| {
-        plots_ui(ui, &plot_runs(&histories, &labels), &[], XAxis::Steps);
-    });
-    harness.run();
+    let mut harness = plots_harness(&histories, &labels);
     harness.snapshot("plots_waiting");
 }
 
@@ -399,10 +399,7 @@ fn plots_mark_a_warm_up_step_time_off_the_scale_so_the_steady_steps_can_be_read(
     warm.metrics[0].step_ms = steady_ms * 200.0;
     let labels = ["gpu".to_owned()];
     let histories = [&warm];
-    let mut harness = Harness::builder().with_size([900.0, 620.0]).build_ui(|ui| {
-        plots_ui(ui, &plot_runs(&histories, &labels), &[], XAxis::Steps);
-    });
-    harness.run();
+    let mut harness = plots_harness(&histories, &labels);
     harness.get_by_label_contains("gpu: 1 readback off the scale, up to");
     harness.snapshot("plots_warm_up");
 }
@@ -456,19 +453,22 @@ fn a_one_window_spike_between_sparse_readbacks_is_drawn_as_a_line_not_a_filled_t
 }
 
 fn app_harness(runs_dir: &Path) -> Harness<'static, KilnApp> {
+    app_harness_of_size(runs_dir, [1280.0, 800.0])
+}
+
+/// The window of `size`, its runs in `runs_dir`, on the fixed device list, nothing remembered.
+fn app_harness_of_size(runs_dir: &Path, size: [f32; 2]) -> Harness<'static, KilnApp> {
     let runs_dir = runs_dir.to_owned();
-    Harness::builder()
-        .with_size([1280.0, 800.0])
-        .build_eframe(move |cc| {
-            KilnApp::new(
-                cc,
-                AppOptions {
-                    runs_dir: RunsDir::Fixed(runs_dir),
-                    devices: Some(fixed_devices()),
-                    restore: false,
-                },
-            )
-        })
+    Harness::builder().with_size(size).build_eframe(move |cc| {
+        KilnApp::new(
+            cc,
+            AppOptions {
+                runs_dir: RunsDir::Fixed(runs_dir),
+                devices: Some(fixed_devices()),
+                restore: false,
+            },
+        )
+    })
 }
 
 /// A small MLP on the built-in data on the CPU.
@@ -1300,16 +1300,7 @@ fn every_view_snapshots(size: [f32; 2], suffix: &str) {
         let predictions = test_predictions(class_names.clone(), labels.clone(), predicted);
         finished_run(&runs_dir, &fake_history(name, lr, speed), &predictions);
     }
-    let mut harness = Harness::builder().with_size(size).build_eframe(|cc| {
-        KilnApp::new(
-            cc,
-            AppOptions {
-                runs_dir: RunsDir::Fixed(runs_dir.clone()),
-                devices: Some(fixed_devices()),
-                restore: false,
-            },
-        )
-    });
+    let mut harness = app_harness_of_size(&runs_dir, size);
     harness.run();
     for run in ["20261129-120000-lr-0.1", "20261129-120000-lr-0.01"] {
         harness.get_by_label_contains(run).click();

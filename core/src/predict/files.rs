@@ -5,9 +5,6 @@
 
 use std::path::{Path, PathBuf};
 
-use burn::tensor::{Tensor, TensorData, Transaction};
-use kiln_shaders::PixelTransform;
-
 use super::Predictor;
 
 /// The images classified per forward pass when the caller does not say.
@@ -48,8 +45,7 @@ fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> Result<(), String> {
     let entries = std::fs::read_dir(dir)
         .map_err(|e| format!("the folder {} cannot be read ({e})", dir.display()))?;
     for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().to_ascii_lowercase();
-        if name.starts_with('.') || ["thumbs.db", "desktop.ini", "ehthumbs.db"].contains(&&*name) {
+        if kiln_formats::folder::is_ignored_name(&entry.file_name()) {
             continue;
         }
         let path = entry.path();
@@ -61,14 +57,6 @@ fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// Whether `path`'s extension is one of the image formats Kiln reads.
-fn has_image_extension(path: &Path) -> bool {
-    path.extension().is_some_and(|e| {
-        kiln_formats::folder::IMAGE_EXTENSIONS
-            .contains(&e.to_string_lossy().to_ascii_lowercase().as_str())
-    })
 }
 
 impl Predictor {
@@ -90,7 +78,7 @@ impl Predictor {
         let mut predictions = Vec::with_capacity(paths.len());
         for chunk in paths.chunks(batch.max(1)) {
             let pixels = self.decode_on_all_cores(chunk);
-            let readable: Vec<&Vec<u8>> = pixels.iter().filter_map(|p| p.as_ref().ok()).collect();
+            let readable: Vec<&[u8]> = pixels.iter().filter_map(|p| p.as_deref().ok()).collect();
             let mut probabilities = match readable.is_empty() {
                 true => Ok(Vec::new()),
                 false => self.probabilities_of(&readable),
@@ -140,36 +128,6 @@ impl Predictor {
                 .collect()
         })
     }
-
-    /// Softmax probabilities of each image of `images` (planar bytes of the model's shape), in
-    /// one forward pass and one read-back: the only sync of the batch.
-    fn probabilities_of(&self, images: &[&Vec<u8>]) -> Result<Vec<Vec<f32>>, String> {
-        let [channels, height, width] = self.card.shape;
-        let transform = PixelTransform {
-            offset: self.card.offset.clone(),
-            scale: self.card.scale.clone(),
-        };
-        let mut values = Vec::with_capacity(images.len() * channels * height * width);
-        for pixels in images {
-            values.extend(transform.apply_reference(pixels, height * width));
-        }
-        let input = Tensor::<4>::from_data(
-            TensorData::new(values, [images.len(), channels, height, width]),
-            &self.device,
-        );
-        let probabilities = burn::tensor::activation::softmax(self.model.forward(input), 1);
-        let read = crate::train::device_reads::read_back_now(
-            Transaction::default().register(probabilities),
-        )
-        .map_err(|e| format!("the device could not return the predictions: {e}"))?;
-        let flat: Vec<f32> = read
-            .into_iter()
-            .next()
-            .map(|data| data.iter::<f32>().collect())
-            .unwrap_or_default();
-        let classes = self.card.class_names.len().max(1);
-        Ok(flat.chunks(classes).map(<[f32]>::to_vec).collect())
-    }
 }
 
 /// Planar C×H×W bytes of the image file at `path` for a model of `shape`, decoded as the
@@ -177,10 +135,8 @@ impl Predictor {
 /// crash inside a decoder is a reason like any other.
 pub fn file_pixels(shape: [usize; 3], path: &Path) -> Result<Vec<u8>, String> {
     let side = super::square_side(shape)?;
-    let decode = || kiln_formats::folder::decode_image_file(path, side);
-    let decoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(decode))
-        .map_err(|_| "the image decoder crashed on it".to_owned())?
-        .map_err(|e| match has_image_extension(path) {
+    let decoded = kiln_formats::folder::decode_guarded(&kiln_formats::files::Disk, path, side)
+        .map_err(|e| match kiln_formats::folder::has_image_extension(path) {
             true => e.to_string(),
             false => format!(
                 "{e} (it is not an image Kiln reads: {})",
@@ -246,6 +202,25 @@ pub fn csv_line(
         Err(reason) => csv_cell(reason),
     });
     format!("{}\n", cells.join(","))
+}
+
+/// `kiln predict`'s whole CSV: [`csv_header`], then a [`csv_line`] per prediction, each naming
+/// the run folder `run` by its folder name.
+pub fn predictions_csv(
+    predictions: &[FilePrediction],
+    class_names: &[String],
+    k: usize,
+    run: &Path,
+) -> String {
+    let run = run.file_name().map_or_else(
+        || run.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let mut text = format!("{}\n", csv_header(k));
+    for prediction in predictions {
+        text.push_str(&csv_line(prediction, class_names, k, &run));
+    }
+    text
 }
 
 fn csv_cell(text: &str) -> String {

@@ -10,7 +10,8 @@ mod sort;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub use files::{
-    DEFAULT_BATCH, FilePrediction, csv_header, csv_line, file_pixels, files_of, top_k,
+    DEFAULT_BATCH, FilePrediction, csv_header, csv_line, file_pixels, files_of, predictions_csv,
+    top_k,
 };
 #[cfg(not(target_arch = "wasm32"))]
 pub use sort::{SortMode, SortReport, sort_into};
@@ -150,25 +151,12 @@ impl Predictor {
     /// Class names with their probabilities for planar C×H×W bytes of the model's shape, most
     /// likely first.
     pub fn classify_pixels(&self, pixels: &[u8]) -> Vec<(String, f32)> {
-        let [channels, height, width] = self.card.shape;
-        let transform = PixelTransform {
-            offset: self.card.offset.clone(),
-            scale: self.card.scale.clone(),
-        };
-        let values = transform.apply_reference(pixels, height * width);
-        let input = Tensor::<4>::from_data(
-            TensorData::new(values, [1, channels, height, width]),
-            &self.device,
-        );
-        let probabilities = burn::tensor::activation::softmax(self.model.forward(input), 1);
-        // Through the engine's one read seam; a failed read ranks nothing rather than panicking.
-        let probabilities: Vec<f32> = crate::train::device_reads::read_back_now(
-            Transaction::default().register(probabilities),
-        )
-        .ok()
-        .and_then(|data| data.into_iter().next())
-        .map(|data| data.iter::<f32>().collect())
-        .unwrap_or_default();
+        // A failed read ranks nothing rather than panicking.
+        let probabilities = self
+            .probabilities_of(&[pixels])
+            .ok()
+            .and_then(|mut rows| rows.pop())
+            .unwrap_or_default();
         let mut ranked: Vec<(String, f32)> = self
             .card
             .class_names
@@ -178,6 +166,37 @@ impl Predictor {
             .collect();
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
         ranked
+    }
+
+    /// Softmax probabilities of each image of `images` (planar bytes of the model's shape), in
+    /// one forward pass and one read-back through the engine's one read seam: the only sync of
+    /// the batch.
+    fn probabilities_of(&self, images: &[&[u8]]) -> Result<Vec<Vec<f32>>, String> {
+        let [channels, height, width] = self.card.shape;
+        let transform = PixelTransform {
+            offset: self.card.offset.clone(),
+            scale: self.card.scale.clone(),
+        };
+        let mut values = Vec::with_capacity(images.len() * channels * height * width);
+        for pixels in images {
+            values.extend(transform.apply_reference(pixels, height * width));
+        }
+        let input = Tensor::<4>::from_data(
+            TensorData::new(values, [images.len(), channels, height, width]),
+            &self.device,
+        );
+        let probabilities = burn::tensor::activation::softmax(self.model.forward(input), 1);
+        let read = crate::train::device_reads::read_back_now(
+            Transaction::default().register(probabilities),
+        )
+        .map_err(|e| format!("the device could not return the predictions: {e}"))?;
+        let flat: Vec<f32> = read
+            .into_iter()
+            .next()
+            .map(|data| data.iter::<f32>().collect())
+            .unwrap_or_default();
+        let classes = self.card.class_names.len().max(1);
+        Ok(flat.chunks(classes).map(<[f32]>::to_vec).collect())
     }
 
     /// Planar C×H×W bytes for this model of the image file `name` holding `bytes`, decoded as
