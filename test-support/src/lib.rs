@@ -14,14 +14,83 @@ use flate2::write::GzEncoder;
 pub use kiln_formats::idx::{encode_idx_images, encode_idx_labels};
 
 /// A new, empty folder for one test, unique to this process and call (tests run in parallel,
-/// and several test binaries at once); the test removes it when it is done.
-pub fn scratch_dir(name: &str) -> PathBuf {
+/// and several test binaries at once), removed with all it holds when the returned guard drops:
+/// at the test's end, passed or failed (a panic unwinds through it). Tests write model files of
+/// up to 90 MB; left behind, a few test runs filled the disk CI machines share.
+pub fn scratch_dir(name: &str) -> ScratchDir {
     static COUNTER: AtomicUsize = AtomicUsize::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!("kiln-test-{}-{n}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    ScratchDir(dir)
+}
+
+/// A test's scratch folder, read as its path; dropping it removes the folder.
+#[derive(Debug)]
+pub struct ScratchDir(PathBuf);
+
+impl ScratchDir {
+    /// The folder's path, for what needs an owned one (a thread, a struct).
+    pub fn path_buf(&self) -> PathBuf {
+        self.0.clone()
+    }
+}
+
+impl std::ops::Deref for ScratchDir {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for ScratchDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for ScratchDir {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        // Already removed by the test, or held open on Windows: nothing more to do either way.
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A path named `name` in a scratch folder of its own, for a test that writes one file; the
+/// folder goes when the returned guard drops.
+pub fn scratch_file(name: &str) -> ScratchFile {
+    let dir = scratch_dir("file");
+    let path = dir.join(name);
+    ScratchFile { path, _dir: dir }
+}
+
+/// One file's path in a [`ScratchDir`] that lives as long as it.
+#[derive(Debug)]
+pub struct ScratchFile {
+    path: PathBuf,
+    _dir: ScratchDir,
+}
+
+impl std::ops::Deref for ScratchFile {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<Path> for ScratchFile {
+    fn as_ref(&self) -> &Path {
+        &self.path
+    }
 }
 
 /// `bytes` gzip-compressed, as the data set mirrors serve IDX files.
@@ -68,4 +137,34 @@ pub fn cifar_records(labels: &[u8]) -> Vec<u8> {
         .flat_map(|i| (0..3u8).flat_map(move |c| std::iter::repeat_n(c * 100 + i as u8, plane)))
         .collect();
     kiln_formats::cifar::encode_cifar_batch(labels, &images)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scratch_folder_goes_with_what_it_holds_when_its_guard_drops() {
+        let dir = scratch_dir("guard");
+        std::fs::create_dir_all(dir.join("nested")).unwrap();
+        std::fs::write(dir.join("nested").join("model.onnx"), [0u8; 1024]).unwrap();
+        let path = dir.path_buf();
+        drop(dir);
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn a_failed_test_leaves_no_scratch_folder_behind() {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let outcome = std::panic::catch_unwind(move || {
+            let file = scratch_file("weights.safetensors");
+            std::fs::write(&file, b"written").unwrap();
+            sender.send(file.to_path_buf()).unwrap();
+            panic!("the test fails after writing");
+        });
+        assert!(outcome.is_err());
+        let path = receiver.recv().unwrap();
+        assert!(!path.exists());
+        assert!(!path.parent().unwrap().exists());
+    }
 }

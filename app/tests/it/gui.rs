@@ -20,7 +20,7 @@ use kiln_core::config::{ExperimentDraft, Precision, Setting};
 use kiln_core::device::{DeviceClass, DeviceInfo};
 use kiln_core::plot::{Chart, XAxis};
 use kiln_core::run_folder::{EpochRow, MetricsRow, RunHistory};
-use kiln_test_support::scratch_dir;
+use kiln_test_support::{scratch_dir, scratch_file};
 
 /// A device list that reads the same on every machine, so snapshots do not depend on core count.
 fn fixed_devices() -> Vec<DeviceInfo> {
@@ -717,7 +717,7 @@ fn start_waits_for_a_named_data_set_that_is_not_here() {
     }
     let mut harness = app_harness(&runs_dir);
     harness.state_mut().form.dataset = kiln::gui::DatasetKind::Mnist;
-    harness.state_mut().form.draft.data_dir = Some(empty);
+    harness.state_mut().form.draft.data_dir = Some(empty.path_buf());
     harness.run();
     harness.get_by_label_contains("Start is disabled: Data set: not found");
     harness.get_by_role_and_label(egui::accesskit::Role::Button, "Fetch");
@@ -935,7 +935,7 @@ fn a_finished_run_can_classify_an_opened_image() {
     assert_eq!(harness.state().stage, Stage::Predict);
 
     // An image of another size and colour: it is resized and made grayscale as training saw.
-    let image_path = scratch_dir("try-image").join("cross.png");
+    let image_path = scratch_file("cross.png");
     let image = image::RgbImage::from_fn(64, 48, |x, y| {
         if x.abs_diff(y) < 4 || (63 - x).abs_diff(y) < 4 {
             image::Rgb([250, 240, 230])
@@ -948,7 +948,7 @@ fn a_finished_run_can_classify_an_opened_image() {
     harness
         .input_mut()
         .dropped_files
-        .push(std::sync::Arc::new(DroppedPath(image_path.clone())));
+        .push(std::sync::Arc::new(DroppedPath(image_path.to_path_buf())));
     harness.step();
     let try_model = harness.state_mut().try_model.as_mut().unwrap();
     assert_eq!(
@@ -992,7 +992,7 @@ fn a_finished_run_can_classify_an_opened_image() {
     image.save(photos.join("nested").join("cross.png")).unwrap();
     top_row_white.save(photos.join("line.png")).unwrap();
     std::fs::write(photos.join("broken.png"), b"not a png").unwrap();
-    harness.state_mut().predict_folder(photos.clone());
+    harness.state_mut().predict_folder(photos.path_buf());
     let deadline = Instant::now() + Duration::from_secs(120);
     while harness
         .state_mut()
@@ -1024,7 +1024,7 @@ fn a_finished_run_can_classify_an_opened_image() {
     assert!(csv.starts_with("path,label_1,probability_1,"), "{csv}");
 
     // A file that is not an image gets a sentence, not a panic.
-    let bad = scratch_dir("try-bad").join("not-an-image.png");
+    let bad = scratch_file("not-an-image.png");
     std::fs::write(&bad, b"not a png").unwrap();
     let try_model = harness.state_mut().try_model.as_mut().unwrap();
     try_model.try_file(&bad);

@@ -287,7 +287,7 @@ mod tests {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, b"x").unwrap();
         }
-        let found = files_of(std::slice::from_ref(&dir)).unwrap();
+        let found = files_of(&[dir.path_buf()]).unwrap();
         let relative: Vec<String> = found
             .iter()
             .map(|p| {

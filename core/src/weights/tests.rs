@@ -180,8 +180,8 @@ fn build(spec: &ModelSpec, channels: usize, classes: usize) -> Classifier {
         .expect("the model builds")
 }
 
-fn file(name: &str) -> PathBuf {
-    crate::data::test_dir("weights").join(name)
+fn file(name: &str) -> kiln_test_support::ScratchFile {
+    kiln_test_support::scratch_file(name)
 }
 
 fn values<const D: usize>(tensor: Tensor<D>) -> Vec<f32> {
@@ -604,7 +604,7 @@ fn fine_tuned(
     write_safetensors(&resnet18_dict(2), &path);
     let mut draft = crate::config::ExperimentDraft {
         model: ModelSpec::ResNet18ImageNet,
-        weights: Some(WeightsSource::File(path.clone())),
+        weights: Some(WeightsSource::File(path.to_path_buf())),
         input_scaling: crate::config::InputScaling::ImageNet,
         batch_size: 8,
         epochs: 2,
@@ -795,7 +795,7 @@ fn exported(
     model: &Classifier,
     spec: &ModelSpec,
     name: &str,
-) -> (PathBuf, Vec<(String, Vec<usize>)>) {
+) -> (kiln_test_support::ScratchFile, Vec<(String, Vec<usize>)>) {
     let path = file(name);
     export::write_safetensors(model, spec, &path).expect("the file is written");
     let bytes = std::fs::read(&path).expect("just written");

@@ -67,7 +67,8 @@ fn f16_trains_on_an_adapter_with_16_bit_shaders() {
 #[test]
 fn f16_on_the_cpu_is_refused_before_a_run_folder_exists() {
     // A runs folder that is not there yet: a refused run must not even create it.
-    let runs = scratch_dir("cpu").join("runs");
+    let scratch = scratch_dir("cpu");
+    let runs = scratch.join("runs");
     let error = execute(
         &experiment(DeviceChoice::Cpu),
         &runs,
