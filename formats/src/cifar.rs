@@ -202,6 +202,7 @@ pub fn load_cifar10_in(tree: &dyn FileTree, dir: &Path) -> Result<ImageDataset, 
         val: Default::default(),
         test,
         skipped: Vec::new(),
+        notes: Vec::new(),
         sources,
     })
 }

@@ -106,6 +106,15 @@ pub enum DataError {
         problem: String,
     },
 
+    /// A labels file (CSV or JSON lines of image paths and labels) cannot be read as one.
+    #[error("labels file {}: {problem}", .path.display())]
+    BadLabels {
+        /// The labels file.
+        path: PathBuf,
+        /// The problem and what to do about it.
+        problem: String,
+    },
+
     /// A data set name or option could not be understood.
     #[error("{0}")]
     BadSpec(String),

@@ -482,19 +482,80 @@ pub fn load_image_folder_in(
     root: &Path,
     image_size: u32,
 ) -> Result<ImageDataset, DataError> {
-    if image_size == 0 || image_size > MAX_IMAGE_SIZE_PX {
-        return Err(DataError::BadSpec(format!(
-            "image size {image_size} for folder {} must be between 1 and {MAX_IMAGE_SIZE_PX} pixels",
-            root.display()
-        )));
-    }
+    check_image_size(root, image_size)?;
     if !tree.is_dir(root) {
         return Err(bad_folder(
             root,
             "it does not exist or is not a folder; pass the folder that holds one sub-folder per class",
         ));
     }
-    let (class_names, files, mut skipped) = gather_files(tree, root)?;
+    let metadata = crate::labels::metadata_files(tree, root);
+    if !metadata.is_empty() {
+        return crate::labels::load_metadata_folder_in(tree, root, &metadata, image_size);
+    }
+    let (class_names, files, skipped) = gather_files(tree, root)?;
+    let name = root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| root.display().to_string());
+    assemble(
+        tree,
+        root,
+        Gathered {
+            name,
+            class_names,
+            files,
+            skipped,
+            notes: Vec::new(),
+            problem: |root, problem| bad_folder(root, problem),
+        },
+        image_size,
+    )
+}
+
+/// An error naming `source` unless `image_size` is a side images can be resized to.
+pub(crate) fn check_image_size(source: &Path, image_size: u32) -> Result<(), DataError> {
+    if image_size == 0 || image_size > MAX_IMAGE_SIZE_PX {
+        return Err(DataError::BadSpec(format!(
+            "image size {image_size} for {} must be between 1 and {MAX_IMAGE_SIZE_PX} pixels",
+            source.display()
+        )));
+    }
+    Ok(())
+}
+
+/// What a folder walk or a labels file found, before any image is decoded.
+pub(crate) struct Gathered {
+    /// The data set's name.
+    pub name: String,
+    /// One name per class, in label order.
+    pub class_names: Vec<String>,
+    /// (file, label) of every image, per split (train, validation, test).
+    pub files: SplitFiles,
+    /// What was left out already, each with its reason.
+    pub skipped: Vec<SkippedFile>,
+    /// Sentences about the source as a whole.
+    pub notes: Vec<String>,
+    /// The error for a problem of the source as a whole (an image folder's, a labels file's).
+    pub problem: fn(&Path, String) -> DataError,
+}
+
+/// Decodes every file `gathered` lists at `image_size`, leaves out and lists those that do not
+/// decode, and makes the data set; `root` names the source in errors.
+pub(crate) fn assemble(
+    tree: &dyn FileTree,
+    root: &Path,
+    gathered: Gathered,
+    image_size: u32,
+) -> Result<ImageDataset, DataError> {
+    let Gathered {
+        name,
+        class_names,
+        files,
+        mut skipped,
+        notes,
+        problem: gathered_problem,
+    } = gathered;
     let all: Vec<PathBuf> = files.iter().flatten().map(|(p, _)| p.clone()).collect();
     let side = image_size as usize;
     let plane = side * side;
@@ -532,7 +593,7 @@ pub fn load_image_folder_in(
     pixels.truncate(3 * plane * kept);
     for (class, name) in class_names.iter().enumerate() {
         if !labels[0].contains(&(class as u8)) {
-            return Err(bad_folder(
+            return Err((gathered_problem)(
                 root,
                 format!(
                     "no training image of class `{name}` could be read ({} skipped); fix or remove its files",
@@ -565,10 +626,6 @@ pub fn load_image_folder_in(
         split(val_images, val_labels, val_files),
         split(test_images, test_labels, test_files),
     );
-    let name = root
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| root.display().to_string());
     Ok(ImageDataset {
         name,
         shape: ImageShape {
@@ -581,12 +638,13 @@ pub fn load_image_folder_in(
         val,
         test,
         skipped,
+        notes,
         sources: SourceFormat::tally(sources),
     })
 }
 
 /// (file, label) of every image, per split.
-type SplitFiles = [Vec<(PathBuf, u8)>; 3];
+pub(crate) type SplitFiles = [Vec<(PathBuf, u8)>; 3];
 
 /// The class names, the files of each split (train, validation, test): as the `train/`,
 /// `val/` and `test/` sub-folders give them, or all in train for a flat folder; and the files

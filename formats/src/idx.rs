@@ -515,6 +515,7 @@ pub fn load_idx_set_in(
             files: Vec::new(),
         },
         skipped: Vec::new(),
+        notes: Vec::new(),
         sources,
     })
 }

@@ -1,4 +1,4 @@
-//! Kiln's data-file parsers: IDX (raw or gzip), CIFAR-10 binary and image folders.
+//! Kiln's data-file parsers: IDX (raw or gzip), CIFAR-10 binary, image folders and labels files.
 //!
 //! They live apart from the engine so they can be fuzzed and property-tested without compiling
 //! Burn. Every parser has a byte-level entry point (`parse_*`, `decode_image`) that the file
@@ -7,10 +7,12 @@
 //! for but its length cannot back.
 
 pub mod cifar;
+pub mod csv;
 mod error;
 pub mod files;
 pub mod folder;
 pub mod idx;
+pub mod labels;
 
 pub use error::DataError;
 
@@ -105,6 +107,9 @@ pub struct ImageDataset {
     pub test: Split,
     /// Files of an image folder that are not in any split, each with its reason.
     pub skipped: Vec<SkippedFile>,
+    /// Sentences about the source as a whole that a person should read before trusting a run
+    /// on it (a labels file's label column that is all numbers, say); empty for most sources.
+    pub notes: Vec<String>,
     /// The sizes and colour modes the images had in their files, before the resize to `shape`,
     /// most common first; empty where the source does not say (a built-in set).
     pub sources: Vec<SourceFormat>,

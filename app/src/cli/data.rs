@@ -39,8 +39,10 @@ enum DataCommand {
 /// Options of `kiln data inspect`: the data set and how a run would split it.
 #[derive(Debug, Args)]
 struct InspectArgs {
-    /// synthetic, mnist, fashion-mnist, cifar10, or folder:PATH[@SIZE].
+    /// synthetic, mnist, fashion-mnist, cifar10, folder:PATH[@SIZE] or csv:PATH[@SIZE].
     dataset: DatasetSpec,
+    #[command(flatten)]
+    columns: super::label_columns::LabelColumnFlags,
     /// Folder holding the data set's files.
     #[arg(long, value_name = "DIR")]
     data_dir: Option<PathBuf>,
@@ -83,8 +85,10 @@ pub fn run(args: DataArgs) -> anyhow::Result<()> {
 
 fn inspect(args: InspectArgs) -> anyhow::Result<()> {
     let defaults = ExperimentDraft::default();
+    let mut dataset = args.dataset;
+    args.columns.apply(&mut dataset)?;
     let draft = ExperimentDraft {
-        dataset: args.dataset,
+        dataset,
         data_dir: args.data_dir,
         val_split: args.val_split.unwrap_or(defaults.val_split),
         test_split: args.test_split.unwrap_or(defaults.test_split),
@@ -192,6 +196,9 @@ fn report_text(report: &data::inspect::DataReport) -> String {
             text,
             "\nunbalanced: the largest class has {imbalance:.1}× the training images of the smallest; consider --class-weights balanced"
         );
+    }
+    for note in &report.notes {
+        let _ = write!(text, "\nnote: {note}");
     }
     match report.skipped.len() {
         0 => text.push_str("\nno file was left out"),

@@ -7,6 +7,7 @@ mod data;
 mod devices;
 mod export;
 mod export_model;
+mod label_columns;
 mod predict;
 mod progress;
 pub mod reference;

@@ -71,8 +71,10 @@ struct TrainFlags {
     config: Option<PathBuf>,
     // Every flag that sets a setting takes its help from the settings table the window's
     // tooltips use, so the two never say different things; the value's syntax is its name.
-    #[arg(long, value_name = "synthetic|mnist|fashion-mnist|cifar10|folder:PATH[@SIZE]", help = Setting::Dataset.help())]
+    #[arg(long, value_name = "synthetic|mnist|fashion-mnist|cifar10|folder:PATH[@SIZE]|csv:PATH[@SIZE]", help = Setting::Dataset.help())]
     dataset: Option<DatasetSpec>,
+    #[command(flatten)]
+    columns: super::label_columns::LabelColumnFlags,
     /// Folder holding the data set's files, or a parent of mnist/, fashion-mnist/, cifar-10-batches-bin/.
     #[arg(long, value_name = "DIR")]
     data_dir: Option<PathBuf>,
@@ -158,6 +160,7 @@ impl TrainFlags {
         if let Some(v) = self.dataset {
             draft.dataset = v;
         }
+        self.columns.apply(&mut draft.dataset)?;
         if let Some(v) = self.data_dir {
             draft.data_dir = Some(v);
         }

@@ -88,6 +88,7 @@ impl KilnApp {
     pub(super) fn handle_setup_action(&mut self, action: SetupAction) {
         match action {
             SetupAction::ChooseImageFolder => self.choose_data_folder(DataChoice::ImageFolder),
+            SetupAction::ChooseLabelsFile => self.choose_labels_file(),
             SetupAction::ChooseDataDir => self.choose_data_folder(DataChoice::NamedSetFolder),
             SetupAction::Fetch => self.start_fetch(),
             SetupAction::FetchWeights(arch) => self.start_download(Download::Weights(arch)),
@@ -116,6 +117,19 @@ impl KilnApp {
 
     /// Asks for a weights file to start from: the system's dialog, or a page's chooser, whose
     /// file arrives later (a page reads safetensors only).
+    /// Asks for a labels file; a page never offers one (its files are only a chosen folder's).
+    fn choose_labels_file(&mut self) {
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Some(file) = files::pick_file(
+            "Labels file: a row per image with its path and label",
+            "labels file",
+            &["csv", "tsv", "jsonl", "ndjson", "json"],
+        ) {
+            self.form.labels_file = Some(file);
+            self.data_location = None;
+        }
+    }
+
     fn choose_weights_file(&mut self) {
         #[cfg(not(target_arch = "wasm32"))]
         {

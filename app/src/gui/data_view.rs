@@ -399,6 +399,9 @@ fn counts_chart_ui(ui: &mut egui::Ui, report: &DataReport) {
 
 /// The files left out and the images found in more than one split.
 fn problems_ui(ui: &mut egui::Ui, report: &DataReport) {
+    for note in &report.notes {
+        ui.colored_label(ui.visuals().warn_fg_color, note);
+    }
     if report.skipped.is_empty() {
         ui.label("No file was left out.");
     } else {

@@ -1046,7 +1046,7 @@ fn a_photo_folder_with_unreadable_files_trains_on_the_rest_and_lists_them() {
     assert!(output.status.success(), "{stdout}\n{}", stderr(&output));
     let warned = format!("{stdout}{}", stderr(&output));
     assert!(
-        warned.contains("3 file(s) of the image folder were left out"),
+        warned.contains("3 file(s) of the data set were left out"),
         "{warned}"
     );
     let summary: serde_json::Value = serde_json::from_str(
@@ -1075,6 +1075,88 @@ fn a_photo_folder_with_unreadable_files_trains_on_the_rest_and_lists_them() {
     assert!(skipped.iter().all(|(_, reason)| !reason.is_empty()));
     // test/ as given: its four photos (the stray one beside the class folders is not one).
     assert_eq!(summary["split_sizes"]["test"], 4, "{summary}");
+}
+
+#[test]
+fn a_labels_csv_trains_on_the_rows_whose_files_exist_and_keeps_awkward_names_exactly() {
+    let dir = scratch_dir("labels-csv");
+    let root = dir.join("photos");
+    write_photo_folder(&root);
+    // The same photos listed in a CSV, under names no class folder could carry.
+    let names = [
+        ("cat", "tabby, \"orange\""),
+        ("dog", "🐕 dog"),
+        ("fox", "fox"),
+    ];
+    let quoted = |name: &str| format!("\"{}\"", name.replace('"', "\"\""));
+    let mut csv = String::from("id,photo,breed,split\n");
+    for (i, (folder, name)) in names.iter().enumerate() {
+        let mut files: Vec<String> = std::fs::read_dir(root.join("train").join(folder))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|f| f.ends_with(".png"))
+            .collect();
+        files.sort();
+        for file in files {
+            csv.push_str(&format!(
+                "{i},train/{folder}/{file},{},train\n",
+                quoted(name)
+            ));
+        }
+        csv.push_str(&format!("{i},test/{folder}/t.png,{},TEST\n", quoted(name)));
+    }
+    csv.push_str("9,train/cat/missing.png,fox,train\n");
+    let labels = root.join("labels.csv");
+    std::fs::write(&labels, csv).unwrap();
+    let spec = format!("csv:{}@8", labels.display());
+
+    // Two columns could hold the labels: the sentence asks which.
+    let output = kiln(&["data", "inspect", &spec]);
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains(
+            "which of its columns (`id`, `breed`) holds the labels? name it with --label-column"
+        ),
+        "{}",
+        stderr(&output)
+    );
+    let columns = ["--path-column", "photo", "--label-column", "breed"];
+    let output = kiln(&[&["data", "inspect", spec.as_str()][..], &columns].concat());
+    let report = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(output.status.success(), "{report}{}", stderr(&output));
+    for expected in [
+        "🐕 dog",
+        "tabby, \"orange\"",
+        "missing.png: not found (line 25 of labels.csv)",
+        "broken.png: ",
+    ] {
+        assert!(report.contains(expected), "{expected:?} in {report}");
+    }
+
+    let runs = dir.join("runs");
+    let args = [
+        &["--dataset", spec.as_str(), "--batch-size", "4"][..],
+        &columns,
+    ]
+    .concat();
+    let output = train_tiny(&runs, &args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let run = only_run_folder(&runs);
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["outcome"], "completed", "{summary}");
+    assert_eq!(summary["split_sizes"]["test"], 3, "{summary}");
+    // The run's own tables give the names back as they were written.
+    let predictions = kiln_core::run_folder::load_predictions(&run)
+        .unwrap()
+        .unwrap();
+    let mut expected: Vec<&str> = names.iter().map(|(_, name)| *name).collect();
+    expected.sort();
+    assert_eq!(predictions.class_names, expected);
+    // The config keeps the columns, so the run can be repeated from it.
+    let config = std::fs::read_to_string(run.join("config.toml")).unwrap();
+    assert!(config.contains("kind = \"csv\""), "{config}");
+    assert!(config.contains("label_column = \"breed\""), "{config}");
 }
 
 #[test]

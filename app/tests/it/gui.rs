@@ -1127,6 +1127,7 @@ fn data_view_snapshot_shows_counts_samples_left_out_files_and_leaks() {
             path: "photos/star/notes.txt".into(),
             reason: "it is not an image Kiln reads".into(),
         }],
+        notes: Vec::new(),
         sources: SourceFormat::tally([(640, 480, "RGB"), (640, 480, "RGB"), (300, 400, "RGBA")]),
     };
     let inspected = kiln::gui::Inspected {
@@ -1466,6 +1467,7 @@ fn the_data_window_redraws_the_augmentation_preview_when_a_setting_changes() {
         val: Split::default(),
         test: Split::default(),
         skipped: Vec::new(),
+        notes: Vec::new(),
         sources: Vec::new(),
     };
     let inspected = kiln::gui::Inspected {

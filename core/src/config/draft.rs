@@ -193,7 +193,9 @@ impl ExperimentDraft {
                 *path = absolute;
             }
         };
-        if let DatasetSpec::Folder { path, .. } = &mut self.dataset {
+        if let DatasetSpec::Folder { path, .. } | DatasetSpec::LabelsFile { path, .. } =
+            &mut self.dataset
+        {
             anchor(path);
         }
         if let Some(dir) = &mut self.data_dir {

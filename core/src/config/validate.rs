@@ -3,7 +3,7 @@
 use std::ops::Deref;
 
 use super::{ConfigError, ExperimentDraft, FineTune, Precision, Setting, invalid};
-use crate::data::{DatasetSpec, ImageDataset};
+use crate::data::ImageDataset;
 
 impl ExperimentDraft {
     /// Checks every field that does not depend on the data; the first problem found is returned.
@@ -32,7 +32,7 @@ impl ExperimentDraft {
             .check_spec()
             .map_err(|e| invalid(e.setting(), &self.model, e.to_string()))?;
         self.validate_fine_tuning()?;
-        if let DatasetSpec::Folder { image_size, .. } = self.dataset
+        if let Some(image_size) = self.dataset.image_size()
             && !(1..=crate::data::MAX_IMAGE_SIZE_PX).contains(&image_size)
         {
             return Err(invalid(

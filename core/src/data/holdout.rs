@@ -170,6 +170,7 @@ mod tests {
             val: Split::default(),
             test,
             skipped: Vec::new(),
+            notes: Vec::new(),
             sources: Vec::new(),
         }
     }

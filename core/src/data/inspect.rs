@@ -25,6 +25,8 @@ pub struct DataReport {
     pub counts: [Vec<usize>; 3],
     /// Files left out of every split, with their reasons.
     pub skipped: Vec<SkippedFile>,
+    /// Sentences about the source as a whole (a labels file's numeric labels, say).
+    pub notes: Vec<String>,
     /// The sizes and colour modes of the files read, most common first (empty: not known).
     pub sources: Vec<SourceFormat>,
     /// Images with identical pixels in more than one split.
@@ -107,6 +109,7 @@ pub fn inspect(data: &ImageDataset) -> DataReport {
         class_names: data.class_names.clone(),
         counts,
         skipped: data.skipped.clone(),
+        notes: data.notes.clone(),
         sources: data.sources.clone(),
         duplicates: duplicates_across(&splits, data.shape.pixels_per_image()),
     }
@@ -233,6 +236,7 @@ mod tests {
             val: split(&[1, 2], &[1]),
             test: split(&[9, 9, 7, 7], &[0, 0]),
             skipped: Vec::new(),
+            notes: Vec::new(),
             sources: Vec::new(),
         }
     }

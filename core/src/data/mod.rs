@@ -71,6 +71,18 @@ pub fn load_in(
         DatasetSpec::Folder { path, image_size } => {
             folder::load_image_folder_in(tree, path, *image_size)
         }
+        DatasetSpec::LabelsFile {
+            path,
+            image_size,
+            path_column,
+            label_column,
+        } => {
+            let columns = kiln_formats::labels::LabelColumns {
+                path: path_column.clone(),
+                label: label_column.clone(),
+            };
+            kiln_formats::labels::load_labels_file_in(tree, path, *image_size, &columns)
+        }
     }
 }
 

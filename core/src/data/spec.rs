@@ -13,8 +13,9 @@ fn default_image_size() -> u32 {
     DEFAULT_FOLDER_IMAGE_SIZE_PX
 }
 
-/// A data set to train on: written `synthetic`, `mnist`, `fashion-mnist`, `cifar10` or
-/// `folder:PATH[@SIZE]` on the command line, and as a `kind = "…"` table in TOML.
+/// A data set to train on: written `synthetic`, `mnist`, `fashion-mnist`, `cifar10`,
+/// `folder:PATH[@SIZE]` or `csv:PATH[@SIZE]` on the command line, and as a `kind = "…"` table in
+/// TOML.
 #[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum DatasetSpec {
@@ -35,9 +36,81 @@ pub enum DatasetSpec {
         #[serde(default = "default_image_size")]
         image_size: u32,
     },
+    /// A CSV (or JSON-lines) file of image paths and their labels; `kind = "csv"` in TOML.
+    #[serde(rename = "csv")]
+    LabelsFile {
+        /// The labels file.
+        path: PathBuf,
+        /// Images are resized to `image_size`×`image_size` pixels.
+        #[serde(default = "default_image_size")]
+        image_size: u32,
+        /// The header of the column of image paths; found by its usual names when absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        path_column: Option<String>,
+        /// The header of the column of labels; found by its usual names when absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        label_column: Option<String>,
+    },
 }
 
-const EXPECTED: &str = "expected synthetic, mnist, fashion-mnist, cifar10 or folder:PATH[@SIZE]";
+impl DatasetSpec {
+    /// A labels file at `path`, its columns found, images resized to `image_size`.
+    pub fn labels_file(path: impl Into<PathBuf>, image_size: u32) -> Self {
+        Self::LabelsFile {
+            path: path.into(),
+            image_size,
+            path_column: None,
+            label_column: None,
+        }
+    }
+
+    /// The side images are resized to, for the sets read from image files.
+    pub fn image_size(&self) -> Option<u32> {
+        match self {
+            Self::Folder { image_size, .. } | Self::LabelsFile { image_size, .. } => {
+                Some(*image_size)
+            }
+            _ => None,
+        }
+    }
+
+    /// Names the columns of a labels file's paths and labels (`None` leaves one as it is); any
+    /// other data set refuses, as it has no columns.
+    pub fn set_columns(
+        &mut self,
+        path: Option<String>,
+        label: Option<String>,
+    ) -> Result<(), DataError> {
+        if path.is_none() && label.is_none() {
+            return Ok(());
+        }
+        match self {
+            Self::LabelsFile {
+                path_column,
+                label_column,
+                ..
+            } => {
+                *path_column = path.or(path_column.take());
+                *label_column = label.or(label_column.take());
+                Ok(())
+            }
+            other => Err(DataError::BadSpec(format!(
+                "--path-column and --label-column name the columns of a labels file (csv:FILE), and the data set is {other}"
+            ))),
+        }
+    }
+
+    /// The folder or labels file a set of the person's own images is read from.
+    pub fn own_files(&self) -> Option<&std::path::Path> {
+        match self {
+            Self::Folder { path, .. } | Self::LabelsFile { path, .. } => Some(path),
+            _ => None,
+        }
+    }
+}
+
+const EXPECTED: &str =
+    "expected synthetic, mnist, fashion-mnist, cifar10, folder:PATH[@SIZE] or csv:PATH[@SIZE]";
 
 impl FromStr for DatasetSpec {
     type Err = DataError;
@@ -45,7 +118,12 @@ impl FromStr for DatasetSpec {
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         let trimmed = text.trim();
         if let Some(rest) = trimmed.strip_prefix("folder:") {
-            return parse_folder(rest);
+            let (path, image_size) = path_and_size("folder", rest)?;
+            return Ok(Self::Folder { path, image_size });
+        }
+        if let Some(rest) = trimmed.strip_prefix("csv:") {
+            let (path, image_size) = path_and_size("csv", rest)?;
+            return Ok(Self::labels_file(path, image_size));
         }
         // Accept the spellings people actually type, but print only the canonical one.
         match trimmed.to_ascii_lowercase().as_str() {
@@ -60,7 +138,8 @@ impl FromStr for DatasetSpec {
     }
 }
 
-fn parse_folder(rest: &str) -> Result<DatasetSpec, DataError> {
+/// The path and image size of `PREFIX:PATH[@SIZE]`.
+fn path_and_size(prefix: &str, rest: &str) -> Result<(PathBuf, u32), DataError> {
     // A path may itself contain '@', so only a trailing all-digit `@SIZE` counts as a size.
     let (path, image_size) = match rest.rsplit_once('@') {
         Some((path, size)) if !size.is_empty() && size.bytes().all(|b| b.is_ascii_digit()) => {
@@ -72,7 +151,7 @@ fn parse_folder(rest: &str) -> Result<DatasetSpec, DataError> {
                 Some(s) => (path, s),
                 None => {
                     return Err(DataError::BadSpec(format!(
-                        "image size `{size}` in `folder:{rest}` must be between 1 and {MAX_IMAGE_SIZE_PX} pixels"
+                        "image size `{size}` in `{prefix}:{rest}` must be between 1 and {MAX_IMAGE_SIZE_PX} pixels"
                     )));
                 }
             }
@@ -81,13 +160,30 @@ fn parse_folder(rest: &str) -> Result<DatasetSpec, DataError> {
     };
     if path.is_empty() {
         return Err(DataError::BadSpec(format!(
-            "`folder:` needs a path, e.g. folder:/data/pets@64; {EXPECTED}"
+            "`{prefix}:` needs a path, e.g. {prefix}:/data/pets{}@64; {EXPECTED}",
+            if prefix == "csv" { "/labels.csv" } else { "" }
         )));
     }
-    Ok(DatasetSpec::Folder {
-        path: PathBuf::from(path),
-        image_size,
-    })
+    Ok((PathBuf::from(path), image_size))
+}
+
+/// `PREFIX:PATH`, with `@SIZE` where the size is not the default or the path would otherwise
+/// be read back as having one.
+fn write_sized(
+    f: &mut fmt::Formatter<'_>,
+    prefix: &str,
+    path: &std::path::Path,
+    image_size: u32,
+) -> fmt::Result {
+    let path = path.to_string_lossy();
+    let path_looks_sized = path
+        .rsplit_once('@')
+        .is_some_and(|(_, s)| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()));
+    if image_size == DEFAULT_FOLDER_IMAGE_SIZE_PX && !path_looks_sized {
+        write!(f, "{prefix}:{path}")
+    } else {
+        write!(f, "{prefix}:{path}@{image_size}")
+    }
 }
 
 impl fmt::Display for DatasetSpec {
@@ -97,18 +193,11 @@ impl fmt::Display for DatasetSpec {
             Self::Mnist => f.write_str("mnist"),
             Self::FashionMnist => f.write_str("fashion-mnist"),
             Self::Cifar10 => f.write_str("cifar10"),
-            Self::Folder { path, image_size } => {
-                let path = path.to_string_lossy();
-                // Spell the size out when the path would otherwise be read back as having one.
-                let path_looks_sized = path
-                    .rsplit_once('@')
-                    .is_some_and(|(_, s)| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()));
-                if *image_size == DEFAULT_FOLDER_IMAGE_SIZE_PX && !path_looks_sized {
-                    write!(f, "folder:{path}")
-                } else {
-                    write!(f, "folder:{path}@{image_size}")
-                }
-            }
+            Self::Folder { path, image_size } => write_sized(f, "folder", path, *image_size),
+            // The columns live in the config; on the command line they are flags of their own.
+            Self::LabelsFile {
+                path, image_size, ..
+            } => write_sized(f, "csv", path, *image_size),
         }
     }
 }
@@ -136,6 +225,8 @@ mod tests {
                 path: "/x/me@home/pets@2".into(),
                 image_size: 32,
             },
+            DatasetSpec::labels_file("/x/labels.csv", 32),
+            DatasetSpec::labels_file("/x/labels.jsonl", 96),
         ];
         for spec in specs {
             let text = spec.to_string();
@@ -176,6 +267,8 @@ mod tests {
             "folder:/x@0",
             "folder:/x@99999",
             "folder:@64",
+            "csv:",
+            "csv:/x.csv@0",
         ] {
             let err = bad.parse::<DatasetSpec>().unwrap_err();
             assert!(matches!(err, DataError::BadSpec(_)), "{bad}: {err}");
@@ -201,6 +294,18 @@ mod tests {
             let text = toml::to_string(&cfg).unwrap();
             assert_eq!(toml::from_str::<Cfg>(&text).unwrap(), cfg, "{text}");
         }
+        let labels = DatasetSpec::LabelsFile {
+            path: "/p/labels.csv".into(),
+            image_size: 64,
+            path_column: Some("photo".into()),
+            label_column: Some("breed, as \"named\"".into()),
+        };
+        let text = toml::to_string(&Cfg {
+            dataset: labels.clone(),
+        })
+        .unwrap();
+        assert!(text.contains("kind = \"csv\""), "{text}");
+        assert_eq!(toml::from_str::<Cfg>(&text).unwrap().dataset, labels);
         let cfg: Cfg = toml::from_str("[dataset]\nkind = \"cifar10\"\n").unwrap();
         assert_eq!(cfg.dataset, DatasetSpec::Cifar10);
         let cfg: Cfg = toml::from_str("[dataset]\nkind = \"fashion-mnist\"\n").unwrap();

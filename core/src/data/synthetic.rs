@@ -238,6 +238,7 @@ pub fn synthetic() -> ImageDataset {
         val: Default::default(),
         test: generate_split(TEST_SEED, TEST_PER_CLASS),
         skipped: Vec::new(),
+        notes: Vec::new(),
         sources: Vec::new(),
     }
 }

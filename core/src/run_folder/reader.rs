@@ -205,13 +205,16 @@ pub fn load_predictions_in(
         path: folder.join(PREDICTIONS_FILE),
         source: io::Error::new(io::ErrorKind::InvalidData, what),
     };
-    let class_names: Vec<String> = confusion
-        .lines()
-        .next()
-        .unwrap_or("")
-        .split(',')
+    // Class names may hold commas and quotes: the header is read as the CSV it was written as.
+    let header = confusion.lines().next().unwrap_or("");
+    let class_names: Vec<String> = kiln_formats::csv::line_cells(header)
+        .ok_or_else(|| {
+            bad(format!(
+                "the header of {CONFUSION_FILE} has an unclosed quote"
+            ))
+        })?
+        .into_iter()
         .skip(1)
-        .map(|name| name.trim().trim_matches('"').replace("\"\"", "\""))
         .collect();
     let mut problems = Vec::new();
     let parsed = parse_csv(

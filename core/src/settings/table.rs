@@ -8,7 +8,6 @@ use crate::config::{
     ClassWeights, FineTune, InputScaling, Keep, LossInput, MAX_BATCH_SIZE, MAX_CROP_PADDING,
     MAX_EPOCHS, MAX_HOLDOUT_SPLIT, MAX_PROFILE_STEPS, Monitor, Precision, Validation,
 };
-use crate::data::DatasetSpec;
 use crate::model::InitScheme;
 
 // Limits are given as f64: the whole-number ones are far below 2^53, where the cast is exact.
@@ -214,7 +213,7 @@ settings! {
             .range(Range::above(0.0).to(MAX_HOLDOUT_SPLIT).advice("a folder without a test/ sub-folder needs some images kept apart for testing; try 0.2"))
             .section(Section::Validation)
             .legend("test split")
-            .applies(|draft| matches!(draft.dataset, DatasetSpec::Folder { .. }));
+            .applies(|draft| draft.dataset.own_files().is_some());
     /// The figure that picks the best epoch and drives early stopping.
     Monitor => "monitor", "Monitor",
         "The validation figure that picks the best epoch and decides early stopping.",

@@ -159,6 +159,12 @@ pub enum TrainWarning {
         /// The first of them, with its reason.
         first: String,
     },
+    /// Something about the data set as a whole to read before trusting the run (a labels file
+    /// whose labels are all numbers, say).
+    DataNote {
+        /// The sentence.
+        note: String,
+    },
     /// The best epoch's weights could not be read back after a resume; the last ones are kept.
     BestNotKept {
         /// What went wrong.
@@ -220,8 +226,9 @@ impl std::fmt::Display for TrainWarning {
             ),
             Self::FilesSkipped { count, first } => write!(
                 f,
-                "{count} file(s) of the image folder were left out, the first: {first}; summary.json lists them all"
+                "{count} file(s) of the data set were left out, the first: {first}; summary.json lists them all"
             ),
+            Self::DataNote { note } => write!(f, "data set: {note}"),
             Self::BestNotKept { reason } => write!(
                 f,
                 "the best epoch's weights could not be read back ({reason}); the run keeps and tests the last epoch's"

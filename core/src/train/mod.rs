@@ -211,6 +211,7 @@ mod tests {
             val: halves(40),
             test: halves(50),
             skipped: Vec::new(),
+            notes: Vec::new(),
             sources: Vec::new(),
         }
     }

@@ -590,6 +590,7 @@ fn rgb_dataset() -> crate::data::ImageDataset {
         val: halves_rgb(8, 2),
         test: halves_rgb(8, 3),
         skipped: Vec::new(),
+        notes: Vec::new(),
         sources: Vec::new(),
     }
 }

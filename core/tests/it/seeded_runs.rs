@@ -49,6 +49,7 @@ fn dataset(train_len: usize) -> ImageDataset {
         val: Default::default(),
         test: halves(50),
         skipped: Vec::new(),
+        notes: Vec::new(),
         sources: Vec::new(),
     }
 }

@@ -27,16 +27,19 @@ pub enum DatasetKind {
     Cifar10,
     /// A folder of class sub-folders.
     Folder,
+    /// A CSV or JSON-lines file of image paths and labels.
+    LabelsFile,
 }
 
 impl DatasetKind {
     /// Every choice, in the order the list shows them.
-    pub(super) const ALL: [Self; 5] = [
+    pub(super) const ALL: [Self; 6] = [
         Self::Synthetic,
         Self::Mnist,
         Self::FashionMnist,
         Self::Cifar10,
         Self::Folder,
+        Self::LabelsFile,
     ];
 
     /// What the list shows for it.
@@ -47,6 +50,7 @@ impl DatasetKind {
             Self::FashionMnist => "Fashion-MNIST",
             Self::Cifar10 => "CIFAR-10",
             Self::Folder => "Image folder…",
+            Self::LabelsFile => "Labels file (CSV, JSON lines)…",
         }
     }
 
@@ -57,7 +61,7 @@ impl DatasetKind {
             Self::Mnist => Some(RemoteDataset::Mnist),
             Self::FashionMnist => Some(RemoteDataset::FashionMnist),
             Self::Cifar10 => Some(RemoteDataset::Cifar10),
-            Self::Synthetic | Self::Folder => None,
+            Self::Synthetic | Self::Folder | Self::LabelsFile => None,
         }
     }
 }
@@ -202,6 +206,12 @@ pub struct SetupForm {
     pub dataset: DatasetKind,
     /// The image folder, for [`DatasetKind::Folder`].
     pub folder: Option<PathBuf>,
+    /// The CSV or JSON-lines file, for [`DatasetKind::LabelsFile`].
+    pub labels_file: Option<PathBuf>,
+    /// The header of the labels file's column of paths; blank finds it.
+    pub path_column: String,
+    /// The header of the labels file's column of labels; blank finds it.
+    pub label_column: String,
     /// Architecture choice.
     pub model: ModelKind,
     /// MLP activation.
@@ -292,17 +302,27 @@ impl SetupForm {
         let mut text = |setting: Setting, value: String| {
             typed.insert(setting, value);
         };
-        let (dataset, folder, folder_image_size) = match &draft.dataset {
-            DatasetSpec::Synthetic => (DatasetKind::Synthetic, None, DEFAULT_FOLDER_IMAGE_SIZE_PX),
-            DatasetSpec::Mnist => (DatasetKind::Mnist, None, DEFAULT_FOLDER_IMAGE_SIZE_PX),
-            DatasetSpec::FashionMnist => (
-                DatasetKind::FashionMnist,
-                None,
-                DEFAULT_FOLDER_IMAGE_SIZE_PX,
-            ),
-            DatasetSpec::Cifar10 => (DatasetKind::Cifar10, None, DEFAULT_FOLDER_IMAGE_SIZE_PX),
+        let (mut folder, mut labels_file) = (None, None);
+        let (mut path_column, mut label_column) = (String::new(), String::new());
+        let (dataset, folder_image_size) = match &draft.dataset {
+            DatasetSpec::Synthetic => (DatasetKind::Synthetic, DEFAULT_FOLDER_IMAGE_SIZE_PX),
+            DatasetSpec::Mnist => (DatasetKind::Mnist, DEFAULT_FOLDER_IMAGE_SIZE_PX),
+            DatasetSpec::FashionMnist => (DatasetKind::FashionMnist, DEFAULT_FOLDER_IMAGE_SIZE_PX),
+            DatasetSpec::Cifar10 => (DatasetKind::Cifar10, DEFAULT_FOLDER_IMAGE_SIZE_PX),
             DatasetSpec::Folder { path, image_size } => {
-                (DatasetKind::Folder, Some(path.clone()), *image_size)
+                folder = Some(path.clone());
+                (DatasetKind::Folder, *image_size)
+            }
+            DatasetSpec::LabelsFile {
+                path,
+                image_size,
+                path_column: path_header,
+                label_column: label_header,
+            } => {
+                labels_file = Some(path.clone());
+                path_column = path_header.clone().unwrap_or_default();
+                label_column = label_header.clone().unwrap_or_default();
+                (DatasetKind::LabelsFile, *image_size)
             }
         };
         text(Setting::FolderImageSize, folder_image_size.to_string());
@@ -366,6 +386,9 @@ impl SetupForm {
             typed,
             dataset,
             folder,
+            labels_file,
+            path_column,
+            label_column,
             model,
             activation,
             vgg_batch_norm,
@@ -468,6 +491,29 @@ impl SetupForm {
                         errors.insert(
                             Setting::Dataset,
                             "choose a folder with one sub-folder of images per class".to_owned(),
+                        );
+                        DatasetSpec::Synthetic
+                    }
+                }
+            }
+            DatasetKind::LabelsFile => {
+                let image_size = self.read(
+                    Setting::FolderImageSize,
+                    DEFAULT_FOLDER_IMAGE_SIZE_PX,
+                    errors,
+                );
+                let header = |text: &str| Some(text.trim().to_owned()).filter(|t| !t.is_empty());
+                match &self.labels_file {
+                    Some(path) => DatasetSpec::LabelsFile {
+                        path: path.clone(),
+                        image_size,
+                        path_column: header(&self.path_column),
+                        label_column: header(&self.label_column),
+                    },
+                    None => {
+                        errors.insert(
+                            Setting::Dataset,
+                            "choose a CSV or JSON-lines file of image paths and labels".to_owned(),
                         );
                         DatasetSpec::Synthetic
                     }

@@ -36,6 +36,8 @@ const LABEL_WIDTH: f32 = 104.0;
 pub enum SetupAction {
     /// Pick a folder of class sub-folders.
     ChooseImageFolder,
+    /// Pick a CSV or JSON-lines file of image paths and labels.
+    ChooseLabelsFile,
     /// Pick the folder holding MNIST / Fashion-MNIST / CIFAR-10 files.
     ChooseDataDir,
     /// Download the chosen data set.
@@ -146,6 +148,56 @@ fn section_ui(
         });
 }
 
+/// The rows of a labels file: the file, the columns of its paths and labels (blank: found by
+/// their usual names), and the image size.
+fn labels_file_rows_ui(
+    ui: &mut egui::Ui,
+    form: &mut SetupForm,
+    errors: &BTreeMap<Setting, String>,
+    actions: &mut Vec<SetupAction>,
+) {
+    const FILE_HELP: &str = "A CSV or JSON-lines file with a row per image: its path (relative to the file, or absolute), its label, and optionally its split (train, val or test).";
+    if found_row(ui, "Labels file", FILE_HELP) {
+        ui.label("Labels file").on_hover_text(FILE_HELP);
+        ui.horizontal(|ui| {
+            path_label(ui, form.labels_file.as_deref());
+            if ui
+                .button("Choose labels file…")
+                .on_hover_text(FILE_HELP)
+                .clicked()
+            {
+                actions.push(SetupAction::ChooseLabelsFile);
+            }
+        });
+        ui.end_row();
+    }
+    let columns = [
+        (
+            "Path column",
+            "The header of the column of image paths; blank finds it (file_name, path, image…, or the column of image file names).",
+            &mut form.path_column,
+        ),
+        (
+            "Label column",
+            "The header of the column of labels; blank finds it (label, class…, or the one column left).",
+            &mut form.label_column,
+        ),
+    ];
+    for (label, help, text) in columns {
+        if found_row(ui, label, help) {
+            ui.label(label).on_hover_text(help);
+            let response = ui.add(
+                egui::TextEdit::singleline(text)
+                    .hint_text("found by its name")
+                    .desired_width(120.0),
+            );
+            response.on_hover_text(help);
+            ui.end_row();
+        }
+    }
+    typed_row(ui, form, Setting::FolderImageSize, errors);
+}
+
 /// The data set's rows: which one, where its files are (or a folder of images), a look at it.
 fn data_rows_ui(
     ui: &mut egui::Ui,
@@ -154,8 +206,13 @@ fn data_rows_ui(
     context: &SetupContext<'_>,
     actions: &mut Vec<SetupAction>,
 ) {
-    let options: Vec<(DatasetKind, &str)> =
-        DatasetKind::ALL.iter().map(|k| (*k, k.label())).collect();
+    // A page holds only the files of a folder it was given: a labels file names files it has
+    // not got (an image folder with a metadata.csv serves there instead).
+    let options: Vec<(DatasetKind, &str)> = DatasetKind::ALL
+        .iter()
+        .filter(|k| cfg!(not(target_arch = "wasm32")) || **k != DatasetKind::LabelsFile)
+        .map(|k| (*k, k.label()))
+        .collect();
     let defaults = new_form();
     combo_row(
         ui,
@@ -180,6 +237,9 @@ fn data_rows_ui(
         });
         ui.end_row();
         typed_row(ui, form, Setting::FolderImageSize, errors);
+    }
+    if form.dataset == DatasetKind::LabelsFile {
+        labels_file_rows_ui(ui, form, errors, actions);
     }
     const DATA_DIR_HELP: &str = "The folder holding the data set's files, or a parent of mnist/, fashion-mnist/, cifar-10-batches-bin/.";
     if let Some(remote) = form.dataset.remote()

@@ -343,6 +343,11 @@ impl<'a> RunState<'a> {
                 smallest: named(smallest),
             }));
         }
+        for note in &data.notes {
+            on_event(TrainEvent::Warning(TrainWarning::DataNote {
+                note: note.clone(),
+            }));
+        }
         if let Some(first) = data.skipped.first() {
             on_event(TrainEvent::Warning(TrainWarning::FilesSkipped {
                 count: data.skipped.len(),

@@ -147,6 +147,54 @@ fn a_folder_data_set_needs_a_folder() {
 }
 
 #[test]
+fn a_labels_file_needs_its_file_and_its_named_columns_survive_the_form() {
+    let form = SetupForm {
+        dataset: DatasetKind::LabelsFile,
+        ..SetupForm::default()
+    };
+    let errors = form.check().errors;
+    assert!(
+        errors[&Setting::Dataset].contains("CSV or JSON-lines file"),
+        "{errors:?}"
+    );
+    let form = SetupForm {
+        dataset: DatasetKind::LabelsFile,
+        labels_file: Some(PathBuf::from("shots/labels.csv")),
+        path_column: " photo ".into(),
+        label_column: String::new(),
+        ..SetupForm::default()
+    }
+    .with_text(Setting::FolderImageSize, "48");
+    let experiment = form.check().experiment.expect("a whole experiment");
+    let dataset = DatasetSpec::LabelsFile {
+        path: "shots/labels.csv".into(),
+        image_size: 48,
+        path_column: Some("photo".into()),
+        label_column: None,
+    };
+    assert_eq!(experiment.dataset, dataset);
+    let draft = config::ExperimentDraft {
+        dataset,
+        ..config::ExperimentDraft::default()
+    };
+    let again = SetupForm::from_draft(&draft);
+    assert_eq!(
+        (
+            again.dataset,
+            again.labels_file,
+            again.path_column,
+            again.label_column
+        ),
+        (
+            DatasetKind::LabelsFile,
+            Some(PathBuf::from("shots/labels.csv")),
+            "photo".to_string(),
+            String::new()
+        )
+    );
+}
+
+#[test]
 fn a_pretrained_start_reaches_the_draft_and_survives_the_form() {
     let mut form = SetupForm {
         model: ModelKind::ResNet50,
