@@ -317,3 +317,63 @@ fn a_labels_file_that_cannot_serve_is_refused_in_one_sentence() {
         "{missing}"
     );
 }
+
+/// Pieces labels files are made of, so that random files often get past the header.
+const PIECES: &[&str] = &[
+    "a.png",
+    "b.png",
+    "gone.png",
+    ",",
+    ";",
+    "\t",
+    "\"",
+    "\n",
+    "\r\n",
+    "label",
+    "file_name",
+    "split",
+    "train",
+    "TEST",
+    "val",
+    "cat",
+    "🐈",
+    "{",
+    "}",
+    "[",
+    "]",
+    ":",
+    "\"file_name\"",
+    "\"label\"",
+    "\"a.png\"",
+    "1",
+    "2.5",
+    " ",
+    "",
+];
+
+proptest::proptest! {
+    #[test]
+    fn any_labels_file_ends_in_a_data_set_or_a_sentence(
+        pieces in proptest::collection::vec(0..PIECES.len(), 0..60),
+        bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64),
+        json in proptest::prelude::any::<bool>(),
+    ) {
+        let mut text: Vec<u8> = pieces.iter().flat_map(|&i| PIECES[i].bytes()).collect();
+        text.extend(bytes);
+        let name = if json { "l.jsonl" } else { "l.csv" };
+        let mut tree = MemoryFiles::new();
+        tree.insert("a.png", png(1)).unwrap();
+        tree.insert("b.png", png(2)).unwrap();
+        tree.insert(name, text).unwrap();
+        match load(&tree, name) {
+            Ok(data) => {
+                let classes = data.class_names.len();
+                for split in [&data.train, &data.val, &data.test] {
+                    proptest::prop_assert!(split.labels.iter().all(|&l| (l as usize) < classes));
+                    proptest::prop_assert_eq!(split.files.len(), split.labels.len());
+                }
+            }
+            Err(error) => proptest::prop_assert!(!error.to_string().is_empty()),
+        }
+    }
+}
