@@ -21,5 +21,6 @@ pub mod run_folder;
 pub mod selection;
 pub mod settings;
 pub(crate) mod shuffle;
+pub mod sweep;
 pub mod train;
 pub mod weights;

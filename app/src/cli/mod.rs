@@ -13,6 +13,7 @@ mod progress;
 pub mod reference;
 mod serve;
 mod setting_flags;
+mod sweep;
 mod train;
 mod weights;
 
@@ -64,6 +65,9 @@ enum Command {
     Predict(predict::PredictArgs),
     /// Compare runs: settings that differ, final figures and speed side by side, seed spread.
     Compare(compare::CompareArgs),
+    /// Run a config's [sweep] table: its trials as a queue over devices into one sweep folder
+    /// (resumable), then a row per setting with mean ± std over seeds and seed noise tested.
+    Sweep(sweep::SweepArgs),
     /// Time a workload for a fixed number of steps: warm-up, ms per step, samples/s, memory.
     Bench(Box<bench::BenchArgs>),
     /// Pack a run folder, checkpoints included, into one .tar file to carry elsewhere.
@@ -93,6 +97,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         None => crate::gui::run(window_runs_dir(cli.runs_dir)),
         Some(Command::Train(args)) => train::run(*args),
+        Some(Command::Sweep(args)) => sweep::run(args),
         Some(Command::Devices(args)) => devices::run(&args),
         Some(Command::Data(args)) => data::run(args),
         Some(Command::Weights(args)) => weights::run(args),

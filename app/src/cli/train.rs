@@ -297,7 +297,7 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
 }
 
 /// Turns Ctrl-C into a cancel of `control`; a second Ctrl-C exits with the usual 130.
-fn cancel_on_interrupt(control: &Arc<Control>) {
+pub(super) fn cancel_on_interrupt(control: &Arc<Control>) {
     let control = Arc::clone(control);
     let presses = AtomicUsize::new(0);
     let installed = ctrlc::set_handler(move || {

@@ -1160,6 +1160,68 @@ fn a_labels_csv_trains_on_the_rows_whose_files_exist_and_keeps_awkward_names_exa
 }
 
 #[test]
+fn a_sweep_runs_every_trial_into_one_folder_and_shows_a_row_per_setting() {
+    let dir = scratch_dir("sweep");
+    let config = dir.join("s.toml");
+    let base =
+        "name = \"tiny\"\ndevice = \"cpu\"\nepochs = 1\n\n[model]\nkind = \"mlp\"\nwidths = [16]\n";
+    // A value the engine refuses is named, with its trial, before anything runs.
+    std::fs::write(&config, format!("{base}\n[sweep]\nlr = [0.1, -1.0]\n")).unwrap();
+    let sweeps = dir.join("sweeps");
+    let path = |p: &Path| p.to_str().unwrap().to_owned();
+    let output = kiln(&["sweep", &path(&config), "--sweeps-dir", &path(&sweeps)]);
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("trial 2 (lr=-1.0):"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!sweeps.exists(), "a refused sweep makes no folder");
+
+    std::fs::write(
+        &config,
+        format!("{base}\n[sweep]\nseeds = 2\nlr = [0.001, 0.05]\n"),
+    )
+    .unwrap();
+    let output = kiln(&["sweep", &path(&config), "--sweeps-dir", &path(&sweeps)]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let sweep = only_run_folder(&sweeps);
+    let trials = std::fs::read_dir(&sweep)
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().is_dir())
+        .count();
+    assert_eq!(trials, 4);
+    let csv = dir.join("table.csv");
+    let output = kiln(&["sweep", "show", &path(&sweep), "--csv", &path(&csv)]);
+    let table = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        table.starts_with("4 trial(s): grid search over lr (2), 2 seed(s) each"),
+        "{table}"
+    );
+    let rows: Vec<&str> = table.lines().filter(|l| l.starts_with("lr=")).collect();
+    assert_eq!(rows.len(), 2, "{table}");
+    assert!(
+        rows.iter().all(|r| r.contains("2/2") && r.contains(" ± ")),
+        "{table}"
+    );
+    assert_eq!(
+        rows.iter().filter(|r| r.ends_with("best")).count(),
+        1,
+        "{table}"
+    );
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .starts_with("setting,planned,finished,val_accuracy_mean")
+    );
+    assert_eq!(lines.count(), 2);
+}
+
+#[test]
 fn a_cpu_run_does_not_wake_the_gpu_drivers() {
     // Mesa's Vulkan loader complains of a missing XDG_RUNTIME_DIR when adapters are listed.
     let runs = scratch_dir("cpu-quiet");

@@ -206,3 +206,100 @@ fn a_run_killed_mid_epoch_resumes_to_the_uninterrupted_result() {
     );
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// The folder in `dir` whose name ends in `suffix`, once there is one.
+fn entry_ending(dir: &Path, suffix: &str) -> Option<std::path::PathBuf> {
+    std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().ends_with(suffix))
+}
+
+#[test]
+fn a_killed_sweep_resumes_where_it_stopped_and_trains_no_trial_twice() {
+    let root = kiln_test_support::scratch_dir("sweep-kill");
+    let config = root.join("sweep.toml");
+    std::fs::write(
+        &config,
+        "name = \"cut\"\ndevice = \"cpu\"\nepochs = 3\nbatch_size = 16\n\n[model]\nkind = \"mlp\"\nwidths = [16]\n\n[sweep]\nlr = [0.01, 0.02]\n",
+    )
+    .unwrap();
+    let sweeps = root.join("sweeps");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .arg("sweep")
+        .arg(&config)
+        .arg("--sweeps-dir")
+        .arg(&sweeps)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the kiln binary runs");
+    // Killed once the second trial has its first checkpoint: the first trial is done by then.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let (sweep, second) = loop {
+        assert!(
+            Instant::now() < deadline,
+            "no second trial's checkpoint within two minutes"
+        );
+        let sweep = entry_ending(&sweeps, "-sweep");
+        let second = sweep.as_deref().and_then(|s| entry_ending(s, "-t002"));
+        if let (Some(sweep), Some(second)) = (sweep, second)
+            && second.join("checkpoints/last/state.json").exists()
+        {
+            break (sweep, second);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    child.kill().expect("SIGKILL is delivered");
+    let _ = child.wait();
+    assert!(
+        !second.join("summary.json").exists(),
+        "killed too late: the second trial had already finished"
+    );
+    let first = entry_ending(&sweep, "-t001").expect("the first trial's folder");
+    let first_summary = std::fs::read(first.join("summary.json")).expect("the first trial ended");
+
+    let resumed = Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .args(["sweep", "--resume"])
+        .arg(&sweep)
+        .output()
+        .expect("kiln runs");
+    let said = String::from_utf8_lossy(&resumed.stderr);
+    assert!(resumed.status.success(), "{said}");
+    assert!(
+        said.contains("trial 1/2 (lr=0.01, seed 42): done before, kept"),
+        "{said}"
+    );
+    let name = second.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        said.contains(&format!(
+            "trial 2/2 (lr=0.02, seed 42): resuming {name} on cpu"
+        )),
+        "{said}"
+    );
+    // Nothing trained twice: the first trial untouched, the second in its own folder, each
+    // epoch once.
+    assert_eq!(
+        std::fs::read(first.join("summary.json")).unwrap(),
+        first_summary
+    );
+    let runs: Vec<_> = std::fs::read_dir(&sweep)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .collect();
+    assert_eq!(runs.len(), 2);
+    let run = kiln_core::run_folder::RunHistory::load(&second).unwrap();
+    let epochs: Vec<usize> = run.epochs.iter().map(|e| e.epoch).collect();
+    assert_eq!(epochs, [1, 2, 3]);
+    assert_eq!(
+        run.summary.map(|s| s.outcome),
+        Some(kiln_core::train::RunOutcome::Completed)
+    );
+    let table = String::from_utf8_lossy(&resumed.stdout);
+    assert!(
+        table.contains("lr=0.01") && table.contains("lr=0.02"),
+        "{table}"
+    );
+}

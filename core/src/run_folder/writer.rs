@@ -45,7 +45,7 @@ pub fn run_stem(experiment: &Experiment) -> String {
 
 /// Creates `runs_dir/stem` (and `runs_dir` if missing), or `stem-2`, `stem-3`… when taken: a
 /// new run or an imported one never writes into a folder that exists.
-pub(super) fn create_unique_dir(runs_dir: &Path, stem: &str) -> Result<PathBuf, FolderError> {
+pub(crate) fn create_unique_dir(runs_dir: &Path, stem: &str) -> Result<PathBuf, FolderError> {
     fs::create_dir_all(runs_dir).map_err(io_err("create", runs_dir))?;
     let mut suffix = 1;
     loop {

@@ -1,0 +1,238 @@
+//! `kiln sweep CONFIG`: the trials of a config's `[sweep]` table as a queue over devices into
+//! one sweep folder; `kiln sweep --resume DIR` goes on with one; `kiln sweep show DIR` reads one
+//! as a table of settings against seed noise.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use kiln_core::sweep::{self, Sweep, SweepEvent, SweepReport};
+use kiln_core::train::{Control, RunOutcome};
+
+/// Options of `kiln sweep`.
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct SweepArgs {
+    #[command(subcommand)]
+    command: Option<SweepCommand>,
+    /// A config with a [sweep] table: the settings to vary, over lists or ranges, and how
+    /// (search = "grid", "random" or "one-at-a-time"; seeds = N).
+    #[arg(value_name = "CONFIG", required_unless_present = "resume")]
+    config: Option<PathBuf>,
+    /// Go on with the sweep in this folder: finished trials are kept, a trial cut mid-way
+    /// resumes from its checkpoint, and the rest run.
+    #[arg(long, value_name = "SWEEP_DIR", conflicts_with = "config")]
+    resume: Option<PathBuf>,
+    /// The devices trials run on, one trial per device at a time (default: the config's
+    /// device).
+    #[arg(long, value_name = "cpu,gpu:0,remote:HOST:PORT/N")]
+    devices: Option<String>,
+    /// Where new sweep folders go.
+    #[arg(long, value_name = "DIR", default_value = "sweeps")]
+    sweeps_dir: PathBuf,
+}
+
+#[derive(Debug, Subcommand)]
+enum SweepCommand {
+    /// A sweep folder as one table: a row per setting with mean ± std over seeds, the best by
+    /// validation, and each other row's gap to it tested against seed noise (Welch's t-test).
+    Show {
+        /// The sweep folder.
+        dir: PathBuf,
+        /// Also write the table as CSV.
+        #[arg(long, value_name = "FILE")]
+        csv: Option<PathBuf>,
+    },
+}
+
+/// Runs `kiln sweep …`.
+pub fn run(args: SweepArgs) -> anyhow::Result<()> {
+    if let Some(SweepCommand::Show { dir, csv }) = &args.command {
+        return show(dir, csv.as_deref());
+    }
+    let (sweep, folder) = match (&args.resume, &args.config) {
+        (Some(folder), _) => (sweep::open_sweep_folder(folder)?, folder.clone()),
+        (None, Some(config)) => {
+            let text = std::fs::read_to_string(config)
+                .with_context(|| format!("could not read {}", config.display()))?;
+            let sweep = Sweep::from_toml(&text, &config.display().to_string())?;
+            let folder = sweep::create_sweep_folder(&args.sweeps_dir, &sweep, &text)?;
+            (sweep, folder)
+        }
+        (None, None) => anyhow::bail!("give a sweep config, or --resume SWEEP_DIR"),
+    };
+    let devices = match &args.devices {
+        Some(list) => kiln_core::device::parse_devices(list).context("--devices")?,
+        None => match sweep.trials.first() {
+            Some(trial) => sweep.draft(trial)?.devices(),
+            None => Vec::new(),
+        },
+    };
+    eprintln!("sweep folder {}", folder.display());
+    eprintln!(
+        "{} on {}",
+        sweep.describe(),
+        kiln_core::device::devices_text(&devices)
+    );
+    let control = Arc::new(Control::new());
+    super::train::cancel_on_interrupt(&control);
+    let on_event = |event: SweepEvent| eprintln!("{}", event_line(&sweep, &event));
+    let tally = sweep::run_sweep(&sweep, &folder, &devices, &control, &on_event)?;
+    eprintln!(
+        "{} trial(s) done before, {} finished now, {} cancelled, {} failed, {} not started",
+        tally.already_done, tally.finished, tally.cancelled, tally.failed, tally.not_started
+    );
+    print!("{}", table(&SweepReport::read(&folder)?));
+    if tally.cancelled + tally.not_started > 0 {
+        anyhow::bail!(
+            "the sweep was cancelled; `kiln sweep --resume {}` goes on where it stopped",
+            folder.display()
+        );
+    }
+    if tally.failed > 0 {
+        anyhow::bail!(
+            "{} trial(s) failed (the lines above say why); `kiln sweep --resume {}` tries them again",
+            tally.failed,
+            folder.display()
+        );
+    }
+    Ok(())
+}
+
+/// One line on a trial's progress: its place, its setting and seed, and what happened.
+fn event_line(sweep: &Sweep, event: &SweepEvent) -> String {
+    let index = match event {
+        SweepEvent::AlreadyDone { index }
+        | SweepEvent::Started { index, .. }
+        | SweepEvent::Ended { index, .. }
+        | SweepEvent::Failed { index, .. } => *index,
+    };
+    let trial = &sweep.trials[index - 1];
+    let what = format!(
+        "trial {index}/{} ({}, seed {})",
+        sweep.trials.len(),
+        trial.setting_text(),
+        trial.seed
+    );
+    match event {
+        SweepEvent::AlreadyDone { .. } => format!("{what}: done before, kept"),
+        SweepEvent::Started {
+            device, resumed, ..
+        } => match resumed {
+            Some(folder) => format!(
+                "{what}: resuming {} on {device}",
+                folder.file_name().unwrap_or_default().to_string_lossy()
+            ),
+            None => format!("{what}: started on {device}"),
+        },
+        SweepEvent::Ended {
+            outcome, summary, ..
+        } => {
+            let figure = |label: &str, value: Option<f64>| {
+                value.map_or(String::new(), |v| format!(", {label} {:.2} %", 100.0 * v))
+            };
+            format!(
+                "{what}: {}{}{}, {:.2} s/epoch",
+                outcome_word(*outcome),
+                figure("validation", summary.final_val_accuracy),
+                figure("test", summary.final_test_accuracy),
+                summary.mean_epoch_train_secs
+            )
+        }
+        SweepEvent::Failed { reason, .. } => format!("{what}: could not run: {reason}"),
+    }
+}
+
+fn outcome_word(outcome: RunOutcome) -> &'static str {
+    match outcome {
+        RunOutcome::Completed => "completed",
+        RunOutcome::Cancelled => "cancelled",
+        RunOutcome::Diverged => "diverged",
+        RunOutcome::Failed => "failed",
+    }
+}
+
+fn show(dir: &Path, csv: Option<&Path>) -> anyhow::Result<()> {
+    let report = SweepReport::read(dir)?;
+    print!("{}", table(&report));
+    if let Some(csv) = csv {
+        kiln_core::atomic_file::write_atomically(csv, report.to_csv().as_bytes())
+            .with_context(|| format!("could not write {}", csv.display()))?;
+        eprintln!("wrote {}", csv.display());
+    }
+    Ok(())
+}
+
+/// The report as a terminal table: one row per setting, the best marked.
+fn table(report: &SweepReport) -> String {
+    let percent = |s: Option<kiln_core::sweep::report::Spread>| {
+        s.map_or("-".to_string(), |s| {
+            format!("{:.2} ± {:.2} %", 100.0 * s.mean, 100.0 * s.std)
+        })
+    };
+    let plain = |s: Option<kiln_core::sweep::report::Spread>, digits: usize| {
+        s.map_or("-".to_string(), |s| {
+            format!("{:.digits$} ± {:.digits$}", s.mean, s.std)
+        })
+    };
+    let validation = if report.validated_on_test {
+        "test (validated on)"
+    } else {
+        "validation"
+    };
+    let header = [
+        "setting",
+        "seeds",
+        validation,
+        "test",
+        "val loss",
+        "s/epoch",
+        "images/s",
+        "against the best",
+    ];
+    let rows: Vec<[String; 8]> = report
+        .rows
+        .iter()
+        .map(|row| {
+            [
+                row.setting.clone(),
+                format!("{}/{}", row.finished, row.planned),
+                percent(row.val_accuracy),
+                percent(row.test_accuracy),
+                plain(row.val_loss, 4),
+                plain(row.epoch_secs, 2),
+                plain(row.samples_per_sec, 0),
+                row.versus_best.map(|v| v.describe()).unwrap_or_default(),
+            ]
+        })
+        .collect();
+    let width = |column: usize| {
+        rows.iter()
+            .map(|r| r[column].chars().count())
+            .chain(std::iter::once(header[column].chars().count()))
+            .max()
+            .unwrap_or(0)
+    };
+    let widths: Vec<usize> = (0..header.len()).map(width).collect();
+    let mut text = format!("{}\n", report.plan);
+    let line = |cells: &[String]| {
+        let mut line = String::new();
+        for (cell, width) in cells.iter().zip(&widths) {
+            let pad = width.saturating_sub(cell.chars().count());
+            let _ = write!(line, "{cell}{}  ", " ".repeat(pad));
+        }
+        format!("{}\n", line.trim_end())
+    };
+    text.push_str(&line(&header.map(String::from)));
+    for row in &rows {
+        text.push_str(&line(row));
+    }
+    let _ = writeln!(
+        text,
+        "best by {validation} accuracy, never by test; \"within seed noise\": Welch's t-test over the seeds gives p ≥ {}",
+        kiln_core::sweep::report::NOISE_P
+    );
+    text
+}

@@ -1,0 +1,223 @@
+//! A sweep read as one result: a row per setting with its figures over seeds, the best marked by
+//! validation (never by test), and each other row's gap to it tested against seed noise with
+//! Welch's t-test.
+
+use std::path::{Path, PathBuf};
+
+use crate::run_folder::RunHistory;
+use crate::train::{RunOutcome, RunSummary};
+
+use super::plan::{Sweep, setting_text};
+use super::runner::{SweepError, open_sweep_folder, trial_folders};
+use super::stats::{mean_std, welch_p};
+
+/// The p-value at or above which a gap to the best is said to be within seed noise.
+pub const NOISE_P: f64 = 0.05;
+
+/// What a row's mean ± std is of.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spread {
+    /// Mean over the seeds that finished.
+    pub mean: f64,
+    /// Sample standard deviation (0 for one seed).
+    pub std: f64,
+}
+
+/// How a row compares with the best one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum VersusBest {
+    /// It is the best by the validation figure.
+    Best,
+    /// Welch's t-test on the seeds' validation figures: its p-value.
+    Tested {
+        /// The two-sided p-value.
+        p: f64,
+    },
+    /// One seed (here or in the best): seed noise cannot be measured.
+    Untested,
+}
+
+impl VersusBest {
+    /// What the table says: `best`, `within seed noise (p = 0.41)`, `apart (p = 0.003)`, or
+    /// `one seed: untested`.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Best => "best".to_string(),
+            Self::Tested { p } if *p >= NOISE_P => format!("within seed noise (p = {p:.2})"),
+            Self::Tested { p } => format!("apart (p = {p:.3})"),
+            Self::Untested => "one seed: untested".to_string(),
+        }
+    }
+}
+
+/// One setting of a sweep and its figures over seeds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SettingRow {
+    /// Its values as `key=value` words (`base` for the base config).
+    pub setting: String,
+    /// Its values, by axis.
+    pub values: Vec<(String, toml::Value)>,
+    /// Trials planned for it (one per seed).
+    pub planned: usize,
+    /// Trials of it that finished.
+    pub finished: usize,
+    /// The run folders of its trials that exist.
+    pub folders: Vec<PathBuf>,
+    /// The validation figure each finished seed reached (on test for runs validated on it).
+    pub val_accuracy: Option<Spread>,
+    /// Test accuracy over seeds.
+    pub test_accuracy: Option<Spread>,
+    /// Validation loss over seeds.
+    pub val_loss: Option<Spread>,
+    /// Training seconds per epoch over seeds.
+    pub epoch_secs: Option<Spread>,
+    /// Steady training images per second over seeds.
+    pub samples_per_sec: Option<Spread>,
+    /// The validation figures themselves, for the test against the best.
+    pub val_samples: Vec<f64>,
+    /// How it compares with the best.
+    pub versus_best: Option<VersusBest>,
+}
+
+/// A sweep folder's table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepReport {
+    /// The folder.
+    pub folder: PathBuf,
+    /// The plan's one-line description.
+    pub plan: String,
+    /// One row per setting, in plan order.
+    pub rows: Vec<SettingRow>,
+    /// Whether the runs validated on the test set (their "validation" figure is test's).
+    pub validated_on_test: bool,
+}
+
+impl SweepReport {
+    /// Reads the sweep folder `folder`: its plan, and every trial's summary that exists.
+    pub fn read(folder: &Path) -> Result<Self, SweepError> {
+        let sweep = open_sweep_folder(folder)?;
+        let folders = trial_folders(&sweep, folder);
+        Ok(Self::of(&sweep, folder, &folders))
+    }
+
+    fn of(sweep: &Sweep, folder: &Path, folders: &[Option<PathBuf>]) -> Self {
+        let mut rows: Vec<SettingRow> = Vec::new();
+        let mut summaries: Vec<Vec<RunSummary>> = Vec::new();
+        for (trial, run) in sweep.trials.iter().zip(folders) {
+            let text = trial.setting_text();
+            let at = match rows.iter().position(|r| r.setting == text) {
+                Some(at) => at,
+                None => {
+                    rows.push(empty_row(&trial.setting));
+                    summaries.push(Vec::new());
+                    rows.len() - 1
+                }
+            };
+            rows[at].planned += 1;
+            let Some(run) = run else { continue };
+            rows[at].folders.push(run.clone());
+            let summary = RunHistory::load(run).ok().and_then(|h| h.summary);
+            if let Some(summary) = summary.filter(|s| s.outcome == RunOutcome::Completed) {
+                summaries[at].push(summary);
+            }
+        }
+        let validated_on_test = summaries
+            .iter()
+            .flatten()
+            .any(|s| s.final_val_accuracy.is_none() && s.final_test_accuracy.is_some());
+        for (row, finished) in rows.iter_mut().zip(&summaries) {
+            fill(row, finished);
+        }
+        mark_best(&mut rows);
+        Self {
+            folder: folder.to_path_buf(),
+            plan: sweep.describe(),
+            rows,
+            validated_on_test,
+        }
+    }
+
+    /// The table as CSV: one row per setting, means and standard deviations in columns.
+    pub fn to_csv(&self) -> String {
+        let quote = |text: &str| format!("\"{}\"", text.replace('"', "\"\""));
+        let mut text = String::from(
+            "setting,planned,finished,val_accuracy_mean,val_accuracy_std,test_accuracy_mean,test_accuracy_std,val_loss_mean,val_loss_std,epoch_secs_mean,epoch_secs_std,samples_per_sec_mean,samples_per_sec_std,versus_best\n",
+        );
+        let pair = |spread: Option<Spread>| {
+            spread.map_or_else(|| ",".to_string(), |s| format!("{},{}", s.mean, s.std))
+        };
+        for row in &self.rows {
+            text.push_str(&format!(
+                "{},{},{},{},{},{},{},{},{}\n",
+                quote(&row.setting),
+                row.planned,
+                row.finished,
+                pair(row.val_accuracy),
+                pair(row.test_accuracy),
+                pair(row.val_loss),
+                pair(row.epoch_secs),
+                pair(row.samples_per_sec),
+                quote(&row.versus_best.map(|v| v.describe()).unwrap_or_default()),
+            ));
+        }
+        text
+    }
+}
+
+fn empty_row(setting: &[(String, toml::Value)]) -> SettingRow {
+    SettingRow {
+        setting: setting_text(setting),
+        values: setting.to_vec(),
+        planned: 0,
+        finished: 0,
+        folders: Vec::new(),
+        val_accuracy: None,
+        test_accuracy: None,
+        val_loss: None,
+        epoch_secs: None,
+        samples_per_sec: None,
+        val_samples: Vec::new(),
+        versus_best: None,
+    }
+}
+
+/// A row's figures from the summaries of its finished seeds.
+fn fill(row: &mut SettingRow, finished: &[RunSummary]) {
+    let spread = |values: Vec<f64>| mean_std(&values).map(|(mean, std)| Spread { mean, std });
+    let of = |figure: fn(&RunSummary) -> Option<f64>| -> Vec<f64> {
+        finished.iter().filter_map(figure).collect()
+    };
+    row.finished = finished.len();
+    // The figure the run chose its model by: validation's, or test's where it validated on test.
+    row.val_samples = of(|s| s.final_val_accuracy.or(s.final_test_accuracy));
+    row.val_accuracy = spread(row.val_samples.clone());
+    row.test_accuracy = spread(of(|s| s.final_test_accuracy));
+    row.val_loss = spread(of(|s| s.final_val_loss.or(s.final_test_loss)));
+    row.epoch_secs = spread(of(|s| Some(s.mean_epoch_train_secs)));
+    row.samples_per_sec = spread(of(|s| Some(s.steady_samples_per_sec)));
+}
+
+/// Marks the row with the best mean validation figure, and tests every other against it.
+fn mark_best(rows: &mut [SettingRow]) {
+    let best = rows
+        .iter()
+        .enumerate()
+        .filter_map(|(i, row)| row.val_accuracy.map(|s| (i, s.mean)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(i, _)| i);
+    let Some(best) = best else { return };
+    let best_samples = rows[best].val_samples.clone();
+    for (i, row) in rows.iter_mut().enumerate() {
+        if row.val_accuracy.is_none() {
+            continue;
+        }
+        row.versus_best = Some(if i == best {
+            VersusBest::Best
+        } else {
+            match welch_p(&row.val_samples, &best_samples) {
+                Some(p) => VersusBest::Tested { p },
+                None => VersusBest::Untested,
+            }
+        });
+    }
+}

@@ -1,0 +1,306 @@
+//! Running a sweep: its folder, and its trials as a queue over devices, one trial per device at
+//! a time. A sweep folder holds `sweep.toml` (the config as given) and one normal run folder per
+//! trial; it is written by one process at a time ([`FolderLock`]). Run again on the same folder,
+//! a sweep goes on where it stopped: a finished trial is not redone, and a trial cut mid-way
+//! resumes from its last checkpoint.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crate::device::DeviceChoice;
+use crate::run::{self, ResumeError, RunError};
+use crate::run_folder::{FolderLock, RunHistory};
+use crate::train::{Control, RunOutcome, RunSummary};
+
+use super::plan::{PlanError, Sweep, Trial};
+
+/// The config a sweep folder was started from, read again to resume it.
+pub const SWEEP_CONFIG_FILE: &str = "sweep.toml";
+
+/// Why a sweep could not start or go on.
+#[derive(Debug, thiserror::Error)]
+pub enum SweepError {
+    /// Its config does not plan.
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    /// Its folder could not be made, read, or held.
+    #[error(transparent)]
+    Folder(#[from] crate::run_folder::FolderError),
+    /// A file of it could not be read or written.
+    #[error("could not {action} {}: {source}", .path.display())]
+    Io {
+        /// What was being done.
+        action: &'static str,
+        /// The file or folder.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// What happened to a trial, as the sweep goes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SweepEvent {
+    /// It had finished before this start of the sweep.
+    AlreadyDone {
+        /// Its place in the plan.
+        index: usize,
+    },
+    /// It started (or went on from its checkpoint) on `device`.
+    Started {
+        /// Its place in the plan.
+        index: usize,
+        /// The device it trains on.
+        device: DeviceChoice,
+        /// The run folder it goes on in, when it resumes.
+        resumed: Option<PathBuf>,
+    },
+    /// It ended; its folder holds the rest.
+    Ended {
+        /// Its place in the plan.
+        index: usize,
+        /// Its run folder.
+        folder: PathBuf,
+        /// How it ended.
+        outcome: RunOutcome,
+        /// Its figures.
+        summary: Box<RunSummary>,
+    },
+    /// It could not run (its data, its device); the sweep goes on with the others.
+    Failed {
+        /// Its place in the plan.
+        index: usize,
+        /// Why, in a sentence.
+        reason: String,
+    },
+}
+
+/// How a sweep's trials stand after a start of it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SweepTally {
+    /// Trials finished before this start.
+    pub already_done: usize,
+    /// Trials finished by this start.
+    pub finished: usize,
+    /// Trials cancelled part-way (a next start resumes them).
+    pub cancelled: usize,
+    /// Trials that could not run or failed.
+    pub failed: usize,
+    /// Trials not started because the sweep was cancelled.
+    pub not_started: usize,
+}
+
+/// Makes a new sweep folder `sweeps_dir/<timestamp>-<name>` holding the config `text` as
+/// `sweep.toml`, once the config plans.
+pub fn create_sweep_folder(
+    sweeps_dir: &Path,
+    sweep: &Sweep,
+    text: &str,
+) -> Result<PathBuf, SweepError> {
+    let stem = format!(
+        "{}-{}-sweep",
+        crate::run_folder::timestamp(std::time::SystemTime::now()),
+        sweep.name
+    );
+    let folder = crate::run_folder::create_unique_dir(sweeps_dir, &stem)?;
+    let config = folder.join(SWEEP_CONFIG_FILE);
+    crate::atomic_file::write_atomically(&config, text.as_bytes()).map_err(|source| {
+        SweepError::Io {
+            action: "write",
+            path: config,
+            source,
+        }
+    })?;
+    Ok(folder)
+}
+
+/// Reads the sweep a folder was started from.
+pub fn open_sweep_folder(folder: &Path) -> Result<Sweep, SweepError> {
+    let config = folder.join(SWEEP_CONFIG_FILE);
+    let text = std::fs::read_to_string(&config).map_err(|source| SweepError::Io {
+        action: "read",
+        path: config.clone(),
+        source,
+    })?;
+    Ok(Sweep::from_toml(&text, &config.display().to_string())?)
+}
+
+/// The run folder of each trial in a sweep folder (the newest, where a trial was started more
+/// than once), by its place in the plan.
+pub fn trial_folders(sweep: &Sweep, folder: &Path) -> Vec<Option<PathBuf>> {
+    let mut found: Vec<Option<PathBuf>> = vec![None; sweep.trials.len()];
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return found;
+    };
+    let mut runs: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.join(crate::run_folder::CONFIG_FILE).is_file())
+        .collect();
+    // Folder names start with their timestamp: the last one of a trial is its newest.
+    runs.sort();
+    for run in runs {
+        let Ok(text) = std::fs::read_to_string(run.join(crate::run_folder::CONFIG_FILE)) else {
+            continue;
+        };
+        let Ok(draft) = crate::config::ExperimentDraft::from_toml(&text, "config.toml") else {
+            continue;
+        };
+        if let Some(trial) = sweep
+            .trials
+            .iter()
+            .find(|t| sweep.trial_name(t) == draft.name)
+        {
+            found[trial.index - 1] = Some(run);
+        }
+    }
+    found
+}
+
+/// Whether a trial's run folder holds a finished trial: completed, diverged, or stopped early.
+fn is_finished(folder: &Path) -> bool {
+    let Ok(history) = RunHistory::load(folder) else {
+        return false;
+    };
+    match history.summary.map(|s| s.outcome) {
+        Some(RunOutcome::Completed | RunOutcome::Diverged) => true,
+        _ => matches!(
+            run::resume_plan(folder, None),
+            Err(ResumeError::Finished { .. }
+                | ResumeError::StoppedEarly { .. }
+                | ResumeError::Completed { .. })
+        ),
+    }
+}
+
+/// Runs every trial of `sweep` not yet finished in `folder`, as a queue over `devices` (each
+/// device one trial at a time, a device listed twice counted once); cancelling `control` lets
+/// running trials stop at their next step and starts no more.
+pub fn run_sweep(
+    sweep: &Sweep,
+    folder: &Path,
+    devices: &[DeviceChoice],
+    control: &Arc<Control>,
+    on_event: &(dyn Fn(SweepEvent) + Sync),
+) -> Result<SweepTally, SweepError> {
+    let _hold = FolderLock::acquire(folder)?;
+    let mut unique: Vec<DeviceChoice> = Vec::new();
+    for device in devices {
+        if !unique.contains(device) {
+            unique.push(device.clone());
+        }
+    }
+    let mut tally = SweepTally::default();
+    let mut queue = VecDeque::new();
+    for (trial, run) in sweep.trials.iter().zip(trial_folders(sweep, folder)) {
+        match run {
+            Some(run) if is_finished(&run) => {
+                tally.already_done += 1;
+                on_event(SweepEvent::AlreadyDone { index: trial.index });
+            }
+            run => queue.push_back((trial.clone(), run)),
+        }
+    }
+    let queue = Mutex::new(queue);
+    let tally = Mutex::new(tally);
+    std::thread::scope(|scope| {
+        for device in &unique {
+            let (queue, tally) = (&queue, &tally);
+            scope.spawn(move || {
+                loop {
+                    if control.is_cancelled() {
+                        break;
+                    }
+                    let next = queue.lock().map(|mut q| q.pop_front()).ok().flatten();
+                    let Some((trial, run)) = next else {
+                        break;
+                    };
+                    let ended = run_trial(sweep, &trial, run, folder, device, control, on_event);
+                    if let Ok(mut tally) = tally.lock() {
+                        match ended {
+                            Some(RunOutcome::Completed | RunOutcome::Diverged) => {
+                                tally.finished += 1;
+                            }
+                            Some(RunOutcome::Cancelled) => tally.cancelled += 1,
+                            Some(RunOutcome::Failed) | None => tally.failed += 1,
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let mut tally = tally.into_inner().unwrap_or_default();
+    tally.not_started = queue.into_inner().map(|q| q.len()).unwrap_or(0);
+    Ok(tally)
+}
+
+/// Runs (or resumes, from `run`) one trial on `device`; its outcome, or `None` when it could
+/// not run at all.
+fn run_trial(
+    sweep: &Sweep,
+    trial: &Trial,
+    run: Option<PathBuf>,
+    folder: &Path,
+    device: &DeviceChoice,
+    control: &Arc<Control>,
+    on_event: &(dyn Fn(SweepEvent) + Sync),
+) -> Option<RunOutcome> {
+    let failed = |reason: String| {
+        on_event(SweepEvent::Failed {
+            index: trial.index,
+            reason,
+        });
+        None
+    };
+    // A trial cut before its first checkpoint has nothing to resume: it starts again.
+    let resumable = run.filter(|run| run::resume_plan(run, None).is_ok());
+    on_event(SweepEvent::Started {
+        index: trial.index,
+        device: device.clone(),
+        resumed: resumable.clone(),
+    });
+    let mut on_stage = |_| {};
+    let mut on_train_event = |_: &crate::train::TrainEvent| {};
+    let record: Result<run::RunRecord, RunError> = match resumable {
+        Some(run) => run::resume(
+            &run,
+            Some(vec![device.clone()]),
+            control,
+            &mut on_stage,
+            &mut on_train_event,
+        ),
+        None => {
+            let mut draft = match sweep.draft(trial) {
+                Ok(draft) => draft,
+                Err(e) => return failed(e.to_string()),
+            };
+            draft.set_devices(vec![device.clone()]);
+            let experiment = match draft.validate() {
+                Ok(experiment) => experiment,
+                Err(e) => return failed(e.to_string()),
+            };
+            run::execute(
+                &experiment,
+                folder,
+                control,
+                &mut on_stage,
+                &mut on_train_event,
+            )
+        }
+    };
+    match record {
+        Ok(record) => {
+            let outcome = record.summary.outcome;
+            on_event(SweepEvent::Ended {
+                index: trial.index,
+                folder: record.path,
+                outcome,
+                summary: Box::new(record.summary),
+            });
+            Some(outcome)
+        }
+        Err(e) => failed(e.to_string()),
+    }
+}
