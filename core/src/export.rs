@@ -172,7 +172,7 @@ pub fn write_csv(runs: &[&RunHistory], out: &mut dyn Write) -> Result<(), Export
 
 /// The font every plot's text uses, registered with plotters once per process.
 #[cfg(not(target_arch = "wasm32"))]
-fn register_font() -> Result<(), ExportError> {
+pub(crate) fn register_font() -> Result<(), ExportError> {
     use plotters::style::FontStyle;
     use std::sync::OnceLock;
     static REGISTERED: OnceLock<bool> = OnceLock::new();
@@ -189,7 +189,7 @@ fn register_font() -> Result<(), ExportError> {
 
 /// In a browser plotters draws text with the page's own fonts.
 #[cfg(target_arch = "wasm32")]
-fn register_font() -> Result<(), ExportError> {
+pub(crate) fn register_font() -> Result<(), ExportError> {
     Ok(())
 }
 

@@ -13,4 +13,14 @@ impl ShuffleRng {
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
     }
+
+    /// A number in [0, 1), from the top 53 bits.
+    pub(crate) fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// An index below `n` (n ≥ 1).
+    pub(crate) fn below(&mut self, n: usize) -> usize {
+        ((self.unit() * n as f64) as usize).min(n.saturating_sub(1))
+    }
 }

@@ -93,6 +93,18 @@ impl AsRef<Path> for ScratchFile {
     }
 }
 
+/// A 4×4 PNG of one grey `shade`, as an image folder or a labels file names it.
+pub fn grey_png(shade: u8) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    image::GrayImage::from_pixel(4, 4, image::Luma([shade]))
+        .write_to(
+            &mut std::io::Cursor::new(&mut bytes),
+            image::ImageFormat::Png,
+        )
+        .unwrap();
+    bytes
+}
+
 /// `bytes` gzip-compressed, as the data set mirrors serve IDX files.
 pub fn gzip(bytes: &[u8]) -> Vec<u8> {
     let mut encoder = GzEncoder::new(Vec::new(), Compression::default());

@@ -5,6 +5,7 @@ mod bench;
 mod compare;
 mod data;
 mod devices;
+mod explain;
 mod export;
 mod export_model;
 mod label_columns;
@@ -68,6 +69,9 @@ enum Command {
     /// Run a config's [sweep] table: its trials as a queue over devices into one sweep folder
     /// (resumable), then a row per setting with mean ± std over seeds and seed noise tested.
     Sweep(sweep::SweepArgs),
+    /// Why B trains differently from A: each setting in which they differ (defaults included)
+    /// applied alone to A and undone alone from B, over seeds, as a sweep; each one's effect.
+    Explain(explain::ExplainArgs),
     /// Time a workload for a fixed number of steps: warm-up, ms per step, samples/s, memory.
     Bench(Box<bench::BenchArgs>),
     /// Pack a run folder, checkpoints included, into one .tar file to carry elsewhere.
@@ -98,6 +102,7 @@ pub fn main() -> ExitCode {
         None => crate::gui::run(window_runs_dir(cli.runs_dir)),
         Some(Command::Train(args)) => train::run(*args),
         Some(Command::Sweep(args)) => sweep::run(args),
+        Some(Command::Explain(args)) => explain::run(args),
         Some(Command::Devices(args)) => devices::run(&args),
         Some(Command::Data(args)) => data::run(args),
         Some(Command::Weights(args)) => weights::run(args),

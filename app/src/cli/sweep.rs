@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use kiln_core::sweep::{self, Sweep, SweepEvent, SweepReport};
+use kiln_core::sweep::{self, ExplainReport, Sweep, SweepEvent, SweepReport};
 use kiln_core::train::{Control, RunOutcome};
 
 /// Options of `kiln sweep`.
@@ -63,7 +63,19 @@ pub fn run(args: SweepArgs) -> anyhow::Result<()> {
         }
         (None, None) => anyhow::bail!("give a sweep config, or --resume SWEEP_DIR"),
     };
-    let devices = match &args.devices {
+    run_in_folder(&sweep, &folder, args.devices.as_deref())
+}
+
+/// Runs what is left of `sweep` in `folder` on `devices` (a list as `--devices` takes it; none:
+/// the config's device), prints a line per trial and then the table (and an explain sweep's
+/// effects, with its waterfall written beside the trials); an error when trials were cancelled
+/// or failed, so scripts see it.
+pub(super) fn run_in_folder(
+    sweep: &Sweep,
+    folder: &Path,
+    devices: Option<&str>,
+) -> anyhow::Result<()> {
+    let devices = match devices {
         Some(list) => kiln_core::device::parse_devices(list).context("--devices")?,
         None => match sweep.trials.first() {
             Some(trial) => sweep.draft(trial)?.devices(),
@@ -78,13 +90,32 @@ pub fn run(args: SweepArgs) -> anyhow::Result<()> {
     );
     let control = Arc::new(Control::new());
     super::train::cancel_on_interrupt(&control);
-    let on_event = |event: SweepEvent| eprintln!("{}", event_line(&sweep, &event));
-    let tally = sweep::run_sweep(&sweep, &folder, &devices, &control, &on_event)?;
+    let on_event = |event: SweepEvent| eprintln!("{}", event_line(sweep, &event));
+    let tally = sweep::run_sweep(sweep, folder, &devices, &control, &on_event)?;
     eprintln!(
         "{} trial(s) done before, {} finished now, {} cancelled, {} failed, {} not started",
         tally.already_done, tally.finished, tally.cancelled, tally.failed, tally.not_started
     );
-    print!("{}", table(&SweepReport::read(&folder)?));
+    let report = SweepReport::of(sweep, folder, &sweep::trial_folders(sweep, folder));
+    print!("{}", table(&report));
+    if let Some(explained) = ExplainReport::of(sweep, &report) {
+        print!("\n{}", explained.describe());
+        for (name, bytes) in [
+            ("explain.png", explained.waterfall_png(900, 520)?),
+            (
+                "explain.svg",
+                explained.waterfall_svg(900, 520)?.into_bytes(),
+            ),
+        ] {
+            let path = folder.join(name);
+            kiln_core::atomic_file::write_atomically(&path, &bytes)
+                .with_context(|| format!("could not write {}", path.display()))?;
+        }
+        eprintln!(
+            "the waterfall chart: {}",
+            folder.join("explain.png").display()
+        );
+    }
     if tally.cancelled + tally.not_started > 0 {
         anyhow::bail!(
             "the sweep was cancelled; `kiln sweep --resume {}` goes on where it stopped",
@@ -155,8 +186,12 @@ fn outcome_word(outcome: RunOutcome) -> &'static str {
 }
 
 fn show(dir: &Path, csv: Option<&Path>) -> anyhow::Result<()> {
-    let report = SweepReport::read(dir)?;
+    let sweep = sweep::open_sweep_folder(dir)?;
+    let report = SweepReport::of(&sweep, dir, &sweep::trial_folders(&sweep, dir));
     print!("{}", table(&report));
+    if let Some(explained) = ExplainReport::of(&sweep, &report) {
+        print!("\n{}", explained.describe());
+    }
     if let Some(csv) = csv {
         kiln_core::atomic_file::write_atomically(csv, report.to_csv().as_bytes())
             .with_context(|| format!("could not write {}", csv.display()))?;
@@ -229,9 +264,14 @@ fn table(report: &SweepReport) -> String {
     for row in &rows {
         text.push_str(&line(row));
     }
+    let chosen = if report.validated_on_test {
+        "best by test accuracy, as these runs validate on the test set (no split was held out)"
+    } else {
+        "best by validation accuracy, never by test"
+    };
     let _ = writeln!(
         text,
-        "best by {validation} accuracy, never by test; \"within seed noise\": Welch's t-test over the seeds gives p ≥ {}",
+        "{chosen}; \"within seed noise\": Welch's t-test over the seeds gives p ≥ {}",
         kiln_core::sweep::report::NOISE_P
     );
     text

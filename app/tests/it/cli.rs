@@ -1222,6 +1222,77 @@ fn a_sweep_runs_every_trial_into_one_folder_and_shows_a_row_per_setting() {
 }
 
 #[test]
+fn explain_splits_a_gap_into_effects_that_agree_with_separate_runs_of_each_flip() {
+    let dir = scratch_dir("explain");
+    let path = |p: &Path| p.to_str().unwrap().to_owned();
+    let config = |name: &str, rest: &str| {
+        let file = dir.join(format!("{name}.toml"));
+        std::fs::write(
+            &file,
+            format!("name = \"{name}\"\ndevice = \"cpu\"\nepochs = 1\n{rest}\n[model]\nkind = \"mlp\"\nwidths = [16]\n"),
+        )
+        .unwrap();
+        file
+    };
+    let a = config("a", "lr = 0.001\n");
+    let b = config("b", "lr = 0.01\ninput_scaling = \"standardize\"\n");
+    let sweeps = dir.join("sweeps");
+    let output = kiln(&[
+        "explain",
+        &path(&a),
+        &path(&b),
+        "--seeds",
+        "1",
+        "--sweeps-dir",
+        &path(&sweeps),
+    ]);
+    let said = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(output.status.success(), "{said}{}", stderr(&output));
+    assert!(
+        said.contains("  input_scaling (unit-range → standardize)\n  lr (0.001 → 0.01)\n"),
+        "{said}"
+    );
+    assert!(said.contains("B against A: +"), "{said}");
+    assert!(said.contains("lr (0.001 → 0.01): alone "), "{said}");
+    assert!(said.contains("(their interaction)"), "{said}");
+    let folder = only_run_folder(&sweeps);
+    assert!(
+        std::fs::read(folder.join("explain.png"))
+            .unwrap()
+            .starts_with(b"\x89PNG")
+    );
+    assert!(
+        std::fs::read_to_string(folder.join("explain.svg"))
+            .unwrap()
+            .contains("<svg")
+    );
+
+    // The lr flip alone is A trained at B's rate: a run of its own gives the same figure.
+    let runs = dir.join("runs");
+    let output = kiln(&[
+        "train",
+        "--config",
+        &path(&a),
+        "--lr",
+        "0.01",
+        "--runs-dir",
+        &path(&runs),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let separate = std::fs::read_to_string(only_run_folder(&runs).join("summary.json")).unwrap();
+    let separate: serde_json::Value = serde_json::from_str(&separate).unwrap();
+    let separate = separate["final_val_accuracy"].as_f64().unwrap();
+    let row = said
+        .lines()
+        .find(|l| l.starts_with("lr=0.01 "))
+        .unwrap_or_else(|| panic!("no lr=0.01 row in {said}"));
+    assert!(
+        row.contains(&format!("{:.2} ± 0.00 %", 100.0 * separate)),
+        "{row} against a separate run's {separate}"
+    );
+}
+
+#[test]
 fn a_cpu_run_does_not_wake_the_gpu_drivers() {
     // Mesa's Vulkan loader complains of a missing XDG_RUNTIME_DIR when adapters are listed.
     let runs = scratch_dir("cpu-quiet");

@@ -124,16 +124,7 @@ mod tests {
     use fixtures::{idx_images_bytes, idx_labels_bytes};
     use kiln_formats::files::MemoryFiles;
 
-    fn png(shade: u8) -> Vec<u8> {
-        let mut bytes = Vec::new();
-        image::GrayImage::from_pixel(4, 4, image::Luma([shade]))
-            .write_to(
-                &mut std::io::Cursor::new(&mut bytes),
-                image::ImageFormat::Png,
-            )
-            .unwrap();
-        bytes
-    }
+    use kiln_test_support::grey_png as png;
 
     #[test]
     fn named_sets_and_folders_load_from_files_held_in_memory_as_a_page_holds_them() {

@@ -8,6 +8,7 @@
 use std::fmt::Write as _;
 
 use crate::config::ExperimentDraft;
+use crate::shuffle::ShuffleRng;
 
 /// The table of a config that makes it a sweep.
 pub const SWEEP_TABLE: &str = "sweep";
@@ -35,6 +36,9 @@ pub enum Search {
     Random,
     /// The base, then each axis's values changed alone from it.
     OneAtATime,
+    /// `kiln explain`'s path between two configs: each axis has one value (the other
+    /// config's); the base, all of them (the other config), each alone, and all but each.
+    Explain,
 }
 
 impl Search {
@@ -44,6 +48,7 @@ impl Search {
             Self::Grid => "grid",
             Self::Random => "random",
             Self::OneAtATime => "one-at-a-time",
+            Self::Explain => "explain",
         }
     }
 }
@@ -114,7 +119,7 @@ impl Axis {
     }
 
     /// A value drawn at random.
-    fn draw(&self, rng: &mut SplitMix64) -> toml::Value {
+    fn draw(&self, rng: &mut ShuffleRng) -> toml::Value {
         match &self.values {
             Values::List(values) => values[rng.below(values.len())].clone(),
             Values::Range {
@@ -145,30 +150,6 @@ fn number(value: f64, integer: bool) -> toml::Value {
     }
     let rounded = format!("{value:.3e}").parse::<f64>().unwrap_or(value);
     toml::Value::Float(rounded)
-}
-
-/// The draws of a random search: SplitMix64, small and the same on every platform, so a
-/// sweep's plan is the same wherever it is made or resumed.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A number in [0, 1).
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// An index below `n` (n ≥ 1).
-    fn below(&mut self, n: usize) -> usize {
-        ((self.unit() * n as f64) as usize).min(n - 1)
-    }
 }
 
 /// What a `[sweep]` table asks for.
@@ -221,6 +202,10 @@ pub fn setting_text(setting: &[(String, toml::Value)]) -> String {
 pub fn value_text(value: &toml::Value) -> String {
     match value {
         toml::Value::String(text) => text.clone(),
+        // 1e-8, not 0.00000001: an epsilon reads as people write it.
+        toml::Value::Float(x) if *x != 0.0 && (x.abs() < 1e-3 || x.abs() >= 1e6) => {
+            format!("{x:e}")
+        }
         other => other.to_string(),
     }
 }
@@ -368,7 +353,7 @@ fn set(table: &mut toml::Table, key: &str, value: toml::Value) {
 }
 
 /// The value of the dotted `key` in `table`, if it has one.
-fn get<'a>(table: &'a toml::Table, key: &str) -> Option<&'a toml::Value> {
+pub(crate) fn get<'a>(table: &'a toml::Table, key: &str) -> Option<&'a toml::Value> {
     let mut parts = key.split('.');
     let mut value = table.get(parts.next()?)?;
     for part in parts {
@@ -394,9 +379,10 @@ fn read_spec(mut table: toml::Table) -> Result<SweepSpec, String> {
             Some("grid") => Search::Grid,
             Some("random") => Search::Random,
             Some("one-at-a-time") => Search::OneAtATime,
+            Some("explain") => Search::Explain,
             _ => {
                 return Err(format!(
-                    "search = {value} is not one Kiln knows; use \"grid\", \"random\" or \"one-at-a-time\""
+                    "search = {value} is not one Kiln knows; use \"grid\", \"random\" or \"one-at-a-time\" (or \"explain\", as kiln explain writes)"
                 ));
             }
         },
@@ -548,8 +534,36 @@ fn plan(spec: &SweepSpec, base: &toml::Table, base_seed: u64) -> Result<Vec<Tria
             }
             settings
         }
+        Search::Explain => {
+            let changes: Vec<(String, toml::Value)> = spec
+                .axes
+                .iter()
+                .map(|axis| match &axis.values {
+                    Values::List(values) if values.len() == 1 => {
+                        Ok((axis.key.clone(), values[0].clone()))
+                    }
+                    _ => Err(format!(
+                        "`{}` needs exactly one value in an explain sweep: the other config's",
+                        axis.key
+                    )),
+                })
+                .collect::<Result<_, _>>()?;
+            let mut settings = vec![Vec::new(), changes.clone()];
+            for i in 0..changes.len() {
+                let alone = vec![changes[i].clone()];
+                let mut all_but = changes.clone();
+                all_but.remove(i);
+                for setting in [alone, all_but] {
+                    if !settings.contains(&setting) {
+                        settings.push(setting);
+                    }
+                }
+            }
+            settings
+        }
         Search::Random => {
-            let mut rng = SplitMix64(base_seed ^ 0x5EED_5EED);
+            // Seeded by the config: a resumed sweep plans the same draws on any machine.
+            let mut rng = ShuffleRng(base_seed ^ 0x5EED_5EED);
             (0..spec.trials.unwrap_or(1))
                 .map(|_| {
                     spec.axes

@@ -75,6 +75,10 @@ pub struct SettingRow {
     pub samples_per_sec: Option<Spread>,
     /// The validation figures themselves, for the test against the best.
     pub val_samples: Vec<f64>,
+    /// Each finished seed's test accuracy.
+    pub test_samples: Vec<f64>,
+    /// Each finished seed's training seconds per epoch.
+    pub secs_samples: Vec<f64>,
     /// How it compares with the best.
     pub versus_best: Option<VersusBest>,
 }
@@ -100,7 +104,8 @@ impl SweepReport {
         Ok(Self::of(&sweep, folder, &folders))
     }
 
-    fn of(sweep: &Sweep, folder: &Path, folders: &[Option<PathBuf>]) -> Self {
+    /// The report of `sweep` from its trials' run `folders` (as [`trial_folders`] finds them).
+    pub fn of(sweep: &Sweep, folder: &Path, folders: &[Option<PathBuf>]) -> Self {
         let mut rows: Vec<SettingRow> = Vec::new();
         let mut summaries: Vec<Vec<RunSummary>> = Vec::new();
         for (trial, run) in sweep.trials.iter().zip(folders) {
@@ -177,6 +182,8 @@ fn empty_row(setting: &[(String, toml::Value)]) -> SettingRow {
         epoch_secs: None,
         samples_per_sec: None,
         val_samples: Vec::new(),
+        test_samples: Vec::new(),
+        secs_samples: Vec::new(),
         versus_best: None,
     }
 }
@@ -191,9 +198,11 @@ fn fill(row: &mut SettingRow, finished: &[RunSummary]) {
     // The figure the run chose its model by: validation's, or test's where it validated on test.
     row.val_samples = of(|s| s.final_val_accuracy.or(s.final_test_accuracy));
     row.val_accuracy = spread(row.val_samples.clone());
-    row.test_accuracy = spread(of(|s| s.final_test_accuracy));
+    row.test_samples = of(|s| s.final_test_accuracy);
+    row.test_accuracy = spread(row.test_samples.clone());
     row.val_loss = spread(of(|s| s.final_val_loss.or(s.final_test_loss)));
-    row.epoch_secs = spread(of(|s| Some(s.mean_epoch_train_secs)));
+    row.secs_samples = of(|s| Some(s.mean_epoch_train_secs));
+    row.epoch_secs = spread(row.secs_samples.clone());
     row.samples_per_sec = spread(of(|s| Some(s.steady_samples_per_sec)));
 }
 

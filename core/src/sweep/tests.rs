@@ -32,7 +32,7 @@ fn a_grid_crosses_every_axis_and_repeats_each_setting_over_its_seeds() {
         settings(&sweep)[..2],
         [
             "input_scaling=unit-range lr=0.001 optimizer.weight_decay=0.0",
-            "input_scaling=unit-range lr=0.001 optimizer.weight_decay=0.0005"
+            "input_scaling=unit-range lr=0.001 optimizer.weight_decay=5e-4"
         ]
     );
     // Seeds are innermost: the base seed, then the next.
@@ -200,4 +200,78 @@ fn the_shipped_sweep_plans_a_grid_of_its_four_settings_over_three_seeds() {
             "12 trial(s): grid search over input_scaling (2) × lr (2), 3 seed(s) each"
         )
     );
+}
+
+#[test]
+fn explain_lists_every_difference_defaults_included_and_a_new_kind_as_one() {
+    use super::explain::differences;
+    let a = crate::config::ExperimentDraft::from_toml(BASE, "a").unwrap();
+    let b = crate::config::ExperimentDraft::from_toml(
+        "name = \"other\"\nepochs = 1\nlr = 0.1\nseed = 3\ninput_scaling = \"raw\"\ndevice = \"cpu\"\n\n[model]\nkind = \"cnn\"\n\n[optimizer]\nkind = \"adam\"\nepsilon = 1e-7\n",
+        "b",
+    )
+    .unwrap();
+    let mut a_only = Vec::new();
+    let found: Vec<String> = differences(&a, &b, &mut a_only)
+        .iter()
+        .map(|d| d.describe())
+        .collect();
+    // The name, the seed and the device say nothing about what is learnt; Adam's epsilon
+    // differs from the default A never wrote; another model kind is one difference.
+    assert_eq!(found.len(), 4, "{found:#?}");
+    assert_eq!(found[0], "input_scaling (unit-range → raw)");
+    assert_eq!(found[1], "lr (0.01 → 0.1)");
+    assert!(
+        found[2].starts_with("model ({") && found[2].ends_with("→ { kind = \"cnn\" })"),
+        "{}",
+        found[2]
+    );
+    assert_eq!(found[3], "optimizer.epsilon (1e-8 → 1e-7)");
+    assert!(a_only.is_empty());
+}
+
+#[test]
+fn the_explain_path_runs_a_b_each_difference_alone_and_all_but_each() {
+    let sweep = sweep(
+        "search = \"explain\"\nseeds = 2\nlr = [0.1]\ninput_scaling = [\"raw\"]\nbatch_size = [32]\n",
+    )
+    .unwrap();
+    assert_eq!(
+        settings(&sweep),
+        [
+            "base",
+            "batch_size=32 input_scaling=raw lr=0.1",
+            "batch_size=32",
+            "input_scaling=raw lr=0.1",
+            "input_scaling=raw",
+            "batch_size=32 lr=0.1",
+            "lr=0.1",
+            "batch_size=32 input_scaling=raw",
+        ]
+    );
+    assert_eq!(sweep.trials.len(), 16);
+    let error = super::plan::Sweep::from_toml(
+        &format!("{BASE}\n[sweep]\nsearch = \"explain\"\nlr = [0.1, 0.2]\n"),
+        "s.toml",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(error.contains("needs exactly one value"), "{error}");
+}
+
+#[test]
+fn a_change_over_seeds_has_welchs_interval_and_test() {
+    use super::explain::Change;
+    let change = Change::between(&[0.80, 0.82, 0.81], &[0.90, 0.92, 0.91]).unwrap();
+    assert!((change.mean - 0.10).abs() < 1e-12);
+    // Equal spreads of 0.01 over 3 seeds: se = 0.01·√(2/3), df = 4, t(0.975, 4) = 2.776.
+    let expected = 2.776 * 0.01 * (2.0f64 / 3.0).sqrt();
+    assert!(
+        (change.half_width.unwrap() - expected).abs() < 1e-4,
+        "{change:?}"
+    );
+    assert!(!change.within_noise());
+    assert_eq!(change.points(), "+10.00 ± 2.27 points");
+    let one = Change::between(&[0.8], &[0.9]).unwrap();
+    assert_eq!(one.points(), "+10.00 points (one seed: no interval)");
 }

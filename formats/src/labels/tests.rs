@@ -1,16 +1,7 @@
 use super::*;
 use crate::files::MemoryFiles;
 
-fn png(shade: u8) -> Vec<u8> {
-    let mut bytes = Vec::new();
-    image::GrayImage::from_pixel(4, 4, image::Luma([shade]))
-        .write_to(
-            &mut std::io::Cursor::new(&mut bytes),
-            image::ImageFormat::Png,
-        )
-        .unwrap();
-    bytes
-}
+use kiln_test_support::grey_png as png;
 
 /// A tree with `shots/a.png` … of the given shades, and the labels file `text` at `name`.
 fn tree_with(images: &[(&str, u8)], name: &str, text: &str) -> MemoryFiles {
