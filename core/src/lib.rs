@@ -21,6 +21,8 @@ pub mod run_folder;
 pub mod selection;
 pub mod settings;
 pub(crate) mod shuffle;
+// A sweep runs its trials on this computer's threads and disk; a page trains one run at a time.
+#[cfg(not(target_arch = "wasm32"))]
 pub mod sweep;
 pub mod train;
 pub mod weights;

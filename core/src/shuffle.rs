@@ -15,11 +15,13 @@ impl ShuffleRng {
     }
 
     /// A number in [0, 1), from the top 53 bits.
+    #[cfg(not(target_arch = "wasm32"))]
     pub(crate) fn unit(&mut self) -> f64 {
         (self.next() >> 11) as f64 / (1u64 << 53) as f64
     }
 
     /// An index below `n` (n ≥ 1).
+    #[cfg(not(target_arch = "wasm32"))]
     pub(crate) fn below(&mut self, n: usize) -> usize {
         ((self.unit() * n as f64) as usize).min(n.saturating_sub(1))
     }

@@ -56,6 +56,7 @@ pub(crate) use reader::read_bytes;
 pub use reader::{RunHistory, load_predictions, load_predictions_in};
 pub use rows::{EpochRow, MetricsRow, PredictionRow};
 pub(crate) use saved_model::save_model;
+#[cfg(not(target_arch = "wasm32"))]
 pub(crate) use writer::create_unique_dir;
 pub use writer::{RunFolder, run_stem};
 
