@@ -1,4 +1,5 @@
-//! Kiln's data-file parsers: IDX (raw or gzip), CIFAR-10 binary, image folders and labels files.
+//! Kiln's data-file parsers: IDX (raw or gzip), CIFAR-10 binary, image folders, labels files, and
+//! TensorBoard's event files.
 //!
 //! They live apart from the engine so they can be fuzzed and property-tested without compiling
 //! Burn. Every parser has a byte-level entry point (`parse_*`, `decode_image`) that the file
@@ -13,6 +14,7 @@ pub mod files;
 pub mod folder;
 pub mod idx;
 pub mod labels;
+pub mod tensorboard;
 
 pub use error::DataError;
 

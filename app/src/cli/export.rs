@@ -1,13 +1,13 @@
-//! `kiln export`: one or several run folders as a CSV and plot images.
+//! `kiln export`: one or several run folders as a CSV, plot images and TensorBoard event files.
 
 use std::path::PathBuf;
 
 use clap::Args;
 use kiln_core::export::{self, PlotOptions};
 use kiln_core::plot::XAxis;
-use kiln_core::run_folder::RunHistory;
+use kiln_core::run_folder::{RunHistory, tensorboard};
 
-/// Options of `kiln export`; at least one of --csv, --png, --svg.
+/// Options of `kiln export`; at least one of --csv, --png, --svg, --tensorboard.
 #[derive(Debug, Args)]
 pub struct ExportArgs {
     /// Run folders (as `kiln train` prints them); several are overlaid in one figure.
@@ -22,6 +22,10 @@ pub struct ExportArgs {
     /// Draw the plots to this SVG file.
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
+    /// Write each run's TensorBoard event files under this folder, as DIR/<run>/train and
+    /// DIR/<run>/validation: for runs from before Kiln wrote them beside its CSVs.
+    #[arg(long, value_name = "DIR")]
+    tensorboard: Option<PathBuf>,
     /// Horizontal axis of the plots: steps or wall (seconds).
     #[arg(long = "x", value_name = "AXIS", default_value = "steps")]
     x_axis: XAxis,
@@ -61,10 +65,19 @@ pub(super) fn load_runs(paths: &[PathBuf]) -> anyhow::Result<Vec<RunHistory>> {
 
 /// Runs `kiln export`: reads every run first, so a wrong path writes nothing.
 pub fn run(args: &ExportArgs) -> anyhow::Result<()> {
-    if args.csv.is_none() && args.png.is_none() && args.svg.is_none() {
-        anyhow::bail!("nothing to export; add --csv FILE, --png FILE or --svg FILE");
+    if args.csv.is_none() && args.png.is_none() && args.svg.is_none() && args.tensorboard.is_none()
+    {
+        anyhow::bail!(
+            "nothing to export; add --csv FILE, --png FILE, --svg FILE or --tensorboard DIR"
+        );
     }
     let runs = load_runs(&args.runs)?;
+    if let Some(dir) = &args.tensorboard {
+        write_tensorboard(&runs, dir)?;
+    }
+    if args.csv.is_none() && args.png.is_none() && args.svg.is_none() {
+        return Ok(());
+    }
     let refs: Vec<&RunHistory> = runs.iter().collect();
     let options = PlotOptions {
         x_axis: args.x_axis,
@@ -89,6 +102,27 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<()> {
             println!("wrote {kind} of {what} to {}", path.display());
         }
     }
+    Ok(())
+}
+
+/// Writes every run's event files under `dir` and says where, or that a run keeps its own.
+fn write_tensorboard(runs: &[RunHistory], dir: &std::path::Path) -> anyhow::Result<()> {
+    for run in runs {
+        match tensorboard::export_event_files(run, dir)? {
+            Some(files) => println!(
+                "wrote {} TensorBoard event files of {} to {}",
+                files.len(),
+                run.name,
+                dir.join(run.folder_name()).display()
+            ),
+            None => println!(
+                "{} already keeps its TensorBoard event files in {}",
+                run.name,
+                run.path.display()
+            ),
+        }
+    }
+    println!("view them with: tensorboard --logdir {}", dir.display());
     Ok(())
 }
 

@@ -445,6 +445,38 @@ fn export_writes_csv_png_and_svg_of_a_run() {
     assert!(svg_text.contains("Exported run"));
     assert!(svg_text.contains("wall time (s)"));
 
+    // The run wrote TensorBoard's files as it trained; an old run's are made from its CSVs.
+    let epochs_logged = |series: &std::path::Path| {
+        let files: Vec<_> = std::fs::read_dir(series).unwrap().collect();
+        assert_eq!(files.len(), 1, "{}", series.display());
+        let bytes = std::fs::read(files[0].as_ref().unwrap().path()).unwrap();
+        let log = kiln_formats::tensorboard::read_event_file(&bytes);
+        assert_eq!(log.stop, None);
+        let steps: Vec<i64> = log
+            .scalars
+            .iter()
+            .filter(|s| s.tag == "epoch_accuracy")
+            .map(|s| s.step)
+            .collect();
+        steps
+    };
+    assert_eq!(epochs_logged(&run.join("train")), [0, 1]);
+    assert_eq!(epochs_logged(&run.join("validation")), [0, 1]);
+    let own = kiln(&["export", run_arg, "--tensorboard", runs.to_str().unwrap()]);
+    assert!(
+        String::from_utf8_lossy(&own.stdout).contains("already keeps its TensorBoard event files"),
+        "{}",
+        String::from_utf8_lossy(&own.stdout)
+    );
+    std::fs::remove_dir_all(run.join("train")).unwrap();
+    std::fs::remove_dir_all(run.join("validation")).unwrap();
+    let board = dir.join("board");
+    let exported = kiln(&["export", run_arg, "--tensorboard", board.to_str().unwrap()]);
+    assert!(exported.status.success(), "{}", stderr(&exported));
+    let name = run.file_name().unwrap();
+    assert_eq!(epochs_logged(&board.join(name).join("train")), [0, 1]);
+    assert_eq!(epochs_logged(&board.join(name).join("validation")), [0, 1]);
+
     let missing = kiln(&[
         "export",
         dir.join("nope").to_str().unwrap(),

@@ -18,6 +18,8 @@
 //!     best/  model.bpk  optimizer.bpk  state.json   the best epoch on validation (see selection)
 //!   .kiln-lock       held (an advisory lock) by the one process writing the folder: [`lock`]
 //!   .kiln-writer     which process that is, for the sentence that refuses a second one
+//!   train/           TensorBoard event files of the training series, as Keras lays them out
+//!   validation/      TensorBoard event files of the evaluation series: [`tensorboard`]
 //! ```
 //!
 //! A run folder travels as one tar archive of the folder ([`archive`]): `kiln archive`, the runs
@@ -34,6 +36,7 @@ pub mod page_runs;
 mod reader;
 mod rows;
 mod saved_model;
+pub mod tensorboard;
 #[cfg(test)]
 mod tests;
 mod writer;

@@ -397,7 +397,10 @@ fn a_run_folder_archived_and_imported_elsewhere_has_the_same_files_and_reads_the
     // A folder's files in name order come before its folders' (as `tar -tf` lists them).
     let order: Vec<&Path> = archive.files.iter().map(|(p, _)| p.as_path()).collect();
     assert_eq!(order.first(), Some(&Path::new(CONFIG_FILE)));
-    assert_eq!(order.last(), Some(&Path::new("checkpoints/last/model.bpk")));
+    let nested = |path: &&Path| path.components().count() > 1;
+    let first_nested = order.iter().position(&nested).unwrap();
+    assert!(order[first_nested..].iter().all(nested));
+    assert_eq!(order[first_nested], Path::new("checkpoints/last/model.bpk"));
 
     let imported = import(&archive, &dir.join("there")).unwrap();
     assert_eq!(folder_name_of(&imported), folder_name_of(&folder));
@@ -631,7 +634,10 @@ fn a_run_kept_in_a_page_has_the_files_and_bytes_of_the_same_run_on_disk() {
     let archive = page_runs::with(|files| pack(files, in_page.path())).unwrap();
     let mut from_page = read_archive(&archive).unwrap().files;
     from_page.sort();
-    assert_eq!(from_page, files_under(on_disk.path()));
+    assert_eq!(
+        without_event_times(from_page),
+        without_event_times(files_under(on_disk.path()))
+    );
     let listed = page_runs::with(|files| list_runs_in(files, runs)).unwrap();
     assert_eq!(listed, [again.path(), in_page.path()]);
     let read = page_runs::with(|files| RunHistory::load_in(files, in_page.path())).unwrap();
@@ -639,6 +645,30 @@ fn a_run_kept_in_a_page_has_the_files_and_bytes_of_the_same_run_on_disk() {
         read.metrics,
         RunHistory::load(on_disk.path()).unwrap().metrics
     );
+}
+
+/// `files` with each event file's bytes replaced by its scalars' series, step and value (their
+/// wall times differ between two runs written side by side), and its name by its folder's.
+fn without_event_times(files: Vec<(PathBuf, Vec<u8>)>) -> Vec<(PathBuf, Vec<u8>)> {
+    files
+        .into_iter()
+        .map(|(path, bytes)| {
+            let name = path.file_name().unwrap().to_string_lossy();
+            if !kiln_formats::tensorboard::is_event_file_name(&name) {
+                return (path, bytes);
+            }
+            let log = kiln_formats::tensorboard::read_event_file(&bytes);
+            let scalars: Vec<String> = log
+                .scalars
+                .iter()
+                .map(|s| format!("{} {} {}", s.tag, s.step, s.value))
+                .collect();
+            (
+                path.parent().unwrap().to_owned(),
+                scalars.join("\n").into_bytes(),
+            )
+        })
+        .collect()
 }
 
 #[test]
@@ -762,4 +792,104 @@ fn a_folder_being_written_refuses_a_second_writer_a_rename_and_a_delete_naming_i
     let lock = FolderLock::acquire(&folder).unwrap();
     drop(RunFolder::reopen(lock, 0).unwrap());
     delete_run(&folder).unwrap();
+}
+
+/// The scalars of the event files in `run/series`, by tag, as (step, value) in file order.
+fn event_series(run: &Path, series: &str) -> std::collections::BTreeMap<String, Vec<(i64, f64)>> {
+    let mut by_tag = std::collections::BTreeMap::<String, Vec<(i64, f64)>>::new();
+    let mut files: Vec<PathBuf> = fs::read_dir(run.join(series))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    files.sort();
+    for file in files {
+        let log = kiln_formats::tensorboard::read_event_file(&fs::read(&file).unwrap());
+        assert_eq!(log.stop, None, "{}", file.display());
+        for scalar in log.scalars {
+            by_tag
+                .entry(scalar.tag)
+                .or_default()
+                .push((scalar.step, scalar.value));
+        }
+    }
+    by_tag
+}
+
+#[test]
+fn a_run_writes_tensorboard_event_files_laid_out_as_keras_lays_out_its_own() {
+    let dir = test_dir("tensorboard-live");
+    let run = write_run(&dir, "tb", 0.01);
+    let train = event_series(&run, tensorboard::TRAIN_EVENTS_DIR);
+    // Keras logs epoch figures at the epoch counted from 0.
+    assert_eq!(train["epoch_loss"], vec![(0, 1.0), (1, 1.0)]);
+    assert_eq!(train["epoch_accuracy"].len(), 2);
+    assert!((train["epoch_accuracy"][1].1 - 0.6).abs() < 1e-6);
+    assert!((train["epoch_learning_rate"][0].1 - 1e-3).abs() < 1e-9);
+    assert_eq!(train["epoch_samples_per_sec"], vec![(0, 900.0), (1, 900.0)]);
+    assert_eq!(train["epoch_secs"], vec![(0, 5.0), (1, 5.0)]);
+    let steps: Vec<i64> = train["batch_loss"].iter().map(|&(step, _)| step).collect();
+    assert_eq!(steps, vec![1, 2, 3, 4, 5, 11, 12, 13, 14, 15]);
+    assert_eq!(train["batch_loss"][1].1, 1.0);
+    assert_eq!(train["batch_step_ms"][0].1, 2.5);
+    // These rows were evaluated on test: that is what the validation series holds.
+    let validation = event_series(&run, tensorboard::VALIDATION_EVENTS_DIR);
+    let tags: Vec<&String> = validation.keys().collect();
+    assert_eq!(tags, ["epoch_accuracy", "epoch_loss"]);
+    assert!((validation["epoch_loss"][0].1 - 1.1).abs() < 1e-6);
+    assert_eq!(validation["epoch_accuracy"].len(), 2);
+}
+
+#[test]
+fn event_files_exported_from_a_runs_csvs_hold_what_the_run_wrote_live() {
+    let dir = test_dir("tensorboard-export");
+    let live = write_run(&dir, "tb", 0.01);
+    let history = RunHistory::load(&live).unwrap();
+    let out = dir.join("exported");
+    for (relative, bytes) in tensorboard::event_files_of(&history, 0.0) {
+        let path = out.join(relative);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, bytes).unwrap();
+    }
+    for series in [
+        tensorboard::TRAIN_EVENTS_DIR,
+        tensorboard::VALIDATION_EVENTS_DIR,
+    ] {
+        let (exported, written) = (event_series(&out, series), event_series(&live, series));
+        assert_eq!(
+            exported.keys().collect::<Vec<_>>(),
+            written.keys().collect::<Vec<_>>()
+        );
+        for (tag, points) in exported {
+            // The CSVs keep six decimals; the live files the loop's own figures.
+            for (&(step, value), &(live_step, live_value)) in points.iter().zip(&written[&tag]) {
+                assert_eq!(step, live_step, "{tag}");
+                assert!(
+                    (value - live_value).abs() <= 1e-6,
+                    "{tag}: {value} {live_value}"
+                );
+            }
+            assert_eq!(points.len(), written[&tag].len());
+        }
+    }
+}
+
+#[test]
+fn an_exported_event_carries_the_time_the_run_folders_name_gives() {
+    let run = RunHistory {
+        path: PathBuf::from("runs/20261207-031500-tb"),
+        epochs: vec![epoch_end(0)],
+        ..RunHistory::default()
+    };
+    let files = tensorboard::event_files_of(&run, 0.0);
+    let train = kiln_formats::tensorboard::read_event_file(&files[0].1);
+    let start = UNIX_EPOCH + Duration::from_secs_f64(train.scalars[0].wall_time - 5.5);
+    assert_eq!(timestamp(start), "20261207-031500");
+    // A folder whose name holds no time takes the given one.
+    let renamed = RunHistory {
+        path: PathBuf::from("runs/my-run"),
+        ..run
+    };
+    let files = tensorboard::event_files_of(&renamed, 100.0);
+    let train = kiln_formats::tensorboard::read_event_file(&files[0].1);
+    assert_eq!(train.scalars[0].wall_time, 105.5);
 }

@@ -1,11 +1,13 @@
 //! Writing a run folder as the run goes: every row is flushed as it arrives.
 
 use kiln_formats::files::{FileTree, MemoryFiles};
+use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use web_time::SystemTime;
+use web_time::{SystemTime, UNIX_EPOCH};
 
+use super::tensorboard::EventFiles;
 use super::{
     CONFIG_FILE, CONFUSION_FILE, EPOCHS_FILE, EpochRow, FolderError, FolderLock, METRICS_FILE,
     MetricsRow, PREDICTIONS_FILE, PredictionRow, REPORT_FILE, SUMMARY_FILE, io_err, timestamp,
@@ -21,6 +23,8 @@ use crate::train::{RunSummary, TrainEvent};
 pub struct RunFolder {
     path: PathBuf,
     files: Files,
+    /// The TensorBoard event files the rows are also written to.
+    events: EventFiles,
     /// This process's hold on a folder on the disk; a page's runs have one writer by nature.
     _lock: Option<FolderLock>,
 }
@@ -28,10 +32,12 @@ pub struct RunFolder {
 /// Where a [`RunFolder`]'s files are.
 #[derive(Debug)]
 enum Files {
-    /// On the disk, the two growing CSVs open for appending.
+    /// On the disk, the growing files open for appending: the two CSVs, and the event files
+    /// once their first record comes, by their path in the folder.
     Disk {
         metrics: BufWriter<File>,
         epochs: BufWriter<File>,
+        events: HashMap<PathBuf, BufWriter<File>>,
     },
     /// In the page's runs ([`super::page_runs`]).
     Page,
@@ -87,7 +93,12 @@ impl RunFolder {
         let epochs = Self::csv(&path.join(EPOCHS_FILE), EpochRow::HEADER)?;
         Ok(Self {
             path,
-            files: Files::Disk { metrics, epochs },
+            files: Files::Disk {
+                metrics,
+                epochs,
+                events: HashMap::new(),
+            },
+            events: new_event_files(),
             _lock: Some(lock),
         })
     }
@@ -100,6 +111,7 @@ impl RunFolder {
         let folder = Self {
             path,
             files: Files::Page,
+            events: new_event_files(),
             _lock: None,
         };
         folder.write(CONFIG_FILE, experiment.to_toml().as_bytes())?;
@@ -123,7 +135,12 @@ impl RunFolder {
             Self::keep_epochs(&path.join(EPOCHS_FILE), EpochRow::HEADER, epochs_completed)?;
         Ok(Self {
             path: path.to_owned(),
-            files: Files::Disk { metrics, epochs },
+            files: Files::Disk {
+                metrics,
+                epochs,
+                events: HashMap::new(),
+            },
+            events: new_event_files(),
             _lock: Some(lock),
         })
     }
@@ -151,6 +168,7 @@ impl RunFolder {
         Ok(Self {
             path: path.to_owned(),
             files: Files::Page,
+            events: new_event_files(),
             _lock: None,
         })
     }
@@ -197,8 +215,16 @@ impl RunFolder {
     /// Appends what `event` adds to the files; every row is flushed so a crash keeps it.
     pub fn record(&mut self, event: &TrainEvent) -> Result<(), FolderError> {
         match event {
-            TrainEvent::Progress(p) => self.append(METRICS_FILE, &p.to_line()),
-            TrainEvent::EpochEnd(e) => self.append(EPOCHS_FILE, &e.to_line()),
+            TrainEvent::Progress(p) => {
+                self.append(Path::new(METRICS_FILE), p.to_line().as_bytes())?;
+                let records = self.events.readback(p, now_secs());
+                self.append_all(records)
+            }
+            TrainEvent::EpochEnd(e) => {
+                self.append(Path::new(EPOCHS_FILE), e.to_line().as_bytes())?;
+                let records = self.events.epoch(e, now_secs());
+                self.append_all(records)
+            }
             TrainEvent::Predictions(predictions) => self.write_predictions(predictions),
             TrainEvent::Finished(summary) => self.write_summary(summary),
             // The test result reaches the folder with the summary.
@@ -209,22 +235,45 @@ impl RunFolder {
         }
     }
 
-    /// Appends `line` to the growing CSV `name` and flushes, so a crash keeps it.
-    fn append(&mut self, name: &str, line: &str) -> Result<(), FolderError> {
+    /// Appends each (file in the folder, bytes) of `records`.
+    fn append_all(&mut self, records: Vec<(PathBuf, Vec<u8>)>) -> Result<(), FolderError> {
+        records
+            .into_iter()
+            .try_for_each(|(name, bytes)| self.append(&name, &bytes))
+    }
+
+    /// Appends `bytes` to the growing file `name` (created with its folder if new) and flushes,
+    /// so a crash keeps them.
+    fn append(&mut self, name: &Path, bytes: &[u8]) -> Result<(), FolderError> {
         let path = self.path.join(name);
         match &mut self.files {
-            Files::Disk { metrics, epochs } => {
-                let writer = if name == METRICS_FILE {
+            Files::Disk {
+                metrics,
+                epochs,
+                events,
+            } => {
+                let writer = if name == Path::new(METRICS_FILE) {
                     metrics
-                } else {
+                } else if name == Path::new(EPOCHS_FILE) {
                     epochs
+                } else if let Some(writer) = events.get_mut(name) {
+                    writer
+                } else {
+                    let file = path
+                        .parent()
+                        .map_or(Ok(()), fs::create_dir_all)
+                        .and_then(|()| OpenOptions::new().create(true).append(true).open(&path))
+                        .map_err(io_err("write", &path))?;
+                    events
+                        .entry(name.to_owned())
+                        .or_insert(BufWriter::new(file))
                 };
                 writer
-                    .write_all(line.as_bytes())
+                    .write_all(bytes)
                     .and_then(|()| writer.flush())
                     .map_err(io_err("write", &path))
             }
-            Files::Page => super::page_runs::with_mut(|files| files.append(&path, line.as_bytes()))
+            Files::Page => super::page_runs::with_mut(|files| files.append(&path, bytes))
                 .map_err(io_err("write", &path)),
         }
     }
@@ -293,6 +342,23 @@ impl RunFolder {
         text.push('\n');
         self.write(SUMMARY_FILE, text.as_bytes())
     }
+}
+
+/// Seconds since the Unix epoch, the time TensorBoard's events carry.
+fn now_secs() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// The event files of a writer starting now: named by this second and this process.
+fn new_event_files() -> EventFiles {
+    #[cfg(not(target_arch = "wasm32"))]
+    let pid = std::process::id();
+    // A page has no process id; its runs have one writer each by nature.
+    #[cfg(target_arch = "wasm32")]
+    let pid = 0;
+    EventFiles::new(now_secs() as u64, pid)
 }
 
 /// `report.csv`: scikit-learn's classification report as a table, one row per class, then the
