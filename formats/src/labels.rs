@@ -185,6 +185,18 @@ impl Cell {
     }
 }
 
+/// One row of a labels file as [`Found::check_row`] reads it.
+#[derive(Clone, Copy)]
+struct Row<'a> {
+    cells: &'a [Cell],
+    /// `line 7 of labels.csv`, where the row's sentences point.
+    at: &'a str,
+    /// The labels file.
+    file: &'a Path,
+    /// The folder its relative paths start from.
+    base: &'a Path,
+}
+
 /// The rows of every labels file read so far, by label name.
 #[derive(Default)]
 struct Found {
@@ -219,97 +231,109 @@ impl Found {
         );
         for (line, cells) in &table.rows {
             let at = format!("line {line} of {file_name}");
-            let skip = |skipped: &mut Vec<SkippedFile>, path: PathBuf, reason: String| {
-                skipped.push(SkippedFile { path, reason });
+            let row = Row {
+                cells,
+                at: &at,
+                file,
+                base,
             };
-            if let Some(Cell::Unreadable(why)) = cells.first() {
-                skip(
-                    &mut self.skipped,
-                    file.to_path_buf(),
-                    format!("{at}: {why}"),
-                );
-                continue;
-            }
-            if table.has_header && cells.len() != table.columns.len() {
-                skip(
-                    &mut self.skipped,
-                    file.to_path_buf(),
-                    format!(
-                        "{at} has {} cells where the header has {}",
-                        cells.len(),
-                        table.columns.len()
-                    ),
-                );
-                continue;
-            }
-            let cell = |index: usize| {
-                cells
-                    .get(index)
-                    .cloned()
-                    .unwrap_or(Cell::Text(String::new()))
-            };
-            let written = cell(chosen.path);
-            let written = written.text().trim();
-            if written.is_empty() {
-                skip(
-                    &mut self.skipped,
-                    file.to_path_buf(),
-                    format!("{at} names no image"),
-                );
-                continue;
-            }
-            // `./a.png` and `a.png` are one file: components() drops the inner `.`s.
-            let path: PathBuf = base.join(written).components().collect();
-            let label = match cell(chosen.label) {
-                Cell::Several(count) => {
-                    skip(
-                        &mut self.skipped,
-                        path,
-                        format!("{at} gives it {count} labels; Kiln trains one label per image"),
-                    );
+            let (path, label, row_split) = match self.check_row(&row, &table, &chosen, split) {
+                Ok(usable) => usable,
+                Err((path, reason)) => {
+                    self.skipped.push(SkippedFile { path, reason });
                     continue;
                 }
-                other => other.text().trim().to_string(),
             };
-            if label.is_empty() {
-                skip(&mut self.skipped, path, format!("{at} gives it no label"));
-                continue;
-            }
-            let row_split = match chosen.split.map(cell) {
-                Some(Cell::Text(word)) if !word.trim().is_empty() => match split_of(&word) {
-                    Some(split) => split,
-                    None => {
-                        skip(
-                            &mut self.skipped,
-                            path,
-                            format!("{at} puts it in split `{word}`, not train, val or test"),
-                        );
-                        continue;
-                    }
-                },
-                _ => split.unwrap_or(0),
-            };
-            if let Some((first_file, first_line)) = self.seen.get(&path) {
-                let first = if first_file == file {
-                    format!("line {first_line}")
-                } else {
-                    format!("line {first_line} of {}", first_file.display())
-                };
-                skip(
-                    &mut self.skipped,
-                    path,
-                    format!("{at} lists it again (first on {first}); only the first row counts"),
-                );
-                continue;
-            }
+            // Recorded before the file is looked for, so a missing file listed twice says so.
             self.seen.insert(path.clone(), (file.to_path_buf(), *line));
             if !tree.is_file(&path) {
-                skip(&mut self.skipped, path, format!("not found ({at})"));
+                self.skipped.push(SkippedFile {
+                    path,
+                    reason: format!("not found ({at})"),
+                });
                 continue;
             }
             self.rows.push((path, label, row_split));
         }
         Ok(())
+    }
+
+    /// One row's image path, label and split; or the path to name and why the row is left out.
+    fn check_row(
+        &self,
+        row: &Row<'_>,
+        table: &Table,
+        chosen: &Chosen,
+        split: Option<usize>,
+    ) -> Result<(PathBuf, String, usize), (PathBuf, String)> {
+        let Row {
+            cells,
+            at,
+            file,
+            base,
+        } = *row;
+        if let Some(Cell::Unreadable(why)) = cells.first() {
+            return Err((file.to_path_buf(), format!("{at}: {why}")));
+        }
+        if table.has_header && cells.len() != table.columns.len() {
+            return Err((
+                file.to_path_buf(),
+                format!(
+                    "{at} has {} cells where the header has {}",
+                    cells.len(),
+                    table.columns.len()
+                ),
+            ));
+        }
+        let cell = |index: usize| {
+            cells
+                .get(index)
+                .cloned()
+                .unwrap_or(Cell::Text(String::new()))
+        };
+        let written = cell(chosen.path);
+        let written = written.text().trim();
+        if written.is_empty() {
+            return Err((file.to_path_buf(), format!("{at} names no image")));
+        }
+        // `./a.png` and `a.png` are one file: components() drops the inner `.`s.
+        let path: PathBuf = base.join(written).components().collect();
+        let label = match cell(chosen.label) {
+            Cell::Several(count) => {
+                return Err((
+                    path,
+                    format!("{at} gives it {count} labels; Kiln trains one label per image"),
+                ));
+            }
+            other => other.text().trim().to_string(),
+        };
+        if label.is_empty() {
+            return Err((path, format!("{at} gives it no label")));
+        }
+        let row_split = match chosen.split.map(cell) {
+            Some(Cell::Text(word)) if !word.trim().is_empty() => match split_of(&word) {
+                Some(split) => split,
+                None => {
+                    return Err((
+                        path,
+                        format!("{at} puts it in split `{word}`, not train, val or test"),
+                    ));
+                }
+            },
+            _ => split.unwrap_or(0),
+        };
+        if let Some((first_file, first_line)) = self.seen.get(&path) {
+            let first = if first_file == file {
+                format!("line {first_line}")
+            } else {
+                format!("line {first_line} of {}", first_file.display())
+            };
+            return Err((
+                path,
+                format!("{at} lists it again (first on {first}); only the first row counts"),
+            ));
+        }
+        Ok((path, label, row_split))
     }
 
     /// The classes (label names in order), each row's label index, and the notes on them.
@@ -554,116 +578,92 @@ struct Chosen {
     split: Option<usize>,
 }
 
-fn choose_columns(file: &Path, table: &Table, named: &LabelColumns) -> Result<Chosen, DataError> {
-    let listed = || {
-        table
-            .columns
-            .iter()
-            .map(|c| format!("`{c}`"))
+impl Table {
+    /// The column names as a sentence lists them: `` `a`, `b` ``.
+    fn listed(&self, columns: impl Iterator<Item = usize>) -> String {
+        columns
+            .map(|i| format!("`{}`", self.columns[i]))
             .collect::<Vec<_>>()
             .join(", ")
-    };
-    let find = |name: &str, flag: &str| {
-        table
-            .columns
+    }
+
+    /// The column a flag names: its exact name first, else the same name in another case.
+    fn named(&self, file: &Path, name: &str, flag: &str) -> Result<usize, DataError> {
+        let columns = &self.columns;
+        columns
             .iter()
             .position(|c| c == name)
-            .or_else(|| {
-                table
-                    .columns
-                    .iter()
-                    .position(|c| c.eq_ignore_ascii_case(name))
-            })
+            .or_else(|| columns.iter().position(|c| c.eq_ignore_ascii_case(name)))
             .ok_or_else(|| {
                 bad_labels(
                     file,
                     format!(
                         "it has no column `{name}` ({flag}); its columns are {}",
-                        listed()
+                        self.listed(0..columns.len())
                     ),
                 )
             })
-    };
-    let usual = |names: &[&str], not: &[usize]| {
+    }
+
+    /// The first column, other than those `taken`, with one of the usual `names` (any case).
+    fn usual(&self, names: &[&str], taken: &[usize]) -> Option<usize> {
         names.iter().find_map(|name| {
-            table
-                .columns
-                .iter()
-                .enumerate()
-                .position(|(i, c)| !not.contains(&i) && c.eq_ignore_ascii_case(name))
+            (0..self.columns.len())
+                .find(|i| !taken.contains(i) && self.columns[*i].eq_ignore_ascii_case(name))
         })
-    };
-    let first_cells = |column: usize| {
-        table
-            .rows
+    }
+
+    /// The cells of `column` that hold something, in row order.
+    fn filled(&self, column: usize) -> impl Iterator<Item = &str> {
+        self.rows
             .iter()
             .filter_map(move |(_, cells)| cells.get(column))
             .map(Cell::text)
             .filter(|t| !t.trim().is_empty())
-    };
-    let holds_images = |column: usize| {
-        first_cells(column)
+    }
+
+    /// Whether the first filled cells of `column` name image files.
+    fn holds_images(&self, column: usize) -> bool {
+        self.filled(column)
             .take(5)
             .any(|t| has_image_extension(Path::new(t.trim())))
-    };
+    }
+
+    /// Whether every filled cell of `column` (there being one) names a split.
+    fn holds_splits(&self, column: usize) -> bool {
+        let mut cells = self.filled(column).peekable();
+        cells.peek().is_some() && cells.all(|t| split_of(t).is_some())
+    }
+}
+
+/// The columns of paths, labels and (if any) splits: as named by the flags, else by their usual
+/// names, else by what they hold; a question when the labels could be in several.
+fn choose_columns(file: &Path, table: &Table, named: &LabelColumns) -> Result<Chosen, DataError> {
+    let all = || table.listed(0..table.columns.len());
     let path = match &named.path {
-        Some(name) => find(name, "--path-column")?,
-        None => usual(PATH_COLUMNS, &[])
-            .or_else(|| (0..table.columns.len()).find(|&i| holds_images(i)))
+        Some(name) => table.named(file, name, "--path-column")?,
+        None => table
+            .usual(PATH_COLUMNS, &[])
+            .or_else(|| (0..table.columns.len()).find(|&i| table.holds_images(i)))
             .ok_or_else(|| {
                 bad_labels(
                     file,
                     format!(
                         "none of its columns ({}) holds image file names (ending in .png, .jpg, …); name the column with --path-column",
-                        listed()
+                        all()
                     ),
                 )
             })?,
     };
-    let all_splits = |column: usize| {
-        let mut cells = first_cells(column).peekable();
-        cells.peek().is_some() && cells.all(|t| split_of(t).is_some())
-    };
     let split = if table.has_header {
-        usual(SPLIT_COLUMNS, &[path])
+        table.usual(SPLIT_COLUMNS, &[path])
     } else {
-        (0..table.columns.len()).find(|&i| i != path && all_splits(i))
+        (0..table.columns.len()).find(|&i| i != path && table.holds_splits(i))
     };
     let taken: Vec<usize> = std::iter::once(path).chain(split).collect();
     let label = match &named.label {
-        Some(name) => find(name, "--label-column")?,
-        None => match usual(LABEL_COLUMNS, &taken) {
-            Some(label) => label,
-            None => {
-                let rest: Vec<usize> = (0..table.columns.len())
-                    .filter(|i| !taken.contains(i))
-                    .collect();
-                match rest[..] {
-                    [only] => only,
-                    [] => {
-                        return Err(bad_labels(
-                            file,
-                            format!(
-                                "it has no label column (its columns are {}); add one, or train on a folder with one sub-folder per class",
-                                listed()
-                            ),
-                        ));
-                    }
-                    _ => {
-                        return Err(bad_labels(
-                            file,
-                            format!(
-                                "which of its columns ({}) holds the labels? name it with --label-column",
-                                rest.iter()
-                                    .map(|&i| format!("`{}`", table.columns[i]))
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            ),
-                        ));
-                    }
-                }
-            }
-        },
+        Some(name) => table.named(file, name, "--label-column")?,
+        None => label_column(file, table, &taken)?,
     };
     if label == path {
         return Err(bad_labels(
@@ -675,6 +675,33 @@ fn choose_columns(file: &Path, table: &Table, named: &LabelColumns) -> Result<Ch
         ));
     }
     Ok(Chosen { path, label, split })
+}
+
+/// The label column no flag names: one with a usual name, else the only column not `taken`.
+fn label_column(file: &Path, table: &Table, taken: &[usize]) -> Result<usize, DataError> {
+    if let Some(label) = table.usual(LABEL_COLUMNS, taken) {
+        return Ok(label);
+    }
+    let rest: Vec<usize> = (0..table.columns.len())
+        .filter(|i| !taken.contains(i))
+        .collect();
+    match rest[..] {
+        [only] => Ok(only),
+        [] => Err(bad_labels(
+            file,
+            format!(
+                "it has no label column (its columns are {}); add one, or train on a folder with one sub-folder per class",
+                table.listed(0..table.columns.len())
+            ),
+        )),
+        _ => Err(bad_labels(
+            file,
+            format!(
+                "which of its columns ({}) holds the labels? name it with --label-column",
+                table.listed(rest.iter().copied())
+            ),
+        )),
+    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
-//! Kiln's data-file parsers: IDX (raw or gzip), CIFAR-10 binary, image folders, labels files, and
-//! TensorBoard's event files.
+//! Kiln's data-file parsers: IDX (raw or gzip), CIFAR-10 binary, image folders, labels files,
+//! TensorBoard's event files, and other frameworks' training logs.
 //!
 //! They live apart from the engine so they can be fuzzed and property-tested without compiling
 //! Burn. Every parser has a byte-level entry point (`parse_*`, `decode_image`) that the file
@@ -15,6 +15,7 @@ pub mod folder;
 pub mod idx;
 pub mod labels;
 pub mod tensorboard;
+pub mod training_log;
 
 pub use error::DataError;
 

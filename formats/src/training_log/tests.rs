@@ -1,0 +1,198 @@
+use super::*;
+
+/// What Keras 3's `CSVLogger` writes for two epochs of `fit(..., validation_data=...)`.
+const KERAS_CSV: &str = "epoch,accuracy,learning_rate,loss,val_accuracy,val_loss\n\
+0,0.7812000513076782,0.0010000000474974513,0.6234,0.8301000595092773,0.4810\n\
+1,0.8512000441551208,0.0010000000474974513,0.4123,0.8455000519752502,0.4301\n";
+
+#[test]
+fn a_keras_csv_logger_file_reads_as_epochs_from_one_with_every_figure() {
+    let log = read_epoch_csv(KERAS_CSV, Framework::Keras).unwrap();
+    assert_eq!(log.framework, Framework::Keras);
+    assert_eq!(log.epochs.len(), 2);
+    let first = &log.epochs[0];
+    assert_eq!(first.epoch, 1);
+    assert_eq!(first.train_loss, Some(0.6234));
+    assert_eq!(first.val_loss, Some(0.4810));
+    assert!((first.train_accuracy.unwrap() - 0.7812).abs() < 1e-6);
+    assert!((log.epochs[1].val_accuracy.unwrap() - 0.8455).abs() < 1e-6);
+    assert!((first.lr.unwrap() - 1e-3).abs() < 1e-9);
+    assert!(log.notes.is_empty(), "{:?}", log.notes);
+}
+
+#[test]
+fn a_keras_history_saved_as_json_reads_as_the_csv_logger_file_does() {
+    let json = r#"{"accuracy": [0.7812000513076782, 0.8512000441551208],
+        "learning_rate": [0.0010000000474974513, 0.0010000000474974513],
+        "loss": [0.6234, 0.4123], "val_accuracy": [0.8301000595092773, 0.8455000519752502],
+        "val_loss": [0.4810, 0.4301]}"#;
+    let from_json = read_keras_history(json).unwrap();
+    let from_csv = read_epoch_csv(KERAS_CSV, Framework::Keras).unwrap();
+    assert_eq!(from_json.epochs, from_csv.epochs);
+}
+
+#[test]
+fn a_lightning_csv_logger_folder_averages_per_step_rows_and_keeps_its_hyperparameters() {
+    // Lightning 2 writes one row per logging call, the other calls' cells empty.
+    let metrics = "epoch,step,train_loss_epoch,train_loss_step,val_acc,val_loss\n\
+0,49,,0.91,,\n\
+0,99,,0.72,,\n\
+0,99,,,0.81,0.55\n\
+0,99,0.85,,,\n\
+1,149,,0.61,,\n\
+1,199,,0.5,,\n\
+1,199,,,0.86,0.41\n\
+1,199,0.57,,,\n";
+    let hparams =
+        "lr: 0.001\nbatch_size: 64\noptimizer:\n  name: adam\n  betas:\n  - 0.9\n  - 0.999\n";
+    let log = read_lightning(metrics, Some(hparams)).unwrap();
+    assert_eq!(log.framework, Framework::Lightning);
+    assert_eq!(log.epochs.len(), 2);
+    assert_eq!(
+        log.epochs[0].train_loss,
+        Some(0.85),
+        "the epoch figure, not the steps'"
+    );
+    assert_eq!(log.epochs[1].val_accuracy, Some(0.86));
+    assert_eq!(log.epochs[1].val_loss, Some(0.41));
+    assert_eq!(
+        log.hparams,
+        [
+            ("lr".to_owned(), "0.001".to_owned()),
+            ("batch_size".to_owned(), "64".to_owned()),
+            ("optimizer.name".to_owned(), "adam".to_owned()),
+            ("optimizer.betas".to_owned(), "0.9, 0.999".to_owned()),
+        ]
+    );
+}
+
+#[test]
+fn a_figure_logged_at_every_step_is_averaged_per_epoch_and_the_note_says_so() {
+    let metrics = "epoch,step,train_loss\n0,1,1.0\n0,2,0.5\n1,3,0.25\n1,4,0.25\n";
+    let log = read_lightning(metrics, None).unwrap();
+    assert_eq!(log.epochs[0].train_loss, Some(0.75));
+    assert_eq!(log.epochs[1].train_loss, Some(0.25));
+    assert_eq!(log.epochs[0].val_accuracy, None, "unknown, not zero");
+    assert!(
+        log.notes[0].contains("`train_loss` was logged up to 2 times an epoch"),
+        "{:?}",
+        log.notes
+    );
+}
+
+#[test]
+fn a_plain_csv_counting_epochs_from_one_in_percent_reads_as_fractions_from_one() {
+    let text = "Epoch,Train_Loss,Val_Acc\n1,0.9,71.5\n2,0.6,80\nsummary,,\n";
+    let log = read_epoch_csv(text, Framework::Csv).unwrap();
+    let epochs: Vec<usize> = log.epochs.iter().map(|e| e.epoch).collect();
+    assert_eq!(epochs, [1, 2]);
+    assert_eq!(log.epochs[0].val_accuracy, Some(0.715));
+    assert_eq!(log.epochs[1].val_accuracy, Some(0.8));
+    assert!(
+        log.notes
+            .iter()
+            .any(|n| n.contains("`Val_Acc` is in percent"))
+    );
+    assert!(
+        log.notes
+            .iter()
+            .any(|n| n.contains("1 rows have no epoch number"))
+    );
+}
+
+#[test]
+fn logs_that_cannot_be_read_say_why() {
+    for (text, expected) in [
+        ("", "it is empty"),
+        (
+            "step,loss\n1,0.5\n",
+            "it has no `epoch` column (its columns are step, loss)",
+        ),
+        ("epoch,f1\n0,0.5\n", "it holds no loss or accuracy by epoch"),
+        (
+            "epoch,loss\n0,\"0.5\n",
+            "a quoted cell opened on line 2 is never closed",
+        ),
+    ] {
+        let refused = read_epoch_csv(text, Framework::Csv).unwrap_err();
+        assert!(refused.starts_with(expected), "{text:?}: {refused}");
+    }
+    assert!(
+        read_keras_history("[1, 2]")
+            .unwrap_err()
+            .contains("History.history")
+    );
+    assert!(
+        read_keras_history("{\"loss\": ")
+            .unwrap_err()
+            .starts_with("it is not JSON")
+    );
+}
+
+/// A scalar of `tag` at `step`.
+fn scalar(tag: &str, step: i64, value: f64) -> Scalar {
+    Scalar {
+        tag: tag.to_owned(),
+        step,
+        wall_time: 1.0,
+        value,
+    }
+}
+
+#[test]
+fn keras_tensorboard_folders_say_by_their_name_which_loss_is_which() {
+    let train = [
+        scalar("epoch_loss", 0, 0.6),
+        scalar("epoch_accuracy", 0, 0.78),
+        scalar("epoch_learning_rate", 0, 1e-3),
+        scalar("epoch_loss", 1, 0.4),
+    ];
+    let validation = [
+        scalar("epoch_loss", 0, 0.5),
+        scalar("epoch_accuracy", 1, 0.84),
+    ];
+    let log = read_scalars(&train, &validation).unwrap();
+    assert_eq!(log.framework, Framework::TensorBoard);
+    assert_eq!(
+        log.epochs[0],
+        LogEpoch {
+            epoch: 1,
+            train_loss: Some(0.6),
+            train_accuracy: Some(0.78),
+            val_loss: Some(0.5),
+            val_accuracy: None,
+            lr: Some(1e-3),
+        }
+    );
+    assert_eq!(log.epochs[1].val_accuracy, Some(0.84));
+}
+
+#[test]
+fn summary_writer_tags_name_their_split_and_lightning_steps_map_to_its_epoch_tag() {
+    // PyTorch's tutorial: `writer.add_scalar("Loss/train", loss, epoch)`.
+    let pytorch = [
+        scalar("Loss/train", 0, 0.7),
+        scalar("Accuracy/test", 0, 0.8),
+        scalar("Loss/train", 1, 0.5),
+    ];
+    let log = read_scalars(&pytorch, &[]).unwrap();
+    assert_eq!(log.epochs[0].train_loss, Some(0.7));
+    assert_eq!(log.epochs[0].val_accuracy, Some(0.8));
+    assert_eq!(log.epochs[1].train_loss, Some(0.5));
+
+    // Lightning's TensorBoardLogger: steps, with `epoch` logged beside them.
+    let lightning = [
+        scalar("epoch", 49, 0.0),
+        scalar("train_loss", 49, 0.9),
+        scalar("epoch", 99, 0.0),
+        scalar("train_loss", 99, 0.7),
+        scalar("val_acc", 99, 0.81),
+        scalar("epoch", 149, 1.0),
+        scalar("train_loss", 149, 0.5),
+    ];
+    let log = read_scalars(&lightning, &[]).unwrap();
+    assert_eq!(log.epochs.len(), 2);
+    assert_eq!(log.epochs[0].train_loss, Some(0.8));
+    assert_eq!(log.epochs[0].val_accuracy, Some(0.81));
+    assert_eq!(log.epochs[1].train_loss, Some(0.5));
+}
