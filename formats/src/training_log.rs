@@ -11,6 +11,9 @@ use std::collections::BTreeMap;
 
 use crate::tensorboard::Scalar;
 
+mod locate;
+pub use locate::{Found, FoundLog, find_logs};
+
 /// The framework a log came from, as the runs list and `kiln compare` name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Framework {
@@ -123,6 +126,7 @@ impl Figure {
         })
     }
 
+    /// Puts `value` in the field of `epoch` this figure fills.
     fn set(self, epoch: &mut LogEpoch, value: f64) {
         let slot = match self {
             Self::TrainLoss => &mut epoch.train_loss,
@@ -360,7 +364,7 @@ fn epoch_of_step(scalars: &[Scalar]) -> Option<impl Fn(i64) -> i64> {
 
 /// `key: value` lines of a YAML file, nested keys joined with dots, lists joined with commas:
 /// enough for the hyperparameters Lightning writes, and never an error.
-pub fn flat_yaml(text: &str) -> Vec<(String, String)> {
+fn flat_yaml(text: &str) -> Vec<(String, String)> {
     let mut pairs: Vec<(String, String)> = Vec::new();
     let mut path: Vec<(usize, String)> = Vec::new();
     for line in text.lines() {
@@ -397,6 +401,7 @@ pub fn flat_yaml(text: &str) -> Vec<(String, String)> {
     pairs
 }
 
+/// The keys of `path` joined with dots: `optimizer.betas`.
 fn dotted(path: &[(usize, String)]) -> String {
     path.iter()
         .map(|(_, k)| k.as_str())

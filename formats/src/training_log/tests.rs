@@ -196,3 +196,139 @@ fn summary_writer_tags_name_their_split_and_lightning_steps_map_to_its_epoch_tag
     assert_eq!(log.epochs[0].val_accuracy, Some(0.81));
     assert_eq!(log.epochs[1].train_loss, Some(0.5));
 }
+
+mod finding {
+    use std::path::Path;
+
+    use super::super::*;
+    use crate::files::MemoryFiles;
+    use crate::tensorboard::{file_version_record, scalars_record};
+
+    /// An event file holding `scalars` (tag, step, value).
+    fn events(scalars: &[(&str, i64, f64)]) -> Vec<u8> {
+        let mut file = file_version_record(1.0);
+        for &(tag, step, value) in scalars {
+            file.extend(scalars_record(2.0, step, &[(tag, value)]));
+        }
+        file
+    }
+
+    #[test]
+    fn a_keras_tensorboard_folder_is_one_run_and_a_resumed_epoch_keeps_its_later_value() {
+        let mut tree = MemoryFiles::new();
+        let run = "logs/fit/20261207-101500";
+        tree.insert(
+            format!("{run}/train/events.out.tfevents.100.host.1.0.v2"),
+            events(&[("epoch_loss", 0, 1.0), ("epoch_loss", 1, 0.75)]),
+        )
+        .unwrap();
+        // Resumed: epoch 1 again, then 2.
+        tree.insert(
+            format!("{run}/train/events.out.tfevents.200.host.2.0.v2"),
+            events(&[("epoch_loss", 1, 0.5), ("epoch_loss", 2, 0.25)]),
+        )
+        .unwrap();
+        tree.insert(
+            format!("{run}/validation/events.out.tfevents.100.host.1.0.v2"),
+            events(&[("epoch_accuracy", 0, 0.75)]),
+        )
+        .unwrap();
+        let found = find_logs(&tree, Path::new("logs")).unwrap();
+        assert!(found.problems.is_empty(), "{:?}", found.problems);
+        assert_eq!(found.logs.len(), 1);
+        let only = &found.logs[0];
+        assert_eq!(only.name, "20261207-101500");
+        assert_eq!(only.source, Path::new(run));
+        let losses: Vec<Option<f64>> = only.log.epochs.iter().map(|e| e.train_loss).collect();
+        assert_eq!(losses, [Some(1.0), Some(0.5), Some(0.25)]);
+        assert_eq!(only.log.epochs[0].val_accuracy, Some(0.75));
+    }
+
+    #[test]
+    fn a_lightning_logs_folder_gives_each_version_as_a_run_with_its_hyperparameters() {
+        let mut tree = MemoryFiles::new();
+        for (version, lr) in [("version_0", "0.01"), ("version_1", "0.001")] {
+            tree.insert(
+                format!("lightning_logs/{version}/metrics.csv"),
+                b"epoch,step,val_acc,train_loss_epoch\n0,99,0.8,0.6\n0,99,,\n".to_vec(),
+            )
+            .unwrap();
+            tree.insert(
+                format!("lightning_logs/{version}/hparams.yaml"),
+                format!("lr: {lr}\n").into_bytes(),
+            )
+            .unwrap();
+        }
+        let found = find_logs(&tree, Path::new("lightning_logs")).unwrap();
+        let names: Vec<&str> = found.logs.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(names, ["version_0", "version_1"]);
+        assert_eq!(found.logs[1].log.framework, Framework::Lightning);
+        assert_eq!(found.logs[1].log.hparams, [("lr".into(), "0.001".into())]);
+        assert_eq!(found.logs[0].log.epochs[0].val_accuracy, Some(0.8));
+    }
+
+    #[test]
+    fn log_files_are_read_by_what_they_are_whatever_their_extension() {
+        let mut tree = MemoryFiles::new();
+        // Keras's CSVLogger names its file training.log by default.
+        tree.insert("runs/training.log", super::KERAS_CSV.as_bytes().to_vec())
+            .unwrap();
+        tree.insert("runs/history.json", br#"{"loss": [0.5, 0.4]}"#.to_vec())
+            .unwrap();
+        tree.insert("runs/mine.csv", b"epoch,acc\n1,0.5\n".to_vec())
+            .unwrap();
+        tree.insert("runs/notes.txt", b"not a log".to_vec())
+            .unwrap();
+        let found = find_logs(&tree, Path::new("runs")).unwrap();
+        let seen: Vec<(&str, Framework)> = found
+            .logs
+            .iter()
+            .map(|l| (l.name.as_str(), l.log.framework))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("history", Framework::Keras),
+                ("mine", Framework::Csv),
+                ("training", Framework::Keras)
+            ]
+        );
+        let one = find_logs(&tree, Path::new("runs/mine.csv")).unwrap();
+        assert_eq!(one.logs.len(), 1);
+    }
+
+    #[test]
+    fn a_damaged_event_file_keeps_the_values_before_the_break_and_names_it() {
+        let mut tree = MemoryFiles::new();
+        let mut bytes = events(&[("loss", 0, 0.9), ("loss", 1, 0.8)]);
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0xFF;
+        tree.insert("run/events.out.tfevents.1.host", bytes)
+            .unwrap();
+        let found = find_logs(&tree, Path::new("run")).unwrap();
+        assert_eq!(found.logs[0].log.epochs.len(), 1);
+        assert_eq!(found.problems.len(), 1);
+        assert!(
+            found.problems[0].contains("fails its CRC-32C check")
+                && found.problems[0].contains("the 1 values before it are kept"),
+            "{:?}",
+            found.problems
+        );
+    }
+
+    #[test]
+    fn a_path_with_no_log_says_what_was_looked_for() {
+        let mut tree = MemoryFiles::new();
+        tree.insert("empty/readme.txt", b"hello".to_vec()).unwrap();
+        tree.insert("bad/metrics.csv", b"".to_vec()).unwrap();
+        let none = find_logs(&tree, Path::new("empty")).unwrap_err();
+        assert!(
+            none.starts_with("found no training log in empty (looked for"),
+            "{none}"
+        );
+        let bad = find_logs(&tree, Path::new("bad")).unwrap_err();
+        assert!(bad.contains("metrics.csv: it is empty"), "{bad}");
+        let missing = find_logs(&tree, Path::new("nowhere")).unwrap_err();
+        assert_eq!(missing, "nowhere does not exist; check the path");
+    }
+}
