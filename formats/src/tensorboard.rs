@@ -161,30 +161,17 @@ fn tensor_scalar(tensor: &TensorProto) -> Option<f64> {
         return None;
     }
     let content = tensor.tensor_content.as_slice();
-    let first = |width: usize| content.get(..width);
     match DataType::from_number(tensor.dtype)? {
-        DataType::Float => tensor
-            .float_val
-            .first()
-            .copied()
-            .or_else(|| first(4).map(|b| f32::from_le_bytes(b.try_into().unwrap_or_default())))
+        DataType::Float => (tensor.float_val.first().copied())
+            .or_else(|| content.first_chunk().map(|b| f32::from_le_bytes(*b)))
             .map(f64::from),
-        DataType::Double => tensor
-            .double_val
-            .first()
-            .copied()
-            .or_else(|| first(8).map(|b| f64::from_le_bytes(b.try_into().unwrap_or_default()))),
-        DataType::Int32 => tensor
-            .int_val
-            .first()
-            .copied()
-            .or_else(|| first(4).map(|b| i32::from_le_bytes(b.try_into().unwrap_or_default())))
+        DataType::Double => (tensor.double_val.first().copied())
+            .or_else(|| content.first_chunk().map(|b| f64::from_le_bytes(*b))),
+        DataType::Int32 => (tensor.int_val.first().copied())
+            .or_else(|| content.first_chunk().map(|b| i32::from_le_bytes(*b)))
             .map(f64::from),
-        DataType::Int64 => tensor
-            .int64_val
-            .first()
-            .copied()
-            .or_else(|| first(8).map(|b| i64::from_le_bytes(b.try_into().unwrap_or_default())))
+        DataType::Int64 => (tensor.int64_val.first().copied())
+            .or_else(|| content.first_chunk().map(|b| i64::from_le_bytes(*b)))
             .map(|v| v as f64),
         DataType::Half => sixteen_bits(tensor, content).map(half_to_f64),
         DataType::BFloat16 => sixteen_bits(tensor, content)
@@ -196,7 +183,7 @@ fn tensor_scalar(tensor: &TensorProto) -> Option<f64> {
 fn sixteen_bits(tensor: &TensorProto, content: &[u8]) -> Option<u16> {
     match tensor.half_val.first() {
         Some(&v) => Some(v as u16),
-        None => content.get(..2).map(|b| u16::from_le_bytes([b[0], b[1]])),
+        None => content.first_chunk().map(|b| u16::from_le_bytes(*b)),
     }
 }
 

@@ -42,7 +42,7 @@ pub fn list_runs_in(tree: &dyn FileTree, runs_dir: &Path) -> Result<Vec<PathBuf>
 }
 
 /// The `YYYYMMDD-HHMMSS` prefix [`super::RunFolder`] gives every folder, if this one has it.
-fn timestamp_prefix(folder_name: &str) -> Option<&str> {
+pub(super) fn timestamp_prefix(folder_name: &str) -> Option<&str> {
     let prefix = folder_name.get(..15)?;
     let bytes = prefix.as_bytes();
     let shape_ok = bytes.iter().enumerate().all(|(i, b)| {

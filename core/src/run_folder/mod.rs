@@ -242,6 +242,40 @@ pub fn timestamp(time: SystemTime) -> String {
     )
 }
 
+/// Seconds since the Unix epoch of a `YYYYMMDD-HHMMSS` UTC stamp: [`timestamp`]'s inverse;
+/// `None` for a date or time that does not exist.
+pub(crate) fn timestamp_secs(stamp: &str) -> Option<i64> {
+    let digits = |range: std::ops::Range<usize>| -> Option<i64> { stamp.get(range)?.parse().ok() };
+    if stamp.as_bytes().get(8) != Some(&b'-') {
+        return None;
+    }
+    let (year, month, day) = (digits(0..4)?, digits(4..6)?, digits(6..8)?);
+    let (hour, minute, second) = (digits(9..11)?, digits(11..13)?, digits(13..15)?);
+    if !(1..=12).contains(&month)
+        || !(1..=31).contains(&day)
+        || hour > 23
+        || minute > 59
+        || second > 60
+    {
+        return None;
+    }
+    // Days-from-civil (Howard Hinnant), the inverse of `timestamp`'s civil-from-days.
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let doy = (153 * ((month + 9) % 12) + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days * 86_400 + hour * 3600 + minute * 60 + second)
+}
+
+/// Seconds since the Unix epoch now, as event files and exports stamp their records.
+pub(crate) fn now_secs() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
 /// The last component of `path`, the name the runs list shows next to the date.
 pub(crate) fn folder_name_of(path: &Path) -> String {
     path.file_name().map_or_else(

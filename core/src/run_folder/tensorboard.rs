@@ -158,23 +158,19 @@ pub fn export_event_files(
     out_dir: &Path,
 ) -> Result<Option<Vec<PathBuf>>, super::FolderError> {
     let folder = out_dir.join(run.folder_name());
-    let has_own = |series: &str| {
-        std::fs::read_dir(folder.join(series)).is_ok_and(|mut entries| {
+    let keeps_its_own =
+        std::fs::read_dir(folder.join(TRAIN_EVENTS_DIR)).is_ok_and(|mut entries| {
             entries.any(|e| {
                 e.is_ok_and(|e| {
                     kiln_formats::tensorboard::is_event_file_name(&e.file_name().to_string_lossy())
                 })
             })
-        })
-    };
-    if same_folder(&folder, &run.path) && has_own(TRAIN_EVENTS_DIR) {
+        });
+    if keeps_its_own && same_folder(&folder, &run.path) {
         return Ok(None);
     }
-    let now = web_time::SystemTime::now()
-        .duration_since(web_time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64());
     let mut written = Vec::new();
-    for (relative, bytes) in event_files_of(run, now) {
+    for (relative, bytes) in event_files_of(run, super::now_secs()) {
         let path = folder.join(relative);
         let parent = path.parent().unwrap_or(&folder);
         std::fs::create_dir_all(parent).map_err(super::io_err("create", parent))?;
@@ -196,28 +192,7 @@ fn same_folder(a: &Path, b: &Path) -> bool {
 
 /// Seconds since the Unix epoch of a run folder named `YYYYMMDD-HHMMSS-name` (UTC).
 fn start_secs_of(folder_name: &str) -> Option<f64> {
-    let digits =
-        |range: std::ops::Range<usize>| -> Option<i64> { folder_name.get(range)?.parse().ok() };
-    if folder_name.as_bytes().get(8) != Some(&b'-') {
-        return None;
-    }
-    let (year, month, day) = (digits(0..4)?, digits(4..6)?, digits(6..8)?);
-    let (hour, minute, second) = (digits(9..11)?, digits(11..13)?, digits(13..15)?);
-    if !(1..=12).contains(&month)
-        || !(1..=31).contains(&day)
-        || hour > 23
-        || minute > 59
-        || second > 60
-    {
-        return None;
-    }
-    // Days-from-civil (Howard Hinnant), the inverse of `super::timestamp`.
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y.rem_euclid(400);
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some((days * 86_400 + hour * 3600 + minute * 60 + second) as f64)
+    super::manage::timestamp_prefix(folder_name)
+        .and_then(super::timestamp_secs)
+        .map(|secs| secs as f64)
 }

@@ -5,12 +5,13 @@ use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use web_time::{SystemTime, UNIX_EPOCH};
+use web_time::SystemTime;
 
 use super::tensorboard::EventFiles;
 use super::{
     CONFIG_FILE, CONFUSION_FILE, EPOCHS_FILE, EpochRow, FolderError, FolderLock, METRICS_FILE,
-    MetricsRow, PREDICTIONS_FILE, PredictionRow, REPORT_FILE, SUMMARY_FILE, io_err, timestamp,
+    MetricsRow, PREDICTIONS_FILE, PredictionRow, REPORT_FILE, SUMMARY_FILE, io_err, now_secs,
+    timestamp,
 };
 use crate::atomic_file::write_atomically;
 use crate::config::Experiment;
@@ -342,13 +343,6 @@ impl RunFolder {
         text.push('\n');
         self.write(SUMMARY_FILE, text.as_bytes())
     }
-}
-
-/// Seconds since the Unix epoch, the time TensorBoard's events carry.
-fn now_secs() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
 }
 
 /// The event files of a writer starting now: named by this second and this process.
