@@ -154,13 +154,13 @@ pub fn write_csv(runs: &[&RunHistory], out: &mut dyn Write) -> Result<(), Export
                     text,
                     "{label},epoch,{},{position},{},{},{},{},{},{},{},,",
                     e.epoch,
-                    e.train_loss,
-                    e.train_accuracy,
+                    figure(e.train_loss),
+                    figure(e.train_accuracy),
                     figure(e.val_loss),
                     figure(e.val_accuracy),
                     figure(e.test_loss),
                     figure(e.test_accuracy),
-                    e.samples_per_sec
+                    figure(e.samples_per_sec)
                 );
             }
         }
@@ -726,15 +726,15 @@ mod tests {
             }
             history.epochs.push(EpochRow {
                 epoch,
-                train_loss: 1.0 / epoch as f64,
-                train_accuracy: 0.5,
+                train_loss: Some(1.0 / epoch as f64),
+                train_accuracy: Some(0.5),
                 val_loss: None,
                 val_accuracy: None,
                 test_loss: Some(1.2 / epoch as f64),
                 test_accuracy: Some(0.45),
-                epoch_secs: 10.0,
-                eval_secs: 1.0,
-                samples_per_sec: 6000.0,
+                epoch_secs: Some(10.0),
+                eval_secs: Some(1.0),
+                samples_per_sec: Some(6000.0),
             });
         }
         history

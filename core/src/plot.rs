@@ -17,11 +17,14 @@ pub enum XAxis {
     Steps,
     /// Seconds since the run started: compares runs by how fast they get there.
     WallSecs,
+    /// Epochs done, a readback at its epoch's fraction: compares runs of different batch sizes,
+    /// and runs imported from other frameworks, which log per epoch only.
+    Epochs,
 }
 
-/// An x axis name that is neither `steps` nor `wall`.
+/// An x axis name that is not `steps`, `wall` or `epochs`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("'{0}' is not an x axis; use steps or wall")]
+#[error("'{0}' is not an x axis; use steps, wall or epochs")]
 pub struct UnknownXAxis(pub String);
 
 impl fmt::Display for XAxis {
@@ -29,6 +32,7 @@ impl fmt::Display for XAxis {
         f.write_str(match self {
             Self::Steps => "steps",
             Self::WallSecs => "wall",
+            Self::Epochs => "epochs",
         })
     }
 }
@@ -40,6 +44,7 @@ impl FromStr for XAxis {
         match text.trim().to_ascii_lowercase().as_str() {
             "steps" | "step" => Ok(Self::Steps),
             "wall" | "wall-time" | "time" => Ok(Self::WallSecs),
+            "epochs" | "epoch" => Ok(Self::Epochs),
             _ => Err(UnknownXAxis(text.to_owned())),
         }
     }
@@ -51,14 +56,67 @@ impl XAxis {
         match self {
             Self::Steps => "step",
             Self::WallSecs => "wall time (s)",
+            Self::Epochs => "epoch",
         }
     }
 
-    /// Where a readback sits on this axis.
-    pub fn of(self, row: &MetricsRow) -> f64 {
-        match self {
-            Self::Steps => row.global_step as f64,
-            Self::WallSecs => row.wall_secs,
+    /// Where the readbacks of `run` sit on this axis, worked out once per run.
+    pub fn positions(self, run: &RunHistory) -> Positions {
+        let mut epoch_steps = Vec::new();
+        if self == Self::Epochs {
+            // An epoch's last readback covers all of its steps.
+            for row in &run.metrics {
+                let index = row.epoch.max(1) - 1;
+                if epoch_steps.len() <= index {
+                    epoch_steps.resize(index + 1, 0);
+                }
+                epoch_steps[index] = epoch_steps[index].max(row.step);
+            }
+            // The epoch under way has not done all of its steps yet: it is as long as the one
+            // before it, when there is one.
+            let evaluated = run.epochs.last().map_or(0, |e| e.epoch);
+            if let [.., before, last] = epoch_steps.as_mut_slice()
+                && evaluated < run.metrics.last().map_or(0, |m| m.epoch)
+            {
+                *last = (*last).max(*before);
+            }
+        }
+        Positions {
+            axis: self,
+            epoch_steps,
+        }
+    }
+}
+
+/// Where a run's readbacks sit on an axis ([`XAxis::positions`]): on the epochs axis, a readback
+/// sits at its epoch's fraction done, which needs the epoch's count of steps.
+#[derive(Debug, Clone)]
+pub struct Positions {
+    /// The axis.
+    axis: XAxis,
+    /// Steps of each 1-based epoch, at index epoch - 1; filled for the epochs axis only.
+    epoch_steps: Vec<usize>,
+}
+
+impl Positions {
+    /// Where `row` sits.
+    pub fn of(&self, row: &MetricsRow) -> f64 {
+        match self.axis {
+            XAxis::Steps => row.global_step as f64,
+            XAxis::WallSecs => row.wall_secs,
+            XAxis::Epochs => {
+                let steps = self
+                    .epoch_steps
+                    .get(row.epoch.max(1) - 1)
+                    .copied()
+                    .unwrap_or(0);
+                let done = if steps == 0 {
+                    1.0
+                } else {
+                    row.step as f64 / steps as f64
+                };
+                (row.epoch.max(1) - 1) as f64 + done.min(1.0)
+            }
         }
     }
 }
@@ -69,9 +127,13 @@ pub fn epoch_end(run: &RunHistory, epoch: usize) -> Option<&MetricsRow> {
     run.metrics.iter().rev().find(|m| m.epoch == epoch)
 }
 
-/// Where `row`'s evaluation sits on `x_axis` (see [`epoch_end`]).
+/// Where `row`'s evaluation sits on `x_axis` (see [`epoch_end`]); on the epochs axis, at its
+/// epoch, readbacks or not (an imported run has none).
 pub fn epoch_x(run: &RunHistory, row: &EpochRow, x_axis: XAxis) -> Option<f64> {
-    epoch_end(run, row.epoch).map(|m| x_axis.of(m))
+    match x_axis {
+        XAxis::Epochs => Some(row.epoch as f64),
+        _ => epoch_end(run, row.epoch).map(|m| x_axis.positions(run).of(m)),
+    }
 }
 
 /// Run colours as RGB (Tableau 10), distinct in light and dark themes and in print; the n-th
@@ -149,10 +211,13 @@ impl Chart {
     /// The value an evaluated epoch adds to the chart's evaluation line (validation, or test
     /// in a run validated on test); none for charts without one or epochs not evaluated.
     pub fn eval_value(self, epoch: &EpochRow) -> Option<f64> {
-        let (loss, accuracy) = epoch.held_out()?;
+        // Each figure alone: a log may hold the validation loss but not the accuracy.
         match self {
-            Self::Loss => Some(loss),
-            Self::Accuracy => Some(accuracy * 100.0),
+            Self::Loss => epoch.val_loss.or(epoch.test_loss),
+            Self::Accuracy => epoch
+                .val_accuracy
+                .or(epoch.test_accuracy)
+                .map(|a| a * 100.0),
             Self::Throughput | Self::StepTime => None,
         }
     }
@@ -161,6 +226,10 @@ impl Chart {
     /// readback window's own mean, taken out of the epoch's running mean that `metrics.csv`
     /// keeps: a running mean lags behind the model and jumps at every epoch start.
     pub fn train_points(self, run: &RunHistory, x_axis: XAxis) -> Vec<(f64, f64)> {
+        if run.metrics.is_empty() {
+            return self.epoch_train_points(run, x_axis);
+        }
+        let positions = x_axis.positions(run);
         let of_window = matches!(self, Self::Loss | Self::Accuracy);
         let mut previous: Option<&MetricsRow> = None;
         finite(run.metrics.iter().map(|row| {
@@ -176,7 +245,25 @@ impl Chart {
                 _ => self.train_value(row),
             };
             previous = Some(row);
-            (x_axis.of(row), value)
+            (positions.of(row), value)
+        }))
+    }
+
+    /// The training line of a run without readbacks (one imported from a framework's log): one
+    /// point per epoch from its mean figures, at the epoch's end. Only the epochs axis can place
+    /// them; what the log does not hold (samples per second, step times) leaves no point.
+    fn epoch_train_points(self, run: &RunHistory, x_axis: XAxis) -> Vec<(f64, f64)> {
+        if x_axis != XAxis::Epochs {
+            return Vec::new();
+        }
+        finite(run.epochs.iter().filter_map(|e| {
+            let value = match self {
+                Self::Loss => e.train_loss,
+                Self::Accuracy => e.train_accuracy.map(|a| a * 100.0),
+                Self::Throughput => e.samples_per_sec,
+                Self::StepTime => None,
+            }?;
+            Some((e.epoch as f64, value))
         }))
     }
 
@@ -444,15 +531,15 @@ mod tests {
             epochs: (1..=2)
                 .map(|epoch| EpochRow {
                     epoch,
-                    train_loss: 1.0,
-                    train_accuracy: 0.5,
+                    train_loss: Some(1.0),
+                    train_accuracy: Some(0.5),
                     val_loss: None,
                     val_accuracy: None,
                     test_loss: Some(1.0),
                     test_accuracy: Some(accuracy),
-                    epoch_secs: 1.0,
-                    eval_secs: 0.1,
-                    samples_per_sec: 100.0,
+                    epoch_secs: Some(1.0),
+                    eval_secs: Some(0.1),
+                    samples_per_sec: Some(100.0),
                 })
                 .collect(),
             ..RunHistory::default()
@@ -512,15 +599,15 @@ mod tests {
             ],
             epochs: vec![EpochRow {
                 epoch: 1,
-                train_loss: 1.5,
-                train_accuracy: 0.5,
+                train_loss: Some(1.5),
+                train_accuracy: Some(0.5),
                 val_loss: None,
                 val_accuracy: None,
                 test_loss: Some(1.2),
                 test_accuracy: Some(0.6),
-                epoch_secs: 1.0,
-                eval_secs: 0.1,
-                samples_per_sec: 100.0,
+                epoch_secs: Some(1.0),
+                eval_secs: Some(0.1),
+                samples_per_sec: Some(100.0),
             }],
             ..RunHistory::default()
         };
@@ -543,6 +630,63 @@ mod tests {
                 .eval_points(&history, XAxis::Steps)
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn on_the_epochs_axis_readbacks_sit_at_their_epochs_fraction_and_imported_runs_plot_too() {
+        // Epoch 1 of 10 steps, read back at 5 and 10; epoch 2 under way, read back at step 5.
+        let mut rows = vec![row(1, 5, 0.5, 2.0), row(1, 10, 1.0, 1.0)];
+        rows.push(MetricsRow {
+            step: 5,
+            ..row(2, 15, 1.5, 1.0)
+        });
+        let epoch = |epoch: usize, loss: Option<f64>, val: Option<f64>| EpochRow {
+            epoch,
+            train_loss: loss,
+            train_accuracy: None,
+            val_loss: val,
+            val_accuracy: None,
+            test_loss: None,
+            test_accuracy: None,
+            epoch_secs: None,
+            eval_secs: None,
+            samples_per_sec: None,
+        };
+        let kiln = RunHistory {
+            metrics: rows,
+            epochs: vec![epoch(1, Some(1.5), Some(1.2))],
+            ..RunHistory::default()
+        };
+        let xs: Vec<f64> = Chart::Loss
+            .train_points(&kiln, XAxis::Epochs)
+            .iter()
+            .map(|p| p.0)
+            .collect();
+        assert_eq!(xs, [0.5, 1.0, 1.5]);
+        assert_eq!(Chart::Loss.eval_points(&kiln, XAxis::Epochs), [(1.0, 1.2)]);
+
+        // A Keras log: per-epoch figures only, the second epoch's training loss not logged.
+        let imported = RunHistory {
+            epochs: vec![epoch(1, Some(0.6), Some(0.5)), epoch(2, None, Some(0.4))],
+            ..RunHistory::default()
+        };
+        assert_eq!(
+            Chart::Loss.train_points(&imported, XAxis::Epochs),
+            [(1.0, 0.6)]
+        );
+        assert_eq!(
+            Chart::Loss.eval_points(&imported, XAxis::Epochs),
+            [(1.0, 0.5), (2.0, 0.4)]
+        );
+        // Nothing to place it by on the steps axis, and no throughput to show: no points.
+        assert!(Chart::Loss.train_points(&imported, XAxis::Steps).is_empty());
+        assert!(Chart::Loss.eval_points(&imported, XAxis::Steps).is_empty());
+        assert!(
+            Chart::Throughput
+                .train_points(&imported, XAxis::Epochs)
+                .is_empty()
+        );
+        assert_eq!("epochs".parse::<XAxis>(), Ok(XAxis::Epochs));
     }
 
     fn history(name: &str, folder: &str, config: Option<ExperimentDraft>) -> RunHistory {

@@ -146,10 +146,27 @@ struct Gathered {
     values: BTreeMap<(Figure, usize), Vec<f64>>,
     /// The series each figure was read from, for the notes.
     sources: BTreeMap<Figure, String>,
+    /// Series that are none of the figures, in the order first met: said, not silently lost.
+    unknown: Vec<String>,
     notes: Vec<String>,
 }
 
 impl Gathered {
+    /// Notes a series that is none of the figures; counters and per-step twins of per-epoch
+    /// series (`train_loss_step` beside `train_loss_epoch`) go unsaid.
+    fn unknown(&mut self, name: &str) {
+        let name = name.trim();
+        let lower = name.to_ascii_lowercase();
+        let bookkeeping = matches!(
+            lower.as_str(),
+            "epoch" | "step" | "global_step" | "hp_metric"
+        ) || lower.ends_with("_step")
+            || name.is_empty();
+        if !bookkeeping && !self.unknown.iter().any(|n| n == name) {
+            self.unknown.push(name.to_owned());
+        }
+    }
+
     fn add(&mut self, figure: Figure, source: &str, epoch: usize, value: f64) {
         self.sources
             .entry(figure)
@@ -162,8 +179,25 @@ impl Gathered {
     /// The epochs, each figure averaged over its values in the epoch, accuracies logged in
     /// percent made fractions.
     fn into_log(mut self, framework: Framework) -> Result<TrainingLog, String> {
+        let unknown = self
+            .unknown
+            .iter()
+            .map(|name| format!("`{name}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
         if self.values.is_empty() {
-            return Err("it holds no loss or accuracy by epoch (looked for columns or tags such as loss, accuracy, val_loss, val_accuracy, train_loss, val_acc)".to_owned());
+            let held = match unknown.is_empty() {
+                true => String::new(),
+                false => format!("; it holds {unknown}"),
+            };
+            return Err(format!(
+                "it holds no loss or accuracy by epoch (looked for columns or tags such as loss, accuracy, val_loss, val_accuracy, train_loss, val_acc{held})"
+            ));
+        }
+        if !unknown.is_empty() {
+            self.notes.push(format!(
+                "{unknown} left out: neither a loss, an accuracy nor the learning rate by their names"
+            ));
         }
         for (figure, source) in &self.sources {
             let several = self
@@ -255,6 +289,9 @@ pub fn read_epoch_csv(text: &str, framework: Framework) -> Result<TrainingLog, S
     for (epoch, cells) in &parsed {
         for (column, name) in header.iter().enumerate() {
             let Some(figure) = Figure::of(name) else {
+                if column != epoch_column {
+                    gathered.unknown(name);
+                }
                 continue;
             };
             if let Some(value) = cells.get(column).and_then(|c| c.trim().parse::<f64>().ok()) {
@@ -283,6 +320,7 @@ pub fn read_keras_history(text: &str) -> Result<TrainingLog, String> {
     let mut gathered = Gathered::default();
     for (name, values) in object {
         let (Some(figure), Some(values)) = (Figure::of(name), values.as_array()) else {
+            gathered.unknown(name);
             continue;
         };
         for (epoch, value) in values.iter().enumerate() {
@@ -331,7 +369,10 @@ pub fn read_scalars(train: &[Scalar], validation: &[Scalar]) -> Result<TrainingL
                 (Some("learning_rate" | "lr"), _) => Some(Figure::Lr),
                 _ => Figure::of(&scalar.tag),
             };
-            let Some(figure) = figure else { continue };
+            let Some(figure) = figure else {
+                gathered.unknown(&scalar.tag);
+                continue;
+            };
             let epoch = match (keras_tag, &epoch_at) {
                 (Some(_), _) | (None, None) => scalar.step,
                 (None, Some(at)) => at(scalar.step),

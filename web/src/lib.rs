@@ -79,7 +79,7 @@ pub async fn train_builtin(
             }
             TrainEvent::EpochEnd(row) => {
                 say(&format!(
-                    "epoch {} done: train accuracy {:.4}, test accuracy {:?}",
+                    "epoch {} done: train accuracy {:?}, test accuracy {:?}",
                     row.epoch, row.train_accuracy, row.test_accuracy
                 ));
                 epoch_rows.push(row.clone());

@@ -1,5 +1,5 @@
-//! `kiln archive` and `kiln import`: a run folder as one .tar file, and back into a runs folder
-//! (here, on another machine, or from a browser page's download).
+//! `kiln archive`: a run folder as one .tar file, to carry to another machine (where `kiln
+//! import` unpacks it) or keep.
 
 use std::path::PathBuf;
 
@@ -16,17 +16,6 @@ pub struct ArchiveArgs {
     /// The archive to write; by default the run folder's name with .tar, here.
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
-}
-
-/// Options of `kiln import`.
-#[derive(Debug, Args)]
-pub struct ImportArgs {
-    /// Archives written by `kiln archive` or the window's Archive… (plain or gzipped tar).
-    #[arg(value_name = "ARCHIVE", required = true)]
-    archives: Vec<PathBuf>,
-    /// The runs folder to import into.
-    #[arg(long, value_name = "DIR", default_value = "runs")]
-    runs_dir: PathBuf,
 }
 
 /// Runs `kiln archive`: the whole folder, checkpoints included; an existing file is not replaced.
@@ -50,27 +39,4 @@ pub fn run_archive(args: &ArchiveArgs) -> anyhow::Result<()> {
         .with_context(|| format!("could not write {}", output.display()))?;
     println!("{} ({} bytes)", output.display(), bytes.len());
     Ok(())
-}
-
-/// Runs `kiln import`: every archive is checked before its folder is written, and a refused one
-/// leaves the others imported.
-pub fn run_import(args: &ImportArgs) -> anyhow::Result<()> {
-    let mut refused = 0;
-    for path in &args.archives {
-        let imported = std::fs::read(path)
-            .with_context(|| format!("could not read {}", path.display()))
-            .and_then(|bytes| Ok(run_folder::read_archive(&bytes)?))
-            .and_then(|archive| Ok(run_folder::import(&archive, &args.runs_dir)?));
-        match imported {
-            Ok(folder) => println!("{}", folder.display()),
-            Err(e) => {
-                eprintln!("error: {} was not imported: {e:#}", path.display());
-                refused += 1;
-            }
-        }
-    }
-    match refused {
-        0 => Ok(()),
-        n => anyhow::bail!("{n} of {} archives were not imported", args.archives.len()),
-    }
 }

@@ -26,9 +26,10 @@ pub struct ExportArgs {
     /// DIR/<run>/validation: for runs from before Kiln wrote them beside its CSVs.
     #[arg(long, value_name = "DIR")]
     tensorboard: Option<PathBuf>,
-    /// Horizontal axis of the plots: steps or wall (seconds).
-    #[arg(long = "x", value_name = "AXIS", default_value = "steps")]
-    x_axis: XAxis,
+    /// Horizontal axis of the plots: steps, wall (seconds) or epochs. By default steps, or
+    /// epochs where a run was imported from a log that holds figures per epoch only.
+    #[arg(long = "x", value_name = "AXIS")]
+    x_axis: Option<XAxis>,
     /// Title of the figure; default "Kiln: <run>" or "Kiln: N runs".
     #[arg(long)]
     title: Option<String>,
@@ -79,8 +80,22 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     let refs: Vec<&RunHistory> = runs.iter().collect();
+    let per_epoch_only = runs
+        .iter()
+        .find(|run| run.metrics.is_empty() && !run.epochs.is_empty());
+    let x_axis = match (args.x_axis, per_epoch_only) {
+        (Some(axis), _) => axis,
+        (None, Some(run)) => {
+            eprintln!(
+                "plotting against epochs: {} holds figures per epoch only (--x steps or --x wall to choose another axis)",
+                run.name
+            );
+            XAxis::Epochs
+        }
+        (None, None) => XAxis::Steps,
+    };
     let options = PlotOptions {
-        x_axis: args.x_axis,
+        x_axis,
         width_px: args.size.0,
         height_px: args.size.1,
         title: args.title.clone(),

@@ -8,6 +8,7 @@ mod devices;
 mod explain;
 mod export;
 mod export_model;
+mod import;
 mod label_columns;
 mod predict;
 mod progress;
@@ -76,8 +77,9 @@ enum Command {
     Bench(Box<bench::BenchArgs>),
     /// Pack a run folder, checkpoints included, into one .tar file to carry elsewhere.
     Archive(archive::ArchiveArgs),
-    /// Unpack run folder archives (`kiln archive`, the window's Archive…) into a runs folder.
-    Import(archive::ImportArgs),
+    /// Bring runs into a runs folder: run folder archives (`kiln archive`, the window's
+    /// Archive…), and other frameworks' training logs (Keras, Lightning, TensorBoard, CSV).
+    Import(import::ImportArgs),
     /// Host this machine's devices for Kiln on other machines (`--device remote:HOST:PORT/N`).
     Serve(serve::ServeArgs),
 }
@@ -113,7 +115,7 @@ pub fn main() -> ExitCode {
         Some(Command::Bench(args)) => bench::run(*args),
         Some(Command::Serve(args)) => serve::run(&args),
         Some(Command::Archive(args)) => archive::run_archive(&args),
-        Some(Command::Import(args)) => archive::run_import(&args),
+        Some(Command::Import(args)) => import::run(&args),
         Some(Command::Presets) => {
             print_presets();
             Ok(())

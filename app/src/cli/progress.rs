@@ -119,11 +119,12 @@ impl Reporter {
                 self.line(&format!(
                     "epoch {:>3}  train loss {:.4} acc {:6.2} %  {evaluation}  {:.2} s ({:.0} samples/s) + eval {:.2} s",
                     e.epoch,
-                    e.train_loss,
-                    e.train_accuracy * 100.0,
-                    e.epoch_secs,
-                    e.samples_per_sec,
-                    e.eval_secs
+                    // A live run's epoch knows every figure; only imported runs lack some.
+                    e.train_loss.unwrap_or(f64::NAN),
+                    e.train_accuracy.unwrap_or(f64::NAN) * 100.0,
+                    e.epoch_secs.unwrap_or(f64::NAN),
+                    e.samples_per_sec.unwrap_or(f64::NAN),
+                    e.eval_secs.unwrap_or(f64::NAN)
                 ));
             }
             TrainEvent::Tested(t) => self.line(&format!(

@@ -301,7 +301,7 @@ impl KilnApp {
             }
             RunsAction::Export(kind) => self.export(kind),
             RunsAction::Archive(path) => self.archive_run(&path),
-            RunsAction::Import => self.import_run(),
+            RunsAction::Import(kind) => self.import_run(kind),
         }
     }
 
@@ -403,32 +403,73 @@ impl KilnApp {
         }
     }
 
-    /// Asks for a run folder archive and unpacks it into the runs folder under a free name (in
-    /// a page: among the page's runs, once the browser's chooser has read it).
-    fn import_run(&mut self) {
+    /// Asks for a run folder archive or another framework's training logs and brings them into
+    /// the runs folder under free names, as `kiln import` does (in a page: an archive, among the
+    /// page's runs, once the browser's chooser has read it).
+    fn import_run(&mut self, kind: ImportKind) {
         #[cfg(not(target_arch = "wasm32"))]
         {
-            let Some(archive) = files::pick_file(
-                "Import run",
-                "Run folder archive",
-                &[run_folder::ARCHIVE_EXTENSION, "gz", "tgz"],
-            ) else {
+            let picked = match kind {
+                ImportKind::File => files::pick_file_of(
+                    "Import run",
+                    &[
+                        (
+                            "Run archives and training logs",
+                            &[
+                                run_folder::ARCHIVE_EXTENSION,
+                                "gz",
+                                "tgz",
+                                "csv",
+                                "tsv",
+                                "log",
+                                "json",
+                                "v2",
+                            ],
+                        ),
+                        // Event files are named events.out.tfevents.<time>.<host>…: any ending.
+                        ("All files", &["*"]),
+                    ],
+                ),
+                ImportKind::Folder => {
+                    match files::pick_folder("Import runs from a folder of logs", None) {
+                        Ok(folder) => folder,
+                        Err(reason) => {
+                            self.notice = Some(reason);
+                            return;
+                        }
+                    }
+                }
+            };
+            let Some(path) = picked else {
                 return;
             };
             let runs_dir = self.runs_dir.clone();
-            self.notice = Some(format!("importing {}…", archive.display()));
+            self.notice = Some(format!("importing {}…", path.display()));
             self.start_file_job("kiln-import", move || {
-                let failed = |e: String| format!("{} was not imported: {e}", archive.display());
-                let bytes = std::fs::read(&archive).map_err(|e| failed(e.to_string()))?;
-                let run = run_folder::read_archive(&bytes).map_err(|e| failed(e.to_string()))?;
-                let folder =
-                    run_folder::import(&run, &runs_dir).map_err(|e| failed(e.to_string()))?;
-                Ok(format!("imported {}", folder.display()))
+                let outcome = run_folder::import_path(&path, &runs_dir)
+                    .map_err(|e| format!("{} was not imported: {e}", path.display()))?;
+                let mut said = match outcome.folders.as_slice() {
+                    [one] => format!("imported {}", one.display()),
+                    many => format!("imported {} runs from {}", many.len(), path.display()),
+                };
+                if !outcome.problems.is_empty() {
+                    said.push_str(&format!("; left out: {}", outcome.problems.join("; ")));
+                }
+                Ok(said)
             });
         }
         #[cfg(target_arch = "wasm32")]
-        if let Err(reason) = files::choose_file(files::FileChoice::RunArchive, &self.ctx) {
-            self.notice = Some(reason);
+        match kind {
+            ImportKind::File => {
+                if let Err(reason) = files::choose_file(files::FileChoice::RunArchive, &self.ctx) {
+                    self.notice = Some(reason);
+                }
+            }
+            ImportKind::Folder => {
+                self.notice = Some(
+                    "a page imports run archives only; other frameworks' logs are imported by the desktop app or `kiln import`".to_owned(),
+                );
+            }
         }
     }
 

@@ -32,7 +32,7 @@ pub fn compare_ui(ui: &mut egui::Ui, comparison: &Comparison) {
                     }
                     ui.end_row();
                     for (name, values) in &comparison.settings {
-                        ui.label(*name);
+                        ui.label(name);
                         for value in values {
                             ui.label(value);
                         }
@@ -58,6 +58,12 @@ pub fn compare_ui(ui: &mut egui::Ui, comparison: &Comparison) {
             names.join(", "),
             group.mean_accuracy_pct,
             group.std_accuracy_pct
+        ));
+    }
+    for parting in &comparison.partings {
+        ui.label(format!(
+            "Where the curves part (dotted on the accuracy chart): {}.",
+            parting.describe(&comparison.labels)
         ));
     }
 }

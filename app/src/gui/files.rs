@@ -159,10 +159,17 @@ pub fn pick_folder(title: &str, start: Option<&Path>) -> Result<Option<PathBuf>,
 /// with [`choose_file`] instead.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn pick_file(title: &str, kind: &str, extensions: &[&str]) -> Option<PathBuf> {
-    rfd::FileDialog::new()
-        .set_title(title)
-        .add_filter(kind, extensions)
-        .pick_file()
+    pick_file_of(title, &[(kind, extensions)])
+}
+
+/// Asks for one file, offering `filters` (a name and its extensions; `*` for any) in order.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn pick_file_of(title: &str, filters: &[(&str, &[&str])]) -> Option<PathBuf> {
+    let mut dialog = rfd::FileDialog::new().set_title(title);
+    for (name, extensions) in filters {
+        dialog = dialog.add_filter(*name, extensions);
+    }
+    dialog.pick_file()
 }
 
 /// Asks where to save a file, offering `filters` (a name and its extensions) and `file_name`.

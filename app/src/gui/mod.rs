@@ -67,10 +67,10 @@ use kiln_core::run_folder::{self, RunHistory};
 use serde::{Deserialize, Serialize};
 
 pub use arrangement::{Arrangement, Arrangements, Pane, Tiled, arrangement_ui};
-pub use plots::{PlotRun, SeedBand, chart_ui, legend_ui, plot_runs, run_color};
+pub use plots::{PlotRun, SeedBand, chart_ui, legend_ui, per_epoch_note_ui, plot_runs, run_color};
 pub use profile::{ProfiledRun, step_profile_ui};
 
-pub use runs::{ExportKind, RunsAction, RunsPanel, runs_ui};
+pub use runs::{ExportKind, ImportKind, RunsAction, RunsPanel, runs_ui};
 pub use session::{Session, SessionState};
 pub use setup::{
     DatasetKind, FormCheck, ModelKind, OptimizerKind, ScheduleKind, SetupAction, SetupContext,
@@ -118,6 +118,9 @@ const DRAIN_BUDGET: Duration = Duration::from_millis(4);
 #[serde(default)]
 struct Remembered {
     form: SetupForm,
+    /// The plots' x axis (`steps`, `wall`, `epochs`).
+    x_axis: String,
+    /// The x axis as launches before the epochs axis kept it; read when `x_axis` is absent.
     wall_time_axis: bool,
     /// The folder last picked with the Runs panel's Change…, for launches from a menu.
     chosen_runs_dir: Option<PathBuf>,
@@ -252,11 +255,14 @@ impl KilnApp {
             chosen_runs_dir: remembered.chosen_runs_dir,
             session: None,
             runs: RunsPanel::default(),
-            x_axis: if remembered.wall_time_axis {
-                XAxis::WallSecs
-            } else {
-                XAxis::Steps
-            },
+            x_axis: remembered
+                .x_axis
+                .parse()
+                .unwrap_or(if remembered.wall_time_axis {
+                    XAxis::WallSecs
+                } else {
+                    XAxis::Steps
+                }),
             devices,
             remote_boxes: remote_boxes::RemoteBoxes::remembered(
                 &remembered.remote_boxes,
@@ -437,6 +443,7 @@ impl eframe::App for KilnApp {
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
         let remembered = Remembered {
             form: self.form.clone(),
+            x_axis: self.x_axis.to_string(),
             wall_time_axis: self.x_axis == XAxis::WallSecs,
             chosen_runs_dir: self.chosen_runs_dir.clone(),
             remote_boxes: self.remote_boxes.addresses(),

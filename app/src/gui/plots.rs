@@ -2,10 +2,10 @@
 
 use egui::Color32;
 use egui_plot::{
-    FilledArea, Line, LineStyle, MarkerShape, Plot, PlotPoints, Points, uniform_grid_spacer,
+    FilledArea, Line, LineStyle, MarkerShape, Plot, PlotPoints, Points, VLine, uniform_grid_spacer,
 };
-use kiln_core::compare::seed_band;
-use kiln_core::plot::{Chart, XAxis, eval_line_name, off_scale, run_rgb};
+use kiln_core::compare::{Parting, seed_band};
+use kiln_core::plot::{Chart, XAxis, epoch_x, eval_line_name, off_scale, run_rgb};
 use kiln_core::run_folder::RunHistory;
 
 /// The colour of the n-th run on the plots, from the palette every plot shares.
@@ -148,6 +148,25 @@ pub fn legend_ui(ui: &mut egui::Ui, runs: &[PlotRun<'_>], bands: &[SeedBand<'_>]
         .show(ui, |ui| legend_entries_ui(ui, runs, bands));
 }
 
+/// A line under the legend when a plotted run holds figures per epoch only (imported from
+/// another framework's log) and the x axis cannot place them: say so rather than show nothing.
+pub fn per_epoch_note_ui(ui: &mut egui::Ui, runs: &[PlotRun<'_>], x_axis: XAxis) {
+    if x_axis == XAxis::Epochs {
+        return;
+    }
+    let names: Vec<String> = runs
+        .iter()
+        .filter(|run| run.history.metrics.is_empty() && !run.history.epochs.is_empty())
+        .map(|run| run.label.to_string())
+        .collect();
+    if !names.is_empty() {
+        ui.small(format!(
+            "{} holds figures per epoch only: choose the epochs x axis to see it.",
+            names.join(", ")
+        ));
+    }
+}
+
 fn legend_entries_ui(ui: &mut egui::Ui, runs: &[PlotRun<'_>], bands: &[SeedBand<'_>]) {
     ui.horizontal_wrapped(|ui| {
         ui.spacing_mut().item_spacing.x = 4.0;
@@ -202,8 +221,24 @@ pub fn chart_ui(
     chart: Chart,
     runs: &[PlotRun<'_>],
     bands: &[SeedBand<'_>],
+    partings: &[Parting],
     x_axis: XAxis,
 ) {
+    // Where a run parts from the first: a dotted line in its colour on the accuracy chart, at
+    // the epoch from which one leads (the compare table says by how much).
+    let parting_marks: Vec<(f64, Color32)> = partings
+        .iter()
+        .filter(|_| chart == Chart::Accuracy)
+        .filter_map(|parting| {
+            let run = runs.get(parting.run)?;
+            let epoch = run
+                .history
+                .epochs
+                .iter()
+                .find(|e| e.epoch == parting.from_epoch)?;
+            Some((epoch_x(run.history, epoch, x_axis)?, run.color))
+        })
+        .collect();
     // Each run's points before the plot is built: a chart with none yet (no runs, or a run
     // that has not read back its first window) gets its own range, not egui_plot's −0.5…0.5.
     let points: Vec<_> = runs
@@ -279,6 +314,14 @@ pub fn chart_ui(
         plot.link_axis(link, [true, false])
             .link_cursor(link, [true, false])
             .show(ui, |plot_ui| {
+                for &(x, color) in &parting_marks {
+                    plot_ui.vline(
+                        VLine::new("where the curves part", x)
+                            .color(color)
+                            .style(LineStyle::dotted_dense())
+                            .width(1.5),
+                    );
+                }
                 for band in bands.iter().filter(|_| chart.has_eval_line()) {
                     let points = seed_band(&band.runs, x_axis, |e| chart.eval_value(e));
                     let xs: Vec<f64> = points.iter().map(|p| p.0).collect();

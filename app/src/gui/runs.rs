@@ -38,8 +38,17 @@ pub enum RunsAction {
     Export(ExportKind),
     /// Pack a run's folder into one .tar file.
     Archive(PathBuf),
-    /// Unpack a run folder archive into the runs folder.
-    Import,
+    /// Bring runs into the runs folder: an archive, or other frameworks' logs.
+    Import(ImportKind),
+}
+
+/// What *Import run…* asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImportKind {
+    /// One file: a run folder archive or a training log.
+    File,
+    /// A folder of logs: one run's (Lightning's, TensorBoard's) or several runs'.
+    Folder,
 }
 
 /// Which file an export writes.
@@ -134,6 +143,22 @@ impl RunsPanel {
 }
 
 fn outcome_text(run: &RunHistory) -> String {
+    if let Some(source) = &run.source {
+        // What Kiln did not see (device, speed) is not shown at all rather than as zero.
+        let evaluated = run
+            .epochs
+            .iter()
+            .rev()
+            .find_map(|e| e.val_accuracy.or(e.test_accuracy))
+            .map_or_else(String::new, |accuracy| {
+                format!(", validation {:.1} %", accuracy * 100.0)
+            });
+        return format!(
+            "imported ({}), {} epochs{evaluated}",
+            source.describe(),
+            run.epochs.len()
+        );
+    }
     match &run.summary {
         None => "no summary (running or interrupted)".to_owned(),
         Some(summary) => {
@@ -215,15 +240,24 @@ pub fn runs_ui(
                 actions.push(RunsAction::ChooseFolder);
             }
         }
-        if ui
-            .button("Import run…")
-            .on_hover_text(
-                "Add a run from a .tar archive that Archive… or `kiln archive` wrote, on this machine or another.",
-            )
-            .clicked()
-        {
-            actions.push(RunsAction::Import);
-        }
+        ui.menu_button("Import run…", |ui| {
+            if ui
+                .button("Archive or log file…")
+                .on_hover_text("A .tar archive that Archive… or `kiln archive` wrote, on this machine or another; or another framework's training log: a Keras CSVLogger file or History JSON, a TensorBoard event file, a CSV with an epoch column.")
+                .clicked()
+            {
+                actions.push(RunsAction::Import(ImportKind::File));
+                ui.close();
+            }
+            if ui
+                .button("Folder of logs…")
+                .on_hover_text("A Lightning log folder (metrics.csv, hparams.yaml), a TensorBoard log folder (Keras's train/ and validation/, or event files), or a folder holding several runs' logs: each becomes a run.")
+                .clicked()
+            {
+                actions.push(RunsAction::Import(ImportKind::Folder));
+                ui.close();
+            }
+        });
     });
     ui.label("Tick runs to overlay them on the plots.");
     ui.horizontal(|ui| {
@@ -390,8 +424,9 @@ fn run_row_ui(
     // Wrapped: a narrow panel puts the later buttons on a second line, not past its edge.
     ui.horizontal_wrapped(|ui| {
         if ui
-            .small_button("Use settings")
+            .add_enabled(run.config.is_some(), egui::Button::new("Use settings").small())
             .on_hover_text("Fill the setup panel with this run's configuration.")
+            .on_disabled_hover_text("This run has no Kiln configuration to use (a run imported from another framework's log has none).")
             .clicked()
         {
             actions.push(RunsAction::UseSettings(run.path.clone()));

@@ -303,7 +303,11 @@ impl Session {
         let mean_eval_secs = if self.history.epochs.is_empty() {
             0.0
         } else {
-            self.history.epochs.iter().map(|e| e.eval_secs).sum::<f64>()
+            self.history
+                .epochs
+                .iter()
+                .filter_map(|e| e.eval_secs)
+                .sum::<f64>()
                 / self.history.epochs.len() as f64
         };
         Some(left / progress.samples_per_sec + mean_eval_secs * epochs_left as f64)

@@ -52,23 +52,28 @@ impl KilnApp {
                 self.cancel();
             }
             ui.separator();
-            let mut wall = self.x_axis == XAxis::WallSecs;
             ui.label("x axis:");
-            if ui
-                .selectable_label(!wall, "steps")
-                .on_hover_text("Plot against optimizer steps.")
-                .clicked()
-            {
-                wall = false;
+            for (axis, name, tip) in [
+                (XAxis::Steps, "steps", "Plot against optimizer steps."),
+                (
+                    XAxis::WallSecs,
+                    "wall time",
+                    "Plot against seconds since the run started.",
+                ),
+                (
+                    XAxis::Epochs,
+                    "epochs",
+                    "Plot against epochs: runs of different batch sizes line up, and runs imported from other frameworks' logs, which hold figures per epoch only, show.",
+                ),
+            ] {
+                if ui
+                    .selectable_label(self.x_axis == axis, name)
+                    .on_hover_text(tip)
+                    .clicked()
+                {
+                    self.x_axis = axis;
+                }
             }
-            if ui
-                .selectable_label(wall, "wall time")
-                .on_hover_text("Plot against seconds since the run started.")
-                .clicked()
-            {
-                wall = true;
-            }
-            self.x_axis = if wall { XAxis::WallSecs } else { XAxis::Steps };
         });
         // On its own wrapped line: a long reason in the button row would widen the panel.
         if let Some(reason) = blocked.filter(|_| !training) {

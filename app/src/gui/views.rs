@@ -127,9 +127,10 @@ impl KilnApp {
         });
         legend_ui(ui, &runs, &bands);
         let x_axis = self.x_axis;
+        per_epoch_note_ui(ui, &runs, x_axis);
         arrangement_ui(ui, &mut self.arrangements.train, &mut |ui, pane| {
             if let Some(chart) = pane.chart() {
-                chart_ui(ui, chart, &runs, &bands, x_axis);
+                chart_ui(ui, chart, &runs, &bands, &[], x_axis);
             }
         });
     }
@@ -151,11 +152,17 @@ impl KilnApp {
         });
         legend_ui(ui, &runs, &bands);
         let x_axis = self.x_axis;
+        per_epoch_note_ui(ui, &runs, x_axis);
         arrangement_ui(ui, &mut self.arrangements.compare, &mut |ui, pane| match (
             pane.chart(),
             &comparison,
         ) {
-            (Some(chart), _) => chart_ui(ui, chart, &runs, &bands, x_axis),
+            (Some(chart), comparison) => {
+                let partings = comparison
+                    .as_ref()
+                    .map_or(&[][..], |c| c.partings.as_slice());
+                chart_ui(ui, chart, &runs, &bands, partings, x_axis);
+            }
             (None, Some(comparison)) => {
                 egui::ScrollArea::both()
                     .id_salt("compare-scroll")

@@ -1411,3 +1411,128 @@ fn archive_and_import_carry_a_run_to_another_runs_folder_and_refuse_a_cut_archiv
     assert!(!said.contains("panicked"), "{said}");
     assert!(!elsewhere.exists(), "a refused archive writes no folder");
 }
+
+#[test]
+fn other_frameworks_logs_import_as_runs_that_export_and_compare_beside_kilns() {
+    let dir = scratch_dir("import-logs");
+    let runs = dir.join("runs");
+    let output = train_tiny(&runs, &[]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let kiln_run = only_run_folder(&runs);
+
+    // What Keras 3's CSVLogger writes, and a Lightning CSVLogger folder with its hparams.yaml.
+    let logs = dir.join("logs");
+    std::fs::create_dir_all(logs.join("lightning_logs/version_0")).unwrap();
+    std::fs::write(
+        logs.join("training.log"),
+        "epoch,accuracy,learning_rate,loss,val_accuracy,val_loss\n\
+         0,0.78,0.001,0.62,0.83,0.48\n1,0.85,0.001,0.41,0.845,0.43\n",
+    )
+    .unwrap();
+    std::fs::write(
+        logs.join("lightning_logs/version_0/metrics.csv"),
+        "epoch,step,train_loss_epoch,val_acc,val_loss\n0,99,0.7,,\n0,99,,0.8,0.5\n",
+    )
+    .unwrap();
+    std::fs::write(
+        logs.join("lightning_logs/version_0/hparams.yaml"),
+        "lr: 0.003\nbatch_size: 32\n",
+    )
+    .unwrap();
+    // A folder holding both: each log becomes a run folder of its own.
+    let output = kiln(&[
+        "import",
+        logs.to_str().unwrap(),
+        "--runs-dir",
+        runs.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let imported: Vec<PathBuf> = stdout.lines().map(PathBuf::from).collect();
+    assert_eq!(imported.len(), 2, "{stdout}");
+    let (lightning, keras) = (&imported[0], &imported[1]);
+    assert!(
+        lightning
+            .to_string_lossy()
+            .ends_with("-lightning-version_0"),
+        "{stdout}"
+    );
+    assert!(
+        keras.to_string_lossy().ends_with("-keras-training"),
+        "{stdout}"
+    );
+    // Unknown figures are empty cells, never zeros; Keras counts epochs from 0, Kiln from 1.
+    let epochs = std::fs::read_to_string(keras.join("epochs.csv")).unwrap();
+    assert_eq!(
+        epochs.lines().nth(1),
+        Some("1,0.620000,0.780000,0.480000,0.830000,,,,,"),
+        "{epochs}"
+    );
+    let source = std::fs::read_to_string(lightning.join("source.json")).unwrap();
+    assert!(source.contains("\"framework\": \"Lightning\""), "{source}");
+
+    // It exports as any run does: plotted against epochs, which is all a log can place.
+    let png = dir.join("overlay.png");
+    let output = kiln(&[
+        "export",
+        kiln_run.to_str().unwrap(),
+        keras.to_str().unwrap(),
+        "--png",
+        png.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("plotting against epochs"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(std::fs::metadata(&png).unwrap().len() > 1000);
+
+    // Compared beside Kiln's run: the framework and the hyperparameters the log names.
+    let output = kiln(&[
+        "compare",
+        kiln_run.to_str().unwrap(),
+        lightning.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let table = String::from_utf8_lossy(&output.stdout);
+    let row = |name: &str| {
+        table
+            .lines()
+            .find(|l| l.starts_with(name))
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+    };
+    assert_eq!(
+        row("framework"),
+        Some(vec!["framework", "Kiln", "Lightning"]),
+        "{table}"
+    );
+    assert_eq!(row("batch"), Some(vec!["batch", "64", "32"]), "{table}");
+    assert!(table.contains("final validation accuracy (%)"), "{table}");
+
+    // A folder of Kiln runs only, and a file that is no log, each say so.
+    let output = kiln(&[
+        "import",
+        runs.to_str().unwrap(),
+        "--runs-dir",
+        runs.to_str().unwrap(),
+    ]);
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("holds Kiln run folders only (3)"),
+        "{}",
+        stderr(&output)
+    );
+    let notes = dir.join("notes.txt");
+    std::fs::write(&notes, "not a log\n").unwrap();
+    let output = kiln(&[
+        "import",
+        notes.to_str().unwrap(),
+        "--runs-dir",
+        runs.to_str().unwrap(),
+    ]);
+    assert!(!output.status.success());
+    let said = stderr(&output);
+    assert!(said.contains("notes.txt was not imported"), "{said}");
+    assert!(!said.contains("panicked"), "{said}");
+}

@@ -73,15 +73,15 @@ fn fake_history(name: &str, lr: f64, speed: f64) -> RunHistory {
         let t = (epoch * 8) as f64;
         epochs.push(EpochRow {
             epoch,
-            train_loss: 2.3 / (1.0 + t * lr * 10.0),
-            train_accuracy: 1.0 - 0.9 / (1.0 + t * lr * 10.0),
+            train_loss: Some(2.3 / (1.0 + t * lr * 10.0)),
+            train_accuracy: Some(1.0 - 0.9 / (1.0 + t * lr * 10.0)),
             val_loss: None,
             val_accuracy: None,
             test_loss: Some(2.4 / (1.0 + t * lr * 9.0)),
             test_accuracy: Some(1.0 - 0.95 / (1.0 + t * lr * 9.0)),
-            epoch_secs: 2.0,
-            eval_secs: 0.2,
-            samples_per_sec: speed,
+            epoch_secs: Some(2.0),
+            eval_secs: Some(0.2),
+            samples_per_sec: Some(speed),
         });
     }
     let draft = kiln_core::config::ExperimentDraft {
@@ -96,6 +96,7 @@ fn fake_history(name: &str, lr: f64, speed: f64) -> RunHistory {
         metrics,
         epochs,
         summary: None,
+        source: None,
         problems: Vec::new(),
     }
 }
@@ -296,7 +297,7 @@ fn plots_ui(ui: &mut egui::Ui, runs: &[PlotRun<'_>], bands: &[SeedBand<'_>], x_a
     legend_ui(ui, runs, bands);
     let mut arrangement = Arrangement::new(Tiled::Train);
     arrangement_ui(ui, &mut arrangement, &mut |ui, pane| {
-        chart_ui(ui, pane.chart().unwrap(), runs, bands, x_axis);
+        chart_ui(ui, pane.chart().unwrap(), runs, bands, &[], x_axis);
     });
 }
 
@@ -440,7 +441,7 @@ fn a_one_window_spike_between_sparse_readbacks_is_drawn_as_a_line_not_a_filled_t
     let histories = [&spiky];
     let mut harness = Harness::builder().with_size([900.0, 620.0]).build_ui(|ui| {
         let runs = plot_runs(&histories, &labels);
-        chart_ui(ui, Chart::Throughput, &runs, &[], XAxis::Steps);
+        chart_ui(ui, Chart::Throughput, &runs, &[], &[], XAxis::Steps);
     });
     harness.run();
     let image = harness.render().unwrap();

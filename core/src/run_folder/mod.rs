@@ -22,6 +22,9 @@
 //!   validation/      TensorBoard event files of the evaluation series: [`tensorboard`]
 //! ```
 //!
+//! A run imported from another framework's log has `source.json` and `epochs.csv` (and event
+//! files) only: [`imported`].
+//!
 //! A run folder travels as one tar archive of the folder ([`archive`]): `kiln archive`, the runs
 //! list's *Archive…* and *Import run…*.
 //!
@@ -30,6 +33,7 @@
 
 mod archive;
 mod checkpoint;
+pub mod imported;
 mod lock;
 mod manage;
 pub mod page_runs;
@@ -51,6 +55,9 @@ pub use checkpoint::{
     CheckpointError, CheckpointState, FolderStore, ResumePoint, Slot, can_resume, can_resume_in,
     find, find_in, slot_folder,
 };
+#[cfg(not(target_arch = "wasm32"))]
+pub use imported::import_path;
+pub use imported::{Hparam, ImportOutcome, ImportedSource, SOURCE_FILE, imported_run};
 pub use lock::{FolderLock, LOCK_FILE, WRITER_FILE, held_by};
 pub use manage::{
     MAX_NAME_CHARS, check_run_name, delete_run, list_runs, list_runs_in, rename_run, rename_run_in,
@@ -104,7 +111,7 @@ pub enum FolderError {
     },
     /// The path exists but is not a run folder.
     #[error(
-        "{} is not a Kiln run folder (it has neither config.toml nor metrics.csv); pick a folder that `kiln train` created",
+        "{} is not a Kiln run folder (it has no config.toml, metrics.csv or source.json); pick a folder that `kiln train` or `kiln import` created",
         path.display()
     )]
     NotARun {
@@ -171,14 +178,16 @@ pub(crate) fn io_err<'a>(
     }
 }
 
-/// Whether `folder` holds a run: a config or a metrics file.
+/// Whether `folder` holds a run: a config or a metrics file, or an imported run's source.
 pub(crate) fn is_run_folder(folder: &Path) -> bool {
     is_run_folder_in(&kiln_formats::files::Disk, folder)
 }
 
 /// [`is_run_folder`] of a folder in `tree`.
 pub(crate) fn is_run_folder_in(tree: &dyn kiln_formats::files::FileTree, folder: &Path) -> bool {
-    tree.is_file(&folder.join(CONFIG_FILE)) || tree.is_file(&folder.join(METRICS_FILE))
+    [CONFIG_FILE, METRICS_FILE, SOURCE_FILE]
+        .iter()
+        .any(|file| tree.is_file(&folder.join(file)))
 }
 
 /// Checks that `folder` of `tree` is a folder holding a run.

@@ -9,11 +9,12 @@ use std::path::{Path, PathBuf};
 
 use kiln_formats::files::{Disk, FileTree};
 
+use super::manage::timestamp_prefix;
 use super::rows::parse_csv;
 use super::{
-    CONFIG_FILE, CONFUSION_FILE, EPOCHS_FILE, EpochRow, FolderError, METRICS_FILE, MetricsRow,
-    PREDICTIONS_FILE, PredictionRow, SUMMARY_FILE, check_run_folder, check_run_folder_in,
-    folder_name_of,
+    CONFIG_FILE, CONFUSION_FILE, EPOCHS_FILE, EpochRow, FolderError, ImportedSource, METRICS_FILE,
+    MetricsRow, PREDICTIONS_FILE, PredictionRow, SOURCE_FILE, SUMMARY_FILE, check_run_folder,
+    check_run_folder_in, folder_name_of,
 };
 use crate::config::{ExperimentDraft, Validation};
 use crate::results::TestPredictions;
@@ -35,6 +36,8 @@ pub struct RunHistory {
     pub epochs: Vec<EpochRow>,
     /// summary.json; absent while the run goes on or after a crash.
     pub summary: Option<RunSummary>,
+    /// source.json of a run imported from another framework's log; none for Kiln's own runs.
+    pub source: Option<ImportedSource>,
     /// Sentences about anything skipped (bad rows, unreadable config...).
     pub problems: Vec<String>,
 }
@@ -59,6 +62,23 @@ impl RunHistory {
             ..RunHistory::default()
         };
 
+        let source_path = folder.join(SOURCE_FILE);
+        match read_text(tree, &source_path) {
+            Ok(text) => match serde_json::from_str::<ImportedSource>(&text) {
+                Ok(source) => history.source = Some(source),
+                Err(e) => history.problems.push(format!(
+                    "{} could not be read ({e}); the imported run is shown without its source.",
+                    source_path.display()
+                )),
+            },
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => history.problems.push(format!(
+                "could not read {}: {e}; the imported run is shown without its source.",
+                source_path.display()
+            )),
+        }
+        let imported = tree.is_file(&source_path);
+
         let config_path = folder.join(CONFIG_FILE);
         match read_text(tree, &config_path) {
             Ok(text) => {
@@ -69,6 +89,8 @@ impl RunHistory {
                         .push(format!("{e}; the run is shown without its settings.")),
                 }
             }
+            // An imported run never has one: Kiln did not run it.
+            Err(e) if e.kind() == io::ErrorKind::NotFound && imported => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => history.problems.push(format!(
                 "{} is missing; the run is shown without its settings.",
                 config_path.display()
@@ -80,6 +102,16 @@ impl RunHistory {
         }
         history.name = match &history.config {
             Some(c) if !c.name.trim().is_empty() => c.name.clone(),
+            // An imported run's name is its folder's, so a rename shows.
+            _ if imported => {
+                let folder_name = folder_name_of(folder);
+                match timestamp_prefix(&folder_name) {
+                    Some(stamp) => folder_name[stamp.len()..]
+                        .trim_start_matches('-')
+                        .to_owned(),
+                    None => folder_name,
+                }
+            }
             _ => folder_name_of(folder),
         };
 

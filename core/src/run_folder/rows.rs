@@ -59,21 +59,23 @@ impl EpochRow {
     /// Columns a file may lack: run folders from before validation splits have no `val_*`.
     pub(super) const OPTIONAL: &[&str] = &["val_loss", "val_accuracy"];
 
-    /// The row as a line of `epochs.csv`, newline included.
+    /// The row as a line of `epochs.csv`, newline included; an unknown figure is an empty cell.
     pub fn to_line(&self) -> String {
-        let figure = |value: Option<f64>| value.map(|v| format!("{v:.6}")).unwrap_or_default();
+        let figure = |value: Option<f64>, decimals: usize| {
+            value.map(|v| format!("{v:.decimals$}")).unwrap_or_default()
+        };
         format!(
-            "{},{:.6},{:.6},{},{},{},{},{:.3},{:.3},{:.1}\n",
+            "{},{},{},{},{},{},{},{},{},{}\n",
             self.epoch,
-            self.train_loss,
-            self.train_accuracy,
-            figure(self.val_loss),
-            figure(self.val_accuracy),
-            figure(self.test_loss),
-            figure(self.test_accuracy),
-            self.epoch_secs,
-            self.eval_secs,
-            self.samples_per_sec
+            figure(self.train_loss, 6),
+            figure(self.train_accuracy, 6),
+            figure(self.val_loss, 6),
+            figure(self.val_accuracy, 6),
+            figure(self.test_loss, 6),
+            figure(self.test_accuracy, 6),
+            figure(self.epoch_secs, 3),
+            figure(self.eval_secs, 3),
+            figure(self.samples_per_sec, 1)
         )
     }
 
@@ -81,15 +83,15 @@ impl EpochRow {
     pub(super) fn parse(v: &[&str]) -> Result<Self, String> {
         Ok(Self {
             epoch: field(v, 0, "epoch")?,
-            train_loss: field(v, 1, "train_loss")?,
-            train_accuracy: field(v, 2, "train_accuracy")?,
+            train_loss: optional_field(v, 1, "train_loss")?,
+            train_accuracy: optional_field(v, 2, "train_accuracy")?,
             val_loss: optional_field(v, 3, "val_loss")?,
             val_accuracy: optional_field(v, 4, "val_accuracy")?,
             test_loss: optional_field(v, 5, "test_loss")?,
             test_accuracy: optional_field(v, 6, "test_accuracy")?,
-            epoch_secs: field(v, 7, "epoch_secs")?,
-            eval_secs: field(v, 8, "eval_secs")?,
-            samples_per_sec: field(v, 9, "samples_per_sec")?,
+            epoch_secs: optional_field(v, 7, "epoch_secs")?,
+            eval_secs: optional_field(v, 8, "eval_secs")?,
+            samples_per_sec: optional_field(v, 9, "samples_per_sec")?,
         })
     }
 }

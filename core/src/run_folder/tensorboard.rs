@@ -75,23 +75,28 @@ impl EventFiles {
     /// The records an evaluated epoch adds, at the epoch counted from 0 as Keras logs it.
     pub(super) fn epoch(&mut self, row: &EpochRow, wall_time: f64) -> Vec<(PathBuf, Vec<u8>)> {
         let step = row.epoch.saturating_sub(1) as i64;
-        let mut train = vec![
+        // What an imported run's log does not hold is left out, never written as zero.
+        let known = |scalars: &[(&'static str, Option<f64>)]| -> Vec<(&'static str, f64)> {
+            scalars
+                .iter()
+                .filter_map(|&(tag, value)| Some((tag, value?)))
+                .collect()
+        };
+        let train = known(&[
             ("epoch_loss", row.train_loss),
             ("epoch_accuracy", row.train_accuracy),
-        ];
-        if let Some(lr) = self.last_lr {
-            train.push(("epoch_learning_rate", lr));
-        }
-        train.push(("epoch_samples_per_sec", row.samples_per_sec));
-        train.push(("epoch_secs", row.epoch_secs));
-        let mut records = vec![self.record(Series::Train, wall_time, step, &train)];
-        let evaluated: Vec<(&str, f64)> = [
+            ("epoch_learning_rate", self.last_lr),
+            ("epoch_samples_per_sec", row.samples_per_sec),
+            ("epoch_secs", row.epoch_secs),
+        ]);
+        let evaluated = known(&[
             ("epoch_loss", row.val_loss.or(row.test_loss)),
             ("epoch_accuracy", row.val_accuracy.or(row.test_accuracy)),
-        ]
-        .into_iter()
-        .filter_map(|(tag, value)| Some((tag, value?)))
-        .collect();
+        ]);
+        let mut records = Vec::new();
+        if !train.is_empty() {
+            records.push(self.record(Series::Train, wall_time, step, &train));
+        }
         if !evaluated.is_empty() {
             records.push(self.record(Series::Validation, wall_time, step, &evaluated));
         }
@@ -139,7 +144,7 @@ pub fn event_files_of(run: &RunHistory, fallback_start_secs: f64) -> Vec<(PathBu
         while let Some(row) = readbacks.next_if(|row| row.epoch <= epoch.epoch) {
             add(files.readback(row, start + row.wall_secs));
         }
-        epoch_end_secs += epoch.epoch_secs + epoch.eval_secs;
+        epoch_end_secs += epoch.epoch_secs.unwrap_or(0.0) + epoch.eval_secs.unwrap_or(0.0);
         add(files.epoch(epoch, start + epoch_end_secs));
     }
     for row in readbacks {

@@ -32,15 +32,15 @@ fn progress(epoch: usize, step: usize, loss: f64) -> MetricsRow {
 fn epoch_end(epoch: usize) -> EpochRow {
     EpochRow {
         epoch: epoch + 1,
-        train_loss: 1.0,
-        train_accuracy: 0.6,
+        train_loss: Some(1.0),
+        train_accuracy: Some(0.6),
         val_loss: None,
         val_accuracy: None,
         test_loss: Some(1.1),
         test_accuracy: Some(0.55),
-        epoch_secs: 5.0,
-        eval_secs: 0.5,
-        samples_per_sec: 900.0,
+        epoch_secs: Some(5.0),
+        eval_secs: Some(0.5),
+        samples_per_sec: Some(900.0),
     }
 }
 

@@ -80,10 +80,11 @@ pub struct MetricsRow {
 pub struct EpochRow {
     /// 1-based epoch.
     pub epoch: usize,
-    /// Mean training loss over every image of the epoch.
-    pub train_loss: f64,
+    /// Mean training loss over every image of the epoch; none only in a run imported from a
+    /// log that does not hold it (every figure below that is not already optional, likewise).
+    pub train_loss: Option<f64>,
     /// Training accuracy over every image of the epoch.
-    pub train_accuracy: f64,
+    pub train_accuracy: Option<f64>,
     /// Mean loss over the validation split; none when the run does not validate on one.
     pub val_loss: Option<f64>,
     /// Accuracy over the validation split.
@@ -94,11 +95,11 @@ pub struct EpochRow {
     /// Accuracy over the test split, in such runs.
     pub test_accuracy: Option<f64>,
     /// Wall seconds of the training part of the epoch.
-    pub epoch_secs: f64,
+    pub epoch_secs: Option<f64>,
     /// Wall seconds of the evaluation.
-    pub eval_secs: f64,
+    pub eval_secs: Option<f64>,
     /// Training images per second over the epoch.
-    pub samples_per_sec: f64,
+    pub samples_per_sec: Option<f64>,
 }
 
 impl EpochRow {

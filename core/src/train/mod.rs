@@ -771,7 +771,7 @@ mod tests {
             .collect();
         assert_eq!(epoch_ends.len(), 3);
         for e in &epoch_ends {
-            assert!((0.0..=1.0).contains(&e.train_accuracy));
+            assert!((0.0..=1.0).contains(&e.train_accuracy.unwrap()));
             assert!((0.0..=1.0).contains(&e.val_accuracy.unwrap()));
             assert_eq!((e.test_loss, e.test_accuracy), (None, None));
         }
@@ -808,8 +808,8 @@ mod tests {
                 &mut |e| {
                     if let TrainEvent::EpochEnd(row) = e {
                         rows.push([
-                            row.train_loss,
-                            row.train_accuracy,
+                            row.train_loss.unwrap(),
+                            row.train_accuracy.unwrap(),
                             row.val_loss.unwrap(),
                             row.val_accuracy.unwrap(),
                         ]);

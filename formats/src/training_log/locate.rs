@@ -17,6 +17,13 @@ const MAX_DEPTH: usize = 4;
 const LIGHTNING_METRICS: &str = "metrics.csv";
 /// Lightning's hyperparameters, beside its metrics.
 const LIGHTNING_HPARAMS: &str = "hparams.yaml";
+/// The pairs of files that make a folder one of Kiln's own runs, which is a run already and no
+/// log to import: a run's config and readbacks, or an imported run's source and epochs. (Its
+/// `metrics.csv` would otherwise pass for Lightning's, its event files for Keras's.)
+const KILN_RUN_FILES: [[&str; 2]; 2] = [
+    ["config.toml", "metrics.csv"],
+    ["source.json", "epochs.csv"],
+];
 
 /// One log found and read.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,6 +43,8 @@ pub struct Found {
     pub logs: Vec<FoundLog>,
     /// Files that could not be read, or whose reading stopped early, each with why.
     pub problems: Vec<String>,
+    /// Kiln's own run folders met on the way, left out: they are runs already.
+    pub kiln_runs: Vec<PathBuf>,
 }
 
 /// Finds and reads every training log at `path`: a Keras `CSVLogger` file (any extension, its
@@ -51,6 +60,13 @@ pub fn find_logs(tree: &dyn FileTree, path: &Path) -> Result<Found, String> {
         search(tree, path, 0, &mut found);
     } else {
         return Err(format!("{} does not exist; check the path", path.display()));
+    }
+    if found.logs.is_empty() && !found.kiln_runs.is_empty() && found.problems.is_empty() {
+        return Err(format!(
+            "{} holds Kiln run folders only ({}), which are runs already: open that runs folder in the window, or `kiln archive` one to carry it to another",
+            path.display(),
+            found.kiln_runs.len()
+        ));
     }
     if found.logs.is_empty() {
         let why = match found.problems.is_empty() {
@@ -68,6 +84,10 @@ pub fn find_logs(tree: &dyn FileTree, path: &Path) -> Result<Found, String> {
 
 /// Reads `dir` as one run's log if it is one, else searches its folders.
 fn search(tree: &dyn FileTree, dir: &Path, depth: usize, found: &mut Found) {
+    if is_kiln_run(tree, dir) {
+        found.kiln_runs.push(dir.to_owned());
+        return;
+    }
     if read_folder_log(tree, dir, found) || depth >= MAX_DEPTH {
         return;
     }
@@ -81,6 +101,13 @@ fn search(tree: &dyn FileTree, dir: &Path, depth: usize, found: &mut Found) {
     for folder in folders {
         search(tree, &folder, depth + 1, found);
     }
+}
+
+/// Whether `dir` is one of Kiln's own run folders ([`KILN_RUN_FILES`]).
+fn is_kiln_run(tree: &dyn FileTree, dir: &Path) -> bool {
+    KILN_RUN_FILES
+        .iter()
+        .any(|pair| pair.iter().all(|file| tree.is_file(&dir.join(file))))
 }
 
 /// The files and folders directly in `dir`, each in name order.

@@ -117,6 +117,16 @@ fn logs_that_cannot_be_read_say_why() {
         let refused = read_epoch_csv(text, Framework::Csv).unwrap_err();
         assert!(refused.starts_with(expected), "{text:?}: {refused}");
     }
+    // Series it does not know are named, whether they leave nothing or only some out.
+    let none = read_epoch_csv("epoch,f1\n0,0.5\n", Framework::Csv).unwrap_err();
+    assert!(none.ends_with("; it holds `f1`)"), "{none}");
+    let some = read_epoch_csv("epoch,loss,f1,val_f1\n0,0.5,0.4,0.3\n", Framework::Csv).unwrap();
+    assert_eq!(
+        some.notes,
+        [
+            "`f1`, `val_f1` left out: neither a loss, an accuracy nor the learning rate by their names"
+        ]
+    );
     assert!(
         read_keras_history("[1, 2]")
             .unwrap_err()
@@ -314,6 +324,47 @@ mod finding {
             "{:?}",
             found.problems
         );
+    }
+
+    #[test]
+    fn kiln_run_folders_among_the_logs_are_left_out_as_runs_already() {
+        let mut tree = MemoryFiles::new();
+        // Kiln's own run: its metrics.csv is no Lightning log, its event files no Keras run.
+        let kiln = "runs/20261207-101500-mnist-mlp";
+        for file in ["config.toml", "epochs.csv"] {
+            tree.insert(format!("{kiln}/{file}"), b"epoch\n".to_vec())
+                .unwrap();
+        }
+        tree.insert(
+            format!("{kiln}/metrics.csv"),
+            b"wall_secs,epoch,step\n1.0,1,10\n".to_vec(),
+        )
+        .unwrap();
+        tree.insert(
+            format!("{kiln}/train/events.out.tfevents.1.kiln.1.0.v2"),
+            events(&[("epoch_loss", 0, 1.0)]),
+        )
+        .unwrap();
+        // An imported one: source.json beside its epochs.
+        let imported = "runs/20261207-101600-keras-training";
+        for file in ["source.json", "epochs.csv"] {
+            tree.insert(format!("{imported}/{file}"), b"{}".to_vec())
+                .unwrap();
+        }
+        let only_runs = find_logs(&tree, Path::new("runs")).unwrap_err();
+        assert!(
+            only_runs.contains("holds Kiln run folders only (2)"),
+            "{only_runs}"
+        );
+        tree.insert(
+            "runs/lightning_logs/version_0/metrics.csv",
+            b"epoch,step,val_acc\n0,9,0.5\n".to_vec(),
+        )
+        .unwrap();
+        let found = find_logs(&tree, Path::new("runs")).unwrap();
+        let names: Vec<&str> = found.logs.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(names, ["version_0"]);
+        assert_eq!(found.kiln_runs.len(), 2);
     }
 
     #[test]

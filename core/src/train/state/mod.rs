@@ -739,15 +739,15 @@ impl<'a> RunState<'a> {
             (split(ValidatedOn::Validation), split(ValidatedOn::Test));
         on_event(TrainEvent::EpochEnd(EpochRow {
             epoch: epoch + 1,
-            train_loss: trained.loss,
-            train_accuracy: trained.accuracy,
+            train_loss: Some(trained.loss),
+            train_accuracy: Some(trained.accuracy),
             val_loss,
             val_accuracy,
             test_loss,
             test_accuracy,
-            epoch_secs: trained.secs,
-            eval_secs: evaluation.map_or(0.0, |e| e.secs),
-            samples_per_sec: trained.samples as f64 / trained.secs.max(1e-9),
+            epoch_secs: Some(trained.secs),
+            eval_secs: Some(evaluation.map_or(0.0, |e| e.secs)),
+            samples_per_sec: Some(trained.samples as f64 / trained.secs.max(1e-9)),
         }));
         verdict
     }

@@ -3,8 +3,11 @@
 
 use std::fmt::Write as _;
 
+mod parting;
+pub use parting::{DEFAULT_NOISE_PCT, Parting, parting};
+
 use crate::plot::{Settings, describe, legend_labels};
-use crate::run_folder::RunHistory;
+use crate::run_folder::{EpochRow, RunHistory};
 use crate::selection::ValidatedOn;
 use crate::train::StepProfile;
 
@@ -53,12 +56,17 @@ pub struct Comparison {
     /// What each run's epochs were evaluated on; always shown, since a run validated on test
     /// chose its epoch on the figure it reports.
     pub validated_on: Vec<ValidatedOn>,
-    /// The settings that differ: name and one value per run (`-` where it does not apply).
-    pub settings: Vec<(&'static str, Vec<String>)>,
+    /// The settings that differ: name and one value per run (`-` where it does not apply, or
+    /// an imported run's log does not say). Imported runs' hyperparameters sit in the rows of
+    /// the Kiln settings they name (`learning_rate` under `lr`), the others in rows of their own.
+    pub settings: Vec<(String, Vec<String>)>,
     /// Final figures and speed, one value per run.
     pub figures: Vec<Figure>,
     /// Groups of two or more runs that differ only in the seed.
     pub seed_groups: Vec<SeedGroup>,
+    /// Where each later run's evaluated accuracy parts from the first run's, for those that
+    /// end apart by more than seed noise.
+    pub partings: Vec<Parting>,
 }
 
 fn final_test_accuracy(run: &RunHistory) -> Option<f64> {
@@ -66,6 +74,11 @@ fn final_test_accuracy(run: &RunHistory) -> Option<f64> {
         .as_ref()
         .and_then(|s| s.final_test_accuracy)
         .or_else(|| run.epochs.last().and_then(|e| e.test_accuracy))
+}
+
+/// `figure` of the last epoch that has it.
+fn last_epoch(run: &RunHistory, figure: fn(&EpochRow) -> Option<f64>) -> Option<f64> {
+    run.epochs.iter().rev().find_map(figure)
 }
 
 /// The name of the row that says what each run's epochs were evaluated on.
@@ -80,30 +93,7 @@ pub fn compare(runs: &[&RunHistory]) -> Comparison {
         .iter()
         .map(|r| r.config.as_ref().map(describe))
         .collect();
-    let field_count = described.iter().flatten().map(Vec::len).next().unwrap_or(0);
-    let mut settings = Vec::new();
-    for i in 0..field_count {
-        let values: Vec<String> = described
-            .iter()
-            .map(|d| {
-                d.as_ref()
-                    .and_then(|d| d[i].1.clone())
-                    .unwrap_or_else(|| "-".to_owned())
-            })
-            .collect();
-        let mut distinct = values.clone();
-        distinct.sort();
-        distinct.dedup();
-        if distinct.len() > 1 {
-            let name = described
-                .iter()
-                .flatten()
-                .map(|d| d[i].0)
-                .next()
-                .unwrap_or("");
-            settings.push((name, values));
-        }
-    }
+    let settings = differing_settings(runs, &described);
     let summary = |f: fn(&crate::train::RunSummary) -> Option<f64>| -> Vec<Option<f64>> {
         runs.iter()
             .map(|r| r.summary.as_ref().and_then(f))
@@ -128,6 +118,21 @@ pub fn compare(runs: &[&RunHistory]) -> Comparison {
             name: "best validation accuracy (%)",
             values: percent(summary(|s| s.best_val_accuracy)),
             decimals: 2,
+        },
+        // The last evaluated epoch's: the one figure a run imported from a log has beside its
+        // training figures.
+        Figure {
+            name: "final validation accuracy (%)",
+            values: runs
+                .iter()
+                .map(|r| last_epoch(r, |e| e.val_accuracy).map(|a| a * 100.0))
+                .collect(),
+            decimals: 2,
+        },
+        Figure {
+            name: "final validation loss",
+            values: runs.iter().map(|r| last_epoch(r, |e| e.val_loss)).collect(),
+            decimals: 4,
         },
         Figure {
             name: "best epoch",
@@ -154,7 +159,16 @@ pub fn compare(runs: &[&RunHistory]) -> Comparison {
         },
         Figure {
             name: "final train accuracy (%)",
-            values: percent(summary(|s| s.final_train_accuracy)),
+            values: runs
+                .iter()
+                .map(|r| {
+                    r.summary
+                        .as_ref()
+                        .and_then(|s| s.final_train_accuracy)
+                        .or_else(|| last_epoch(r, |e| e.train_accuracy))
+                        .map(|a| a * 100.0)
+                })
+                .collect(),
             decimals: 2,
         },
         Figure {
@@ -197,14 +211,139 @@ pub fn compare(runs: &[&RunHistory]) -> Comparison {
             });
         }
     }
+    let seed_groups = seed_groups(runs, &described);
+    // Twice the widest seed spread, where runs that differ only in their seed measured one.
+    let seed_noise = seed_groups
+        .iter()
+        .map(|g| 2.0 * g.std_accuracy_pct)
+        .fold(None, |widest: Option<f64>, noise| {
+            Some(widest.map_or(noise, |w| w.max(noise)))
+        });
+    let partings = runs
+        .iter()
+        .enumerate()
+        .skip(1)
+        .filter_map(|(index, run)| {
+            parting(
+                runs[0],
+                run,
+                index,
+                seed_noise.unwrap_or(DEFAULT_NOISE_PCT),
+                seed_noise.is_some(),
+            )
+        })
+        .collect();
     Comparison {
         labels: legend_labels(runs),
         folders: runs.iter().map(|r| r.folder_name()).collect(),
         validated_on: runs.iter().map(|r| r.validated_on()).collect(),
         settings,
         figures,
-        seed_groups: seed_groups(runs, &described),
+        seed_groups,
+        partings,
     }
+}
+
+/// Kiln's setting (its legend word) that an imported run's hyperparameter names, by the names
+/// Keras, Lightning and training scripts give them; none for the others.
+fn kiln_setting_of(hparam: &str) -> Option<&'static str> {
+    let last = hparam
+        .rsplit('.')
+        .next()
+        .unwrap_or(hparam)
+        .to_ascii_lowercase();
+    Some(match last.replace('-', "_").as_str() {
+        "lr" | "learning_rate" | "learningrate" | "base_lr" | "initial_lr" => "lr",
+        "batch_size" | "batchsize" | "bs" | "train_batch_size" => "batch",
+        "epochs" | "max_epochs" | "num_epochs" | "n_epochs" => "epochs",
+        "seed" | "random_seed" => "seed",
+        "optimizer" | "optim" | "optimizer_name" => "optimizer",
+        "weight_decay" | "wd" => "weight decay",
+        "momentum" => "momentum",
+        "model" | "arch" | "architecture" | "model_name" => "model",
+        _ => return None,
+    })
+}
+
+/// The rows of [`Comparison::settings`]: Kiln's settings, imported runs' hyperparameters and,
+/// when a run was imported, the framework each came from. A row is kept when its values differ;
+/// an imported run's unknown value differs from nothing (its log is silent, not different).
+fn differing_settings(
+    runs: &[&RunHistory],
+    described: &[Option<Settings>],
+) -> Vec<(String, Vec<String>)> {
+    // (name, one value per run; None: not applicable or unknown)
+    let mut rows: Vec<(String, Vec<Option<String>>)> = Vec::new();
+    let field_count = described.iter().flatten().map(Vec::len).next().unwrap_or(0);
+    for i in 0..field_count {
+        let name = described
+            .iter()
+            .flatten()
+            .map(|d| d[i].0)
+            .next()
+            .unwrap_or("");
+        let values = described
+            .iter()
+            .map(|d| d.as_ref().and_then(|d| d[i].1.clone()))
+            .collect();
+        rows.push((name.to_owned(), values));
+    }
+    let imported = |index: usize| {
+        runs[index]
+            .source
+            .as_ref()
+            .filter(|_| described[index].is_none())
+    };
+    for (index, _) in runs.iter().enumerate() {
+        let Some(source) = imported(index) else {
+            continue;
+        };
+        for hparam in &source.hparams {
+            let name = kiln_setting_of(&hparam.name).unwrap_or(&hparam.name);
+            let row = match rows.iter().position(|(n, _)| n == name) {
+                Some(row) => row,
+                None => {
+                    rows.push((name.to_owned(), vec![None; runs.len()]));
+                    rows.len() - 1
+                }
+            };
+            rows[row].1[index] = Some(hparam.value.clone());
+        }
+    }
+    if (0..runs.len()).any(|i| runs[i].source.is_some()) {
+        let frameworks = runs
+            .iter()
+            .map(|r| {
+                Some(
+                    r.source
+                        .as_ref()
+                        .map_or("Kiln", |s| s.framework.as_str())
+                        .to_owned(),
+                )
+            })
+            .collect();
+        rows.insert(0, ("framework".to_owned(), frameworks));
+    }
+    rows.into_iter()
+        .filter(|(_, values)| {
+            let mut distinct: Vec<&str> = values
+                .iter()
+                .enumerate()
+                .filter(|(index, value)| value.is_some() || imported(*index).is_none())
+                .map(|(_, value)| value.as_deref().unwrap_or("-"))
+                .collect();
+            distinct.sort_unstable();
+            distinct.dedup();
+            distinct.len() > 1
+        })
+        .map(|(name, values)| {
+            let shown = values
+                .into_iter()
+                .map(|value| value.unwrap_or_else(|| "-".to_owned()))
+                .collect();
+            (name, shown)
+        })
+        .collect()
 }
 
 /// Groups runs whose settings are equal but for the seed.
@@ -293,7 +432,7 @@ impl Comparison {
         evaluated.extend(self.validated_on.iter().map(|v| v.label().to_owned()));
         rows.push(evaluated);
         for (name, values) in &self.settings {
-            let mut row = vec![(*name).to_owned()];
+            let mut row = vec![name.clone()];
             row.extend(values.iter().cloned());
             rows.push(row);
         }
@@ -336,6 +475,13 @@ impl Comparison {
                 group.runs.len()
             );
         }
+        for parting in &self.partings {
+            let _ = writeln!(
+                text,
+                "\nwhere the curves part: {}",
+                parting.describe(&self.labels)
+            );
+        }
         text
     }
 }
@@ -365,15 +511,15 @@ mod tests {
             summary: Some(summary),
             epochs: vec![EpochRow {
                 epoch: 1,
-                train_loss: 1.0,
-                train_accuracy: 0.5,
+                train_loss: Some(1.0),
+                train_accuracy: Some(0.5),
                 val_loss: None,
                 val_accuracy: None,
                 test_loss: Some(0.7),
                 test_accuracy: Some(accuracy),
-                epoch_secs: 1.0,
-                eval_secs: 0.1,
-                samples_per_sec: speed,
+                epoch_secs: Some(1.0),
+                eval_secs: Some(0.1),
+                samples_per_sec: Some(speed),
             }],
             ..RunHistory::default()
         }
@@ -386,7 +532,7 @@ mod tests {
         let comparison = compare(&[&a, &b]);
         assert_eq!(
             comparison.settings,
-            vec![("lr", vec!["0.01".to_owned(), "0.1".to_owned()])]
+            vec![("lr".to_owned(), vec!["0.01".to_owned(), "0.1".to_owned()])]
         );
         let accuracy = &comparison.figures[0];
         assert_eq!(accuracy.values, vec![Some(80.0), Some(85.0)]);
@@ -439,6 +585,73 @@ mod tests {
             .expect("a backward row");
         assert_eq!(backward.values, vec![None, Some(1.4)]);
         assert!(profiled.to_text().contains("profiled forward (ms/step)"));
+    }
+
+    #[test]
+    fn an_imported_runs_hyperparameters_sit_under_the_kiln_settings_they_name() {
+        use crate::run_folder::{Hparam, ImportedSource};
+        let kiln = run("a", 0.01, 1, 0.80, 1000.0);
+        let hparam = |name: &str, value: &str| Hparam {
+            name: name.to_owned(),
+            value: value.to_owned(),
+        };
+        let keras = RunHistory {
+            name: "keras".to_owned(),
+            source: Some(ImportedSource {
+                name: "training".to_owned(),
+                framework: "Keras".to_owned(),
+                source: "logs/training.log".to_owned(),
+                imported_at: "20261207-070000".to_owned(),
+                hparams: vec![
+                    hparam("optimizer.learning_rate", "0.001"),
+                    hparam("batch_size", "64"),
+                    hparam("dropout", "0.2"),
+                ],
+                notes: Vec::new(),
+            }),
+            epochs: vec![EpochRow {
+                epoch: 1,
+                train_loss: Some(0.5),
+                train_accuracy: None,
+                val_loss: Some(0.4),
+                val_accuracy: Some(0.86),
+                test_loss: None,
+                test_accuracy: None,
+                epoch_secs: None,
+                eval_secs: None,
+                samples_per_sec: None,
+            }],
+            ..RunHistory::default()
+        };
+        let comparison = compare(&[&kiln, &keras]);
+        let rows: Vec<(&str, Vec<&str>)> = comparison
+            .settings
+            .iter()
+            .map(|(name, values)| (name.as_str(), values.iter().map(String::as_str).collect()))
+            .collect();
+        // The batch sizes agree, and what the log does not say (the model, the seed…) is no
+        // difference: neither is listed.
+        assert_eq!(
+            rows,
+            [
+                ("framework", vec!["Kiln", "Keras"]),
+                ("lr", vec!["0.01", "0.001"]),
+                ("dropout", vec!["-", "0.2"]),
+            ]
+        );
+        let figure = |name: &str| {
+            comparison
+                .figures
+                .iter()
+                .find(|f| f.name == name)
+                .map(|f| f.values.clone())
+        };
+        assert_eq!(
+            figure("final validation accuracy (%)"),
+            Some(vec![None, Some(86.0)])
+        );
+        // Speed Kiln did not measure is unknown, not zero.
+        assert_eq!(figure("steady samples/s"), Some(vec![Some(1000.0), None]));
     }
 
     #[test]

@@ -1,0 +1,48 @@
+//! `kiln import`: runs brought into a runs folder, from run folder archives (`kiln archive`, the
+//! window's *Archive…*, a page's download) and from other frameworks' training logs (Keras,
+//! Lightning, TensorBoard, a CSV), each log a run folder of its own.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use kiln_core::run_folder;
+
+/// Options of `kiln import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// Run folder archives (plain or gzipped tar), or training logs: a Keras CSVLogger file or
+    /// History JSON, a Lightning log folder, TensorBoard event files or their folder, a CSV with
+    /// an epoch column, or a folder holding several runs' logs.
+    #[arg(value_name = "PATH", required = true)]
+    paths: Vec<PathBuf>,
+    /// The runs folder to import into.
+    #[arg(long, value_name = "DIR", default_value = "runs")]
+    runs_dir: PathBuf,
+}
+
+/// Runs `kiln import`: each path is checked before its folders are written; one that cannot be
+/// imported leaves the others imported. Prints each run folder written, and on standard error
+/// each log left out or read only in part.
+pub fn run(args: &ImportArgs) -> anyhow::Result<()> {
+    let mut refused = 0;
+    for path in &args.paths {
+        match run_folder::import_path(path, &args.runs_dir) {
+            Ok(outcome) => {
+                for folder in &outcome.folders {
+                    println!("{}", folder.display());
+                }
+                for problem in &outcome.problems {
+                    eprintln!("warning: {problem}");
+                }
+            }
+            Err(e) => {
+                eprintln!("error: {} was not imported: {e}", path.display());
+                refused += 1;
+            }
+        }
+    }
+    match refused {
+        0 => Ok(()),
+        n => anyhow::bail!("{n} of {} paths were not imported", args.paths.len()),
+    }
+}
