@@ -228,6 +228,9 @@ struct ChartSpec {
     eval_name: &'static str,
     /// Seed bands: a colour and per-epoch (x, mean − std, mean + std).
     bands: Vec<(RGBColor, crate::compare::Band)>,
+    /// Where a run's curve parts from the first run's (accuracy chart only): the x of that
+    /// epoch and the run's colour, drawn as a dotted vertical line.
+    partings: Vec<(f64, RGBColor)>,
 }
 
 impl ChartSpec {
@@ -250,6 +253,7 @@ fn build_charts(runs: &[&RunHistory], labels: &[String], x_axis: XAxis) -> Vec<C
             lines: Vec::new(),
             eval_name: crate::plot::eval_line_name(runs),
             bands: Vec::new(),
+            partings: Vec::new(),
         })
         .collect();
     for (index, (run, label)) in runs.iter().zip(labels).enumerate() {
@@ -262,8 +266,22 @@ fn build_charts(runs: &[&RunHistory], labels: &[String], x_axis: XAxis) -> Vec<C
             });
         }
     }
+    let comparison = crate::compare::compare(runs);
+    for parting in &comparison.partings {
+        let run = runs[parting.run];
+        let x = run
+            .epochs
+            .iter()
+            .find(|e| e.epoch == parting.from_epoch)
+            .and_then(|e| crate::plot::epoch_x(run, e, x_axis));
+        if let Some(x) = x {
+            for spec in charts.iter_mut().filter(|s| s.chart == Chart::Accuracy) {
+                spec.partings.push((x, run_color(parting.run)));
+            }
+        }
+    }
     // Runs that differ only in their seed also get a band of test mean ± std.
-    for group in crate::compare::compare(runs).seed_groups {
+    for group in comparison.seed_groups {
         let members: Vec<&RunHistory> = group.runs.iter().map(|&i| runs[i]).collect();
         let color = run_color(group.runs[0]);
         for spec in &mut charts {
@@ -463,6 +481,17 @@ where
                     color.mix(0.2).filled(),
                 )
             }))
+            .map_err(draw_error)?;
+    }
+    for &(x, color) in &spec.partings {
+        // Dotted: short dashes with long gaps, apart from the dashed evaluation lines.
+        chart
+            .draw_series(std::iter::once(DashedPathElement::new(
+                vec![(x, y0), (x, y1)],
+                sizes.dash,
+                sizes.dash * 2,
+                color.stroke_width(sizes.line),
+            )))
             .map_err(draw_error)?;
     }
     let line = sizes.line;
@@ -970,12 +999,16 @@ mod tests {
             XAxis::WallSecs.to_string().parse::<XAxis>().unwrap(),
             XAxis::WallSecs
         );
+        assert_eq!(
+            XAxis::Epochs.to_string().parse::<XAxis>().unwrap(),
+            XAxis::Epochs
+        );
         assert!(
-            "epochs"
+            "samples"
                 .parse::<XAxis>()
                 .unwrap_err()
                 .to_string()
-                .contains("steps or wall")
+                .contains("steps, wall or epochs")
         );
     }
 

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use crate::tensorboard::Scalar;
 
 mod locate;
-pub use locate::{Found, FoundLog, find_logs};
+pub use locate::{Found, FoundLog, find_logs, find_logs_naming};
 
 /// The framework a log came from, as the runs list and `kiln compare` name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,14 +70,77 @@ pub struct TrainingLog {
     pub notes: Vec<String>,
 }
 
-/// The figures of [`LogEpoch`] a series can fill.
+/// The figures of [`LogEpoch`] a series can fill; a person names one for a series whose name
+/// the frameworks' conventions do not tell ([`SeriesNames`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Figure {
+pub enum Figure {
+    /// The training loss (`loss`).
     TrainLoss,
+    /// The training accuracy (`accuracy`).
     TrainAccuracy,
+    /// The evaluated split's loss (`val_loss`).
     ValLoss,
+    /// The evaluated split's accuracy (`val_accuracy`).
     ValAccuracy,
+    /// The learning rate (`lr`).
     Lr,
+}
+
+impl std::str::FromStr for Figure {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Ok(match text.trim().to_ascii_lowercase().as_str() {
+            "loss" | "train_loss" => Self::TrainLoss,
+            "accuracy" | "train_accuracy" => Self::TrainAccuracy,
+            "val_loss" => Self::ValLoss,
+            "val_accuracy" => Self::ValAccuracy,
+            "lr" | "learning_rate" => Self::Lr,
+            _ => {
+                return Err(format!(
+                    "'{text}' is not a figure; name loss, accuracy, val_loss, val_accuracy or lr"
+                ));
+            }
+        })
+    }
+}
+
+/// Series a person names as figures, for logs whose column or tag names the conventions do not
+/// tell (`kiln import --series val_accuracy=holdout/top1`); a named series is read as its
+/// figure before any convention is asked.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SeriesNames {
+    /// (series name as the log writes it, the figure it is).
+    chosen: Vec<(String, Figure)>,
+}
+
+impl SeriesNames {
+    /// Reads `FIGURE=SERIES` (`val_accuracy=acc/holdout`) and adds it.
+    pub fn add(&mut self, spec: &str) -> Result<(), String> {
+        let (figure, series) = spec.split_once('=').ok_or_else(|| {
+            format!("'{spec}' names no series; write FIGURE=SERIES, e.g. val_accuracy=acc/holdout")
+        })?;
+        let series = series.trim();
+        if series.is_empty() {
+            return Err(format!("'{spec}' names no series after '='"));
+        }
+        self.chosen.push((series.to_owned(), figure.parse()?));
+        Ok(())
+    }
+
+    /// The figure a person named `series` as.
+    fn chosen(&self, series: &str) -> Option<Figure> {
+        let series = series.trim();
+        self.chosen
+            .iter()
+            .find(|(name, _)| name == series)
+            .map(|&(_, figure)| figure)
+    }
+
+    /// The figure `series` stands for: the person's naming, else the conventions'.
+    fn figure_of(&self, series: &str) -> Option<Figure> {
+        self.chosen(series).or_else(|| Figure::of(series))
+    }
 }
 
 impl Figure {
@@ -191,12 +254,12 @@ impl Gathered {
                 false => format!("; it holds {unknown}"),
             };
             return Err(format!(
-                "it holds no loss or accuracy by epoch (looked for columns or tags such as loss, accuracy, val_loss, val_accuracy, train_loss, val_acc{held})"
+                "it holds no loss or accuracy by epoch (looked for columns or tags such as loss, accuracy, val_loss, val_accuracy, train_loss, val_acc{held}; name a series as a figure to read it: val_accuracy=SERIES)"
             ));
         }
         if !unknown.is_empty() {
             self.notes.push(format!(
-                "{unknown} left out: neither a loss, an accuracy nor the learning rate by their names"
+                "{unknown} left out: neither a loss, an accuracy nor the learning rate by their names (name one as a figure to read it: val_accuracy=SERIES)"
             ));
         }
         for (figure, source) in &self.sources {
@@ -256,6 +319,15 @@ impl Gathered {
 /// its metrics) or any script's (`epoch` from 0 or 1; the others by name). Rows without an
 /// epoch number are left out and counted.
 pub fn read_epoch_csv(text: &str, framework: Framework) -> Result<TrainingLog, String> {
+    read_epoch_csv_naming(text, framework, &SeriesNames::default())
+}
+
+/// [`read_epoch_csv`], with the person's names for series.
+pub(crate) fn read_epoch_csv_naming(
+    text: &str,
+    framework: Framework,
+    names: &SeriesNames,
+) -> Result<TrainingLog, String> {
     let table = crate::csv::records(text.strip_prefix('\u{feff}').unwrap_or(text), ',')
         .map_err(|line| format!("a quoted cell opened on line {line} is never closed"))?;
     let Some(((_, header), rows)) = table.split_first() else {
@@ -288,7 +360,7 @@ pub fn read_epoch_csv(text: &str, framework: Framework) -> Result<TrainingLog, S
     let mut gathered = Gathered::default();
     for (epoch, cells) in &parsed {
         for (column, name) in header.iter().enumerate() {
-            let Some(figure) = Figure::of(name) else {
+            let Some(figure) = names.figure_of(name) else {
                 if column != epoch_column {
                     gathered.unknown(name);
                 }
@@ -312,6 +384,14 @@ pub fn read_epoch_csv(text: &str, framework: Framework) -> Result<TrainingLog, S
 /// Reads Keras's `History.history` saved as JSON: `{"loss": [..], "val_accuracy": [..], …}`,
 /// one value per epoch.
 pub fn read_keras_history(text: &str) -> Result<TrainingLog, String> {
+    read_keras_history_naming(text, &SeriesNames::default())
+}
+
+/// [`read_keras_history`], with the person's names for series.
+pub(crate) fn read_keras_history_naming(
+    text: &str,
+    names: &SeriesNames,
+) -> Result<TrainingLog, String> {
     let value: serde_json::Value =
         serde_json::from_str(text).map_err(|e| format!("it is not JSON ({e})"))?;
     let object = value
@@ -319,7 +399,7 @@ pub fn read_keras_history(text: &str) -> Result<TrainingLog, String> {
         .ok_or("it is not a JSON object of metric names and lists, as Keras's History.history")?;
     let mut gathered = Gathered::default();
     for (name, values) in object {
-        let (Some(figure), Some(values)) = (Figure::of(name), values.as_array()) else {
+        let (Some(figure), Some(values)) = (names.figure_of(name), values.as_array()) else {
             gathered.unknown(name);
             continue;
         };
@@ -338,7 +418,16 @@ pub fn read_lightning(
     metrics_csv: &str,
     hparams_yaml: Option<&str>,
 ) -> Result<TrainingLog, String> {
-    let mut log = read_epoch_csv(metrics_csv, Framework::Lightning)?;
+    read_lightning_naming(metrics_csv, hparams_yaml, &SeriesNames::default())
+}
+
+/// [`read_lightning`], with the person's names for series.
+pub(crate) fn read_lightning_naming(
+    metrics_csv: &str,
+    hparams_yaml: Option<&str>,
+    names: &SeriesNames,
+) -> Result<TrainingLog, String> {
+    let mut log = read_epoch_csv_naming(metrics_csv, Framework::Lightning, names)?;
     if let Some(yaml) = hparams_yaml {
         log.hparams = flat_yaml(yaml);
     }
@@ -352,12 +441,23 @@ pub fn read_lightning(
 /// epochs through an `epoch` tag where the log has one (Lightning logs it), else taken as
 /// epochs.
 pub fn read_scalars(train: &[Scalar], validation: &[Scalar]) -> Result<TrainingLog, String> {
+    read_scalars_naming(train, validation, &SeriesNames::default())
+}
+
+/// [`read_scalars`], with the person's names for series: a named tag is its figure in either
+/// folder.
+pub(crate) fn read_scalars_naming(
+    train: &[Scalar],
+    validation: &[Scalar],
+    names: &SeriesNames,
+) -> Result<TrainingLog, String> {
     let mut gathered = Gathered::default();
     let epoch_at = epoch_of_step(train);
     for (scalars, evaluated) in [(train, false), (validation, true)] {
         for scalar in scalars {
             let keras_tag = scalar.tag.strip_prefix("epoch_");
             let figure = match (keras_tag, evaluated) {
+                _ if names.chosen(&scalar.tag).is_some() => names.chosen(&scalar.tag),
                 (Some("loss"), false) => Some(Figure::TrainLoss),
                 (Some("loss"), true) => Some(Figure::ValLoss),
                 (Some("accuracy" | "acc" | "sparse_categorical_accuracy"), false) => {

@@ -18,15 +18,26 @@ pub struct ImportArgs {
     /// The runs folder to import into.
     #[arg(long, value_name = "DIR", default_value = "runs")]
     runs_dir: PathBuf,
+    /// Read a log's series (a CSV column, a JSON key or a TensorBoard tag) as one of the
+    /// figures, where its name does not say which by the frameworks' conventions: FIGURE is
+    /// loss, accuracy, val_loss, val_accuracy or lr. Repeat for several.
+    #[arg(long, value_name = "FIGURE=SERIES")]
+    series: Vec<String>,
 }
 
 /// Runs `kiln import`: each path is checked before its folders are written; one that cannot be
 /// imported leaves the others imported. Prints each run folder written, and on standard error
 /// each log left out or read only in part.
 pub fn run(args: &ImportArgs) -> anyhow::Result<()> {
+    let mut names = run_folder::SeriesNames::default();
+    for spec in &args.series {
+        names
+            .add(spec)
+            .map_err(|e| anyhow::anyhow!("--series {e}"))?;
+    }
     let mut refused = 0;
     for path in &args.paths {
-        match run_folder::import_path(path, &args.runs_dir) {
+        match run_folder::import_path(path, &args.runs_dir, &names) {
             Ok(outcome) => {
                 for folder in &outcome.folders {
                     println!("{}", folder.display());

@@ -446,7 +446,8 @@ impl KilnApp {
             let runs_dir = self.runs_dir.clone();
             self.notice = Some(format!("importing {}…", path.display()));
             self.start_file_job("kiln-import", move || {
-                let outcome = run_folder::import_path(&path, &runs_dir)
+                let names = kiln_core::run_folder::SeriesNames::default();
+                let outcome = run_folder::import_path(&path, &runs_dir, &names)
                     .map_err(|e| format!("{} was not imported: {e}", path.display()))?;
                 let mut said = match outcome.folders.as_slice() {
                     [one] => format!("imported {}", one.display()),

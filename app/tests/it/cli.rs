@@ -1535,4 +1535,40 @@ fn other_frameworks_logs_import_as_runs_that_export_and_compare_beside_kilns() {
     let said = stderr(&output);
     assert!(said.contains("notes.txt was not imported"), "{said}");
     assert!(!said.contains("panicked"), "{said}");
+
+    // A script's own column names: named by the person, read as the figures they name.
+    let mine = dir.join("mine.csv");
+    std::fs::write(&mine, "epoch,objective,holdout\n1,0.9,0.61\n2,0.7,0.66\n").unwrap();
+    let elsewhere = dir.join("elsewhere");
+    let import_mine = |series: &[&str]| {
+        let mut args = vec!["import", mine.to_str().unwrap(), "--runs-dir"];
+        args.push(elsewhere.to_str().unwrap());
+        for spec in series {
+            args.extend(["--series", spec]);
+        }
+        kiln(&args)
+    };
+    let output = import_mine(&[]);
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("`objective`, `holdout`"),
+        "{}",
+        stderr(&output)
+    );
+    let output = import_mine(&["f1=holdout"]);
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("--series 'f1' is not a figure"),
+        "{}",
+        stderr(&output)
+    );
+    let output = import_mine(&["loss=objective", "val_accuracy=holdout"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let run = only_run_folder(&elsewhere);
+    let epochs = std::fs::read_to_string(run.join("epochs.csv")).unwrap();
+    assert_eq!(
+        epochs.lines().nth(2),
+        Some("2,0.700000,,,0.660000,,,,,"),
+        "{epochs}"
+    );
 }

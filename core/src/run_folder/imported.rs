@@ -14,7 +14,7 @@
 
 use std::path::{Path, PathBuf};
 
-use kiln_formats::training_log::{FoundLog, LogEpoch};
+use kiln_formats::training_log::{FoundLog, LogEpoch, SeriesNames};
 use serde::{Deserialize, Serialize};
 
 use super::tensorboard::EventFiles;
@@ -131,10 +131,15 @@ pub struct ImportOutcome {
 /// Imports what `path` holds into `runs_dir`, as `kiln import` and the window's *Import run…*
 /// do: a run folder archive (`kiln archive`; by its name or its first bytes) becomes its run
 /// folder again; any other file or folder is searched for training logs of other frameworks,
-/// and each becomes a run folder of its own ([`imported_run`]). Fails with a sentence when
-/// nothing could be imported.
+/// and each becomes a run folder of its own ([`imported_run`]), its series read by the
+/// frameworks' conventions and as `names` names them. Fails with a sentence when nothing could
+/// be imported.
 #[cfg(not(target_arch = "wasm32"))]
-pub fn import_path(path: &Path, runs_dir: &Path) -> Result<ImportOutcome, String> {
+pub fn import_path(
+    path: &Path,
+    runs_dir: &Path,
+    names: &SeriesNames,
+) -> Result<ImportOutcome, String> {
     use kiln_formats::files::Disk;
 
     if path.is_file() && is_archive(path)? {
@@ -146,7 +151,7 @@ pub fn import_path(path: &Path, runs_dir: &Path) -> Result<ImportOutcome, String
             problems: Vec::new(),
         });
     }
-    let found = kiln_formats::training_log::find_logs(&Disk, path)?;
+    let found = kiln_formats::training_log::find_logs_naming(&Disk, path, names)?;
     let mut outcome = ImportOutcome {
         folders: Vec::new(),
         problems: found.problems,
@@ -226,6 +231,66 @@ fn run_name(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run_folder::{RunHistory, import_in_memory};
+    use kiln_formats::files::{FileTree, MemoryFiles};
+    use kiln_formats::training_log::{Framework, TrainingLog};
+
+    #[test]
+    fn an_imported_log_reads_back_as_a_run_with_its_source_and_unknowns_left_unknown() {
+        let found = FoundLog {
+            source: PathBuf::from("logs/lightning_logs/version_3"),
+            name: "version_3".to_owned(),
+            log: TrainingLog {
+                framework: Framework::Lightning,
+                epochs: vec![
+                    LogEpoch {
+                        epoch: 1,
+                        train_loss: Some(0.9),
+                        val_accuracy: Some(0.7),
+                        ..LogEpoch::default()
+                    },
+                    LogEpoch {
+                        epoch: 2,
+                        train_loss: Some(0.6),
+                        val_loss: Some(0.5),
+                        val_accuracy: Some(0.8),
+                        ..LogEpoch::default()
+                    },
+                ],
+                hparams: vec![("lr".to_owned(), "0.01".to_owned())],
+                notes: vec!["`train_loss_step` was averaged".to_owned()],
+            },
+        };
+        let archive = imported_run(&found);
+        assert!(
+            archive.name.ends_with("-lightning-version_3"),
+            "{}",
+            archive.name
+        );
+        let mut files = MemoryFiles::new();
+        let folder = import_in_memory(&archive, &mut files, Path::new("runs")).unwrap();
+        let run = RunHistory::load_in(&files, &folder).unwrap();
+        assert!(run.problems.is_empty(), "{:?}", run.problems);
+        assert_eq!(run.name, "lightning-version_3");
+        assert!(run.config.is_none() && run.summary.is_none() && run.metrics.is_empty());
+        let source = run.source.expect("source.json");
+        assert_eq!(source.framework, "Lightning");
+        assert_eq!(source.describe(), "Lightning, from version_3");
+        assert_eq!(source.hparams[0].value, "0.01");
+        assert_eq!(run.epochs.len(), 2);
+        let first = &run.epochs[0];
+        assert_eq!(
+            (first.train_loss, first.val_accuracy),
+            (Some(0.9), Some(0.7))
+        );
+        // What the log did not hold is unknown, not zero.
+        assert_eq!((first.val_loss, first.train_accuracy), (None, None));
+        assert_eq!((first.samples_per_sec, first.epoch_secs), (None, None));
+        // Its event files are there, beside Kiln's own runs' in `tensorboard --logdir`.
+        let (train_dir, validation_dir) = (folder.join("train"), folder.join("validation"));
+        assert_eq!(files.entries(&train_dir).unwrap().len(), 1);
+        assert_eq!(files.entries(&validation_dir).unwrap().len(), 1);
+    }
 
     #[test]
     fn a_run_name_keeps_what_a_folder_name_may_hold_and_joins_the_rest_into_dashes() {

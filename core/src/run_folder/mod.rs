@@ -58,6 +58,8 @@ pub use checkpoint::{
 #[cfg(not(target_arch = "wasm32"))]
 pub use imported::import_path;
 pub use imported::{Hparam, ImportOutcome, ImportedSource, SOURCE_FILE, imported_run};
+/// How a person names a log's series as figures, for [`import_path`] (`kiln import --series`).
+pub use kiln_formats::training_log::SeriesNames;
 pub use lock::{FolderLock, LOCK_FILE, WRITER_FILE, held_by};
 pub use manage::{
     MAX_NAME_CHARS, check_run_name, delete_run, list_runs, list_runs_in, rename_run, rename_run_in,

@@ -63,20 +63,12 @@ impl RunHistory {
         };
 
         let source_path = folder.join(SOURCE_FILE);
-        match read_text(tree, &source_path) {
-            Ok(text) => match serde_json::from_str::<ImportedSource>(&text) {
-                Ok(source) => history.source = Some(source),
-                Err(e) => history.problems.push(format!(
-                    "{} could not be read ({e}); the imported run is shown without its source.",
-                    source_path.display()
-                )),
-            },
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => history.problems.push(format!(
-                "could not read {}: {e}; the imported run is shown without its source.",
-                source_path.display()
-            )),
-        }
+        history.source = read_json::<ImportedSource>(
+            tree,
+            &source_path,
+            "the imported run is shown without its source",
+            &mut history.problems,
+        );
         let imported = tree.is_file(&source_path);
 
         let config_path = folder.join(CONFIG_FILE);
@@ -134,22 +126,13 @@ impl RunHistory {
             );
         }
 
-        let summary_path = folder.join(SUMMARY_FILE);
-        match read_text(tree, &summary_path) {
-            Ok(text) => match serde_json::from_str::<RunSummary>(&text) {
-                Ok(summary) => history.summary = Some(summary),
-                Err(e) => history.problems.push(format!(
-                    "{} could not be read ({e}); the run's totals are not shown.",
-                    summary_path.display()
-                )),
-            },
-            // Absent while running and after a crash: not a problem.
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => history.problems.push(format!(
-                "could not read {}: {e}; the run's totals are not shown.",
-                summary_path.display()
-            )),
-        }
+        // Absent while running and after a crash: not a problem.
+        history.summary = read_json::<RunSummary>(
+            tree,
+            &folder.join(SUMMARY_FILE),
+            "the run's totals are not shown",
+            &mut history.problems,
+        );
         history
     }
 
@@ -185,6 +168,36 @@ pub(crate) fn read_bytes(tree: &dyn FileTree, path: &Path) -> io::Result<Vec<u8>
     let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
     reader.read_to_end(&mut bytes)?;
     Ok(bytes)
+}
+
+/// The JSON file at `path` of `tree`; none when it is absent, and when it cannot be read or
+/// parsed, with a problem that ends in `consequence`.
+fn read_json<T: serde::de::DeserializeOwned>(
+    tree: &dyn FileTree,
+    path: &Path,
+    consequence: &str,
+    problems: &mut Vec<String>,
+) -> Option<T> {
+    match read_text(tree, path) {
+        Ok(text) => match serde_json::from_str::<T>(&text) {
+            Ok(value) => Some(value),
+            Err(e) => {
+                problems.push(format!(
+                    "{} could not be read ({e}); {consequence}.",
+                    path.display()
+                ));
+                None
+            }
+        },
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => {
+            problems.push(format!(
+                "could not read {}: {e}; {consequence}.",
+                path.display()
+            ));
+            None
+        }
+    }
 }
 
 /// The file at `path` of `tree` as UTF-8 text.

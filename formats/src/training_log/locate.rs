@@ -5,7 +5,10 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use super::{Framework, TrainingLog, read_epoch_csv, read_keras_history, read_lightning};
+use super::{
+    Framework, SeriesNames, TrainingLog, read_epoch_csv_naming, read_keras_history_naming,
+    read_lightning_naming, read_scalars_naming,
+};
 use crate::files::FileTree;
 use crate::tensorboard::{Scalar, is_event_file_name, read_event_file};
 
@@ -53,11 +56,20 @@ pub struct Found {
 /// (`metrics.csv`, `hparams.yaml`); or a folder holding several of those, searched a few levels
 /// deep. Fails with a sentence when nothing there is a log.
 pub fn find_logs(tree: &dyn FileTree, path: &Path) -> Result<Found, String> {
+    find_logs_naming(tree, path, &SeriesNames::default())
+}
+
+/// [`find_logs`], reading the series a person named (`names`) as the figures they named them.
+pub fn find_logs_naming(
+    tree: &dyn FileTree,
+    path: &Path,
+    names: &SeriesNames,
+) -> Result<Found, String> {
     let mut found = Found::default();
     if tree.is_file(path) {
-        read_file_log(tree, path, &mut found);
+        read_file_log(tree, path, names, &mut found);
     } else if tree.is_dir(path) {
-        search(tree, path, 0, &mut found);
+        search(tree, path, 0, names, &mut found);
     } else {
         return Err(format!("{} does not exist; check the path", path.display()));
     }
@@ -83,23 +95,23 @@ pub fn find_logs(tree: &dyn FileTree, path: &Path) -> Result<Found, String> {
 }
 
 /// Reads `dir` as one run's log if it is one, else searches its folders.
-fn search(tree: &dyn FileTree, dir: &Path, depth: usize, found: &mut Found) {
+fn search(tree: &dyn FileTree, dir: &Path, depth: usize, names: &SeriesNames, found: &mut Found) {
     if is_kiln_run(tree, dir) {
         found.kiln_runs.push(dir.to_owned());
         return;
     }
-    if read_folder_log(tree, dir, found) || depth >= MAX_DEPTH {
+    if read_folder_log(tree, dir, names, found) || depth >= MAX_DEPTH {
         return;
     }
     let (files, folders) = entries(tree, dir);
     if depth == 0 {
         // A folder given directly may hold log files side by side (several CSVLogger files).
         for file in files.iter().filter(|f| looks_like_log_file(f)) {
-            read_file_log(tree, file, found);
+            read_file_log(tree, file, names, found);
         }
     }
     for folder in folders {
-        search(tree, &folder, depth + 1, found);
+        search(tree, &folder, depth + 1, names, found);
     }
 }
 
@@ -132,7 +144,12 @@ fn looks_like_log_file(file: &Path) -> bool {
 
 /// Reads `dir` if it is one run's log (Lightning's, Keras's TensorBoard layout, or a folder of
 /// event files); whether it was.
-fn read_folder_log(tree: &dyn FileTree, dir: &Path, found: &mut Found) -> bool {
+fn read_folder_log(
+    tree: &dyn FileTree,
+    dir: &Path,
+    names: &SeriesNames,
+    found: &mut Found,
+) -> bool {
     let metrics = dir.join(LIGHTNING_METRICS);
     if tree.is_file(&metrics) {
         let hparams = dir.join(LIGHTNING_HPARAMS);
@@ -140,7 +157,9 @@ fn read_folder_log(tree: &dyn FileTree, dir: &Path, found: &mut Found) -> bool {
             .is_file(&hparams)
             .then(|| read_text(tree, &hparams).ok())
             .flatten();
-        match read_text(tree, &metrics).and_then(|text| read_lightning(&text, hparams.as_deref())) {
+        match read_text(tree, &metrics)
+            .and_then(|text| read_lightning_naming(&text, hparams.as_deref(), names))
+        {
             Ok(log) => push(found, dir, file_name(dir), log),
             Err(why) => found.problems.push(format!("{}: {why}", metrics.display())),
         }
@@ -160,7 +179,7 @@ fn read_folder_log(tree: &dyn FileTree, dir: &Path, found: &mut Found) -> bool {
     } else {
         return false;
     };
-    match super::read_scalars(&train_scalars, &validation_scalars) {
+    match read_scalars_naming(&train_scalars, &validation_scalars, names) {
         Ok(log) => push(found, dir, file_name(dir), log),
         Err(why) => found.problems.push(format!("{}: {why}", dir.display())),
     }
@@ -193,20 +212,20 @@ fn folder_scalars(tree: &dyn FileTree, dir: &Path, found: &mut Found) -> Vec<Sca
 }
 
 /// Reads one file as the log its name and contents say it is.
-fn read_file_log(tree: &dyn FileTree, file: &Path, found: &mut Found) {
+fn read_file_log(tree: &dyn FileTree, file: &Path, names: &SeriesNames, found: &mut Found) {
     let name = file_name(file);
     let read = if is_event_file_name(&name) {
         let scalars = file_scalars(tree, file, found);
-        super::read_scalars(&scalars, &[])
+        read_scalars_naming(&scalars, &[], names)
     } else {
         read_text(tree, file).and_then(|text| {
             let lower = name.to_ascii_lowercase();
             if lower.ends_with(".json") {
-                read_keras_history(&text)
+                read_keras_history_naming(&text, names)
             } else if lower == LIGHTNING_METRICS {
-                read_lightning(&text, None)
+                read_lightning_naming(&text, None, names)
             } else {
-                read_epoch_csv(&text, framework_of_csv(&text))
+                read_epoch_csv_naming(&text, framework_of_csv(&text), names)
             }
         })
     };
