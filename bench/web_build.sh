@@ -30,22 +30,11 @@ if ! "$bindgen" --version 2>/dev/null | grep -q "$bindgen_version"; then
   installing=$!
 fi
 
-# CI's profile builds the standard library (`-Zbuild-std`) at opt-level 0: its generic code is
-# compiled, and optimized, in the crates that use it; what is left is formatting, string and
-# panic paths. (dlmalloc, the page's allocator, is a crate of its own.) Set here rather than in
-# Cargo.toml, where every native build would warn that no package of its own has these names.
-std_opt=()
-if [ "$profile" = web-check ]; then
-  for crate in core alloc std; do
-    std_opt+=(--config "profile.web-check.package.$crate.opt-level=0")
-  done
-fi
-
 started=$(date +%s)
 RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR=$target \
   CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER=wasm-ld-19 \
   /usr/bin/cargo build --locked --profile "$profile" -p kiln-web --target wasm32-unknown-unknown \
-  -Zbuild-std=std,panic_abort ${std_opt[@]+"${std_opt[@]}"}
+  -Zbuild-std=std,panic_abort
 echo "wasm build ($profile): $(( $(date +%s) - started )) s"
 if [ -n "$installing" ]; then
   wait "$installing"
