@@ -483,17 +483,7 @@ where
             }))
             .map_err(draw_error)?;
     }
-    for &(x, color) in &spec.partings {
-        // Dotted: short dashes with long gaps, apart from the dashed evaluation lines.
-        chart
-            .draw_series(std::iter::once(DashedPathElement::new(
-                vec![(x, y0), (x, y1)],
-                sizes.dash,
-                sizes.dash * 2,
-                color.stroke_width(sizes.line),
-            )))
-            .map_err(draw_error)?;
-    }
+    draw_partings(&mut chart, spec, (y0, y1), sizes)?;
     let line = sizes.line;
     let dash = sizes.dash;
     for lines in &spec.lines {
@@ -603,6 +593,30 @@ fn chart_ranges(spec: &ChartSpec) -> Ranges {
         scale_top,
         largest: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
     }
+}
+
+/// The chart's parting lines ([`ChartSpec::partings`]) across its whole height `y`: dotted,
+/// short dashes with long gaps, apart from the dashed evaluation lines.
+fn draw_partings<'a, DB: DrawingBackend + 'a>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    spec: &ChartSpec,
+    (y0, y1): (f64, f64),
+    sizes: &Sizes,
+) -> Result<(), ExportError>
+where
+    DB::ErrorType: 'static,
+{
+    for &(x, color) in &spec.partings {
+        chart
+            .draw_series(std::iter::once(DashedPathElement::new(
+                vec![(x, y0), (x, y1)],
+                sizes.dash,
+                sizes.dash * 2,
+                color.stroke_width(sizes.line),
+            )))
+            .map_err(draw_error)?;
+    }
+    Ok(())
 }
 
 /// The chart's legend: each run's line, and for loss and accuracy which stroke is which split.

@@ -224,21 +224,7 @@ pub fn chart_ui(
     partings: &[Parting],
     x_axis: XAxis,
 ) {
-    // Where a run parts from the first: a dotted line in its colour on the accuracy chart, at
-    // the epoch from which one leads (the compare table says by how much).
-    let parting_marks: Vec<(f64, Color32)> = partings
-        .iter()
-        .filter(|_| chart == Chart::Accuracy)
-        .filter_map(|parting| {
-            let run = runs.get(parting.run)?;
-            let epoch = run
-                .history
-                .epochs
-                .iter()
-                .find(|e| e.epoch == parting.from_epoch)?;
-            Some((epoch_x(run.history, epoch, x_axis)?, run.color))
-        })
-        .collect();
+    let parting_marks = parting_marks(chart, runs, partings, x_axis);
     // Each run's points before the plot is built: a chart with none yet (no runs, or a run
     // that has not read back its first window) gets its own range, not egui_plot's −0.5…0.5.
     let points: Vec<_> = runs
@@ -377,6 +363,29 @@ pub fn chart_ui(
                 }
             });
     });
+}
+
+/// Where a run parts from the first: on the accuracy chart, the x of the epoch from which one
+/// leads (the compare table says by how much) and the run's colour, for a dotted line.
+fn parting_marks(
+    chart: Chart,
+    runs: &[PlotRun<'_>],
+    partings: &[Parting],
+    x_axis: XAxis,
+) -> Vec<(f64, Color32)> {
+    partings
+        .iter()
+        .filter(|_| chart == Chart::Accuracy)
+        .filter_map(|parting| {
+            let run = runs.get(parting.run)?;
+            let epoch = run
+                .history
+                .epochs
+                .iter()
+                .find(|e| e.epoch == parting.from_epoch)?;
+            Some((epoch_x(run.history, epoch, x_axis)?, run.color))
+        })
+        .collect()
 }
 
 /// Marks the training points at `xs`, which lie off the scale, with a triangle at `marker_y`

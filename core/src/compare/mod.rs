@@ -212,15 +212,28 @@ pub fn compare(runs: &[&RunHistory]) -> Comparison {
         }
     }
     let seed_groups = seed_groups(runs, &described);
-    // Twice the widest seed spread, where runs that differ only in their seed measured one.
+    let partings = partings(runs, &seed_groups);
+    Comparison {
+        labels: legend_labels(runs),
+        folders: runs.iter().map(|r| r.folder_name()).collect(),
+        validated_on: runs.iter().map(|r| r.validated_on()).collect(),
+        settings,
+        figures,
+        seed_groups,
+        partings,
+    }
+}
+
+/// Where each run after the first parts from it, with twice the widest seed spread as noise
+/// where runs that differ only in their seed measured one, else [`DEFAULT_NOISE_PCT`].
+fn partings(runs: &[&RunHistory], seed_groups: &[SeedGroup]) -> Vec<Parting> {
     let seed_noise = seed_groups
         .iter()
         .map(|g| 2.0 * g.std_accuracy_pct)
         .fold(None, |widest: Option<f64>, noise| {
             Some(widest.map_or(noise, |w| w.max(noise)))
         });
-    let partings = runs
-        .iter()
+    runs.iter()
         .enumerate()
         .skip(1)
         .filter_map(|(index, run)| {
@@ -232,16 +245,7 @@ pub fn compare(runs: &[&RunHistory]) -> Comparison {
                 seed_noise.is_some(),
             )
         })
-        .collect();
-    Comparison {
-        labels: legend_labels(runs),
-        folders: runs.iter().map(|r| r.folder_name()).collect(),
-        validated_on: runs.iter().map(|r| r.validated_on()).collect(),
-        settings,
-        figures,
-        seed_groups,
-        partings,
-    }
+        .collect()
 }
 
 /// Kiln's setting (its legend word) that an imported run's hyperparameter names, by the names
