@@ -106,10 +106,28 @@ pub fn execute(
     on_stage: &mut dyn FnMut(Stage),
     on_event: &mut dyn FnMut(&TrainEvent),
 ) -> Result<RunRecord, RunError> {
+    execute_judged(experiment, runs_dir, control, None, on_stage, on_event)
+}
+
+/// [`execute`] with a judge asked after each evaluated epoch whether the run ends there: a
+/// sweep's trial under a pruning rule.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn execute_judged(
+    experiment: &Experiment,
+    runs_dir: &Path,
+    control: &Arc<Control>,
+    judge: Option<Box<dyn train::EpochJudge>>,
+    on_stage: &mut dyn FnMut(Stage),
+    on_event: &mut dyn FnMut(&TrainEvent),
+) -> Result<RunRecord, RunError> {
     let prepared = prepare(experiment, None, on_stage)?;
     let folder = RunFolder::create(runs_dir, experiment)?;
     on_stage(Stage::FolderCreated(folder.path().to_owned()));
-    train_into(experiment, &prepared, None, folder, control, on_event)
+    let launch = Launch {
+        resume: None,
+        judge,
+    };
+    train_into(experiment, &prepared, launch, folder, control, on_event)
 }
 
 /// Why a run folder cannot be resumed, besides the errors any run can meet.
@@ -235,6 +253,19 @@ pub fn resume(
     on_stage: &mut dyn FnMut(Stage),
     on_event: &mut dyn FnMut(&TrainEvent),
 ) -> Result<RunRecord, RunError> {
+    resume_judged(run_folder, devices, control, None, on_stage, on_event)
+}
+
+/// [`resume`] with a judge asked after each evaluated epoch whether the run ends there.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn resume_judged(
+    run_folder: &Path,
+    devices: Option<Vec<DeviceChoice>>,
+    control: &Arc<Control>,
+    judge: Option<Box<dyn train::EpochJudge>>,
+    on_stage: &mut dyn FnMut(Stage),
+    on_event: &mut dyn FnMut(&TrainEvent),
+) -> Result<RunRecord, RunError> {
     // First, so a folder another process writes is refused before anything is read or loaded.
     let lock = run_folder::FolderLock::acquire(run_folder)?;
     let (experiment, point) = resume_plan(run_folder, devices)?;
@@ -242,14 +273,18 @@ pub fn resume(
     let prepared = prepare(&experiment, resumes_after, on_stage)?;
     let folder = RunFolder::reopen(lock, point.state.counters.epochs_completed)?;
     on_stage(Stage::FolderCreated(folder.path().to_owned()));
-    train_into(
-        &experiment,
-        &prepared,
-        Some(point),
-        folder,
-        control,
-        on_event,
-    )
+    let launch = Launch {
+        resume: Some(point),
+        judge,
+    };
+    train_into(&experiment, &prepared, launch, folder, control, on_event)
+}
+
+/// How a native run starts: from a checkpoint or afresh, and under which judge.
+#[cfg(not(target_arch = "wasm32"))]
+struct Launch {
+    resume: Option<ResumePoint>,
+    judge: Option<Box<dyn train::EpochJudge>>,
 }
 
 /// What a run needs before its folder: the data, how long it took to load, the device.
@@ -443,6 +478,7 @@ async fn train_in_page(
             Some(point) => store.resuming(point),
             None => store,
         }),
+        judge: None,
     };
     let mut record_error = None;
     let result = train::train_async(
@@ -466,7 +502,7 @@ async fn train_in_page(
 fn train_into(
     experiment: &Experiment,
     prepared: &Prepared,
-    resume: Option<ResumePoint>,
+    launch: Launch,
     mut folder: RunFolder,
     control: &Arc<Control>,
     on_event: &mut dyn FnMut(&TrainEvent),
@@ -481,10 +517,11 @@ fn train_into(
             &prepared.target,
             Preparation {
                 load_secs: prepared.load_secs,
-                store: Box::new(match resume {
+                store: Box::new(match launch.resume {
                     Some(point) => FolderStore::new(folder.path()).resuming(point),
                     None => FolderStore::new(folder.path()),
                 }),
+                judge: launch.judge,
             },
             control,
             &mut |event| {

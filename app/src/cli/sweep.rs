@@ -18,7 +18,8 @@ pub struct SweepArgs {
     #[command(subcommand)]
     command: Option<SweepCommand>,
     /// A config with a [sweep] table: the settings to vary, over lists or ranges, and how
-    /// (search = "grid", "random" or "one-at-a-time"; seeds = N).
+    /// (search = "grid", "random", "one-at-a-time" or "tpe"; seeds = N; trials = N for random
+    /// and tpe; prune = "median" or "asha" to end trials clearly behind).
     #[arg(value_name = "CONFIG", required_unless_present = "resume")]
     config: Option<PathBuf>,
     /// Go on with the sweep in this folder: finished trials are kept, a trial cut mid-way
@@ -90,8 +91,22 @@ pub(super) fn run_in_folder(
     );
     let control = Arc::new(Control::new());
     super::train::cancel_on_interrupt(&control);
-    let on_event = |event: SweepEvent| eprintln!("{}", event_line(sweep, &event));
+    // A model-based search plans trials as it goes: the lines name them from this copy.
+    let planned =
+        std::sync::Mutex::new(sweep::open_sweep_folder(folder).unwrap_or_else(|_| sweep.clone()));
+    let on_event = |event: SweepEvent| {
+        let Ok(mut planned) = planned.lock() else {
+            return;
+        };
+        if let SweepEvent::Proposed { trials, .. } = &event
+            && let Some(first) = trials.first()
+        {
+            planned.add_setting(first.setting.clone());
+        }
+        eprintln!("{}", event_line(&planned, &event));
+    };
     let tally = sweep::run_sweep(sweep, folder, &devices, &control, &on_event)?;
+    let sweep = &sweep::open_sweep_folder(folder)?;
     eprintln!(
         "{} trial(s) done before, {} finished now, {} cancelled, {} failed, {} not started",
         tally.already_done, tally.finished, tally.cancelled, tally.failed, tally.not_started
@@ -139,11 +154,28 @@ fn event_line(sweep: &Sweep, event: &SweepEvent) -> String {
         | SweepEvent::Started { index, .. }
         | SweepEvent::Ended { index, .. }
         | SweepEvent::Failed { index, .. } => *index,
+        SweepEvent::Proposed {
+            trials,
+            from_results,
+        } => {
+            return format!(
+                "proposed by {} from {from_results} setting(s) with results: {} (trial {})",
+                sweep.spec.search.word(),
+                trials.first().map(|t| t.setting_text()).unwrap_or_default(),
+                trials
+                    .iter()
+                    .map(|t| t.index.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
     };
-    let trial = &sweep.trials[index - 1];
+    let Some(trial) = sweep.trials.get(index - 1) else {
+        return format!("trial {index}");
+    };
+    let planned = sweep.trials.len() + sweep.proposals_left() * sweep.spec.seeds;
     let what = format!(
-        "trial {index}/{} ({}, seed {})",
-        sweep.trials.len(),
+        "trial {index}/{planned} ({}, seed {})",
         trial.setting_text(),
         trial.seed
     );
@@ -164,15 +196,19 @@ fn event_line(sweep: &Sweep, event: &SweepEvent) -> String {
             let figure = |label: &str, value: Option<f64>| {
                 value.map_or(String::new(), |v| format!(", {label} {:.2} %", 100.0 * v))
             };
+            let ended = match &summary.pruned {
+                Some(pruned) => pruned.to_string(),
+                None => outcome_word(*outcome).to_string(),
+            };
             format!(
-                "{what}: {}{}{}, {:.2} s/epoch",
-                outcome_word(*outcome),
+                "{what}: {ended}{}{}, {:.2} s/epoch",
                 figure("validation", summary.final_val_accuracy),
                 figure("test", summary.final_test_accuracy),
                 summary.mean_epoch_train_secs
             )
         }
         SweepEvent::Failed { reason, .. } => format!("{what}: could not run: {reason}"),
+        SweepEvent::Proposed { .. } => what,
     }
 }
 
@@ -233,7 +269,10 @@ fn table(report: &SweepReport) -> String {
         .map(|row| {
             [
                 row.setting.clone(),
-                format!("{}/{}", row.finished, row.planned),
+                match row.pruned {
+                    0 => format!("{}/{}", row.finished, row.planned),
+                    pruned => format!("{}/{} ({pruned} pruned)", row.finished, row.planned),
+                },
                 percent(row.val_accuracy),
                 percent(row.test_accuracy),
                 plain(row.val_loss, 4),

@@ -169,9 +169,13 @@ fn outcome_text(run: &RunHistory) -> String {
                 };
                 format!(", test {:.1} %{caveat}", a * 100.0)
             });
-            let stopped = match &summary.stopped_early {
-                Some(stop) => format!(", stopped early (best epoch {})", stop.best_epoch),
-                None => String::new(),
+            let stopped = match (&summary.stopped_early, &summary.pruned) {
+                (Some(stop), _) => format!(", stopped early (best epoch {})", stop.best_epoch),
+                (None, Some(pruned)) => format!(
+                    ", pruned by the {} rule after epoch {}",
+                    pruned.rule, pruned.after_epoch
+                ),
+                (None, None) => String::new(),
             };
             let outcome = match summary.outcome {
                 RunOutcome::Completed => "completed",

@@ -27,6 +27,9 @@ pub fn status_ui(ui: &mut egui::Ui, session: Option<&Session>) {
         if let Some(stop) = &summary.stopped_early {
             parts.push(stop.to_string());
         }
+        if let Some(pruned) = &summary.pruned {
+            parts.push(pruned.to_string());
+        }
         if let (Some(accuracy), Some(epoch)) = (summary.final_test_accuracy, summary.kept_epoch) {
             parts.push(format!(
                 "test {:.2} % on epoch {epoch}'s weights ({})",

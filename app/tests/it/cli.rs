@@ -1254,6 +1254,80 @@ fn a_sweep_runs_every_trial_into_one_folder_and_shows_a_row_per_setting() {
 }
 
 #[test]
+fn a_tpe_sweep_proposes_from_results_and_asha_prunes_each_trial_behind_at_its_rung() {
+    let dir = scratch_dir("tpe-sweep");
+    let config = dir.join("s.toml");
+    std::fs::write(
+        &config,
+        "name = \"tiny\"\ndevice = \"cpu\"\nepochs = 3\n\n[model]\nkind = \"mlp\"\nwidths = [16]\n\n[sweep]\nsearch = \"tpe\"\ntrials = 4\nstartup_trials = 2\nprune = \"asha\"\nlr = { min = 0.00001, max = 0.1, log = true }\n",
+    )
+    .unwrap();
+    let sweeps = dir.join("sweeps");
+    let path = |p: &Path| p.to_str().unwrap().to_owned();
+    let output = kiln(&["sweep", &path(&config), "--sweeps-dir", &path(&sweeps)]);
+    let said = stderr(&output);
+    assert!(output.status.success(), "{said}");
+    assert!(said.contains("4 trial(s): tpe search over lr"), "{said}");
+    assert!(said.contains("pruning by ASHA"), "{said}");
+    assert!(
+        said.contains("proposed by tpe from 2 setting(s) with results: lr="),
+        "{said}"
+    );
+    assert!(
+        said.contains("proposed by tpe from 3 setting(s) with results: lr="),
+        "{said}"
+    );
+    let sweep = only_run_folder(&sweeps);
+    let proposals = std::fs::read_to_string(sweep.join("proposals.toml")).unwrap();
+    assert_eq!(proposals.matches("[[proposal]]").count(), 2, "{proposals}");
+    let mut trials: Vec<PathBuf> = std::fs::read_dir(&sweep)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    // Named <timestamp>-tiny-t001…: by their place in the plan.
+    trials.sort_by_key(|p| p.to_string_lossy().rsplit('-').next().unwrap().to_string());
+    assert_eq!(trials.len(), 4);
+    // One device runs the trials in order; the first rung is epoch 1 and, with fewer than six
+    // trials there, only the leader so far goes on (the next rung, epoch 3, is the last epoch).
+    let mut leader = f64::NEG_INFINITY;
+    let mut pruned_count = 0;
+    for trial in &trials {
+        let epochs = std::fs::read_to_string(trial.join("epochs.csv")).unwrap();
+        let header: Vec<&str> = epochs.lines().next().unwrap().split(',').collect();
+        let column = header.iter().position(|c| *c == "val_accuracy").unwrap();
+        let first: f64 = epochs
+            .lines()
+            .nth(1)
+            .unwrap()
+            .split(',')
+            .nth(column)
+            .unwrap()
+            .parse()
+            .unwrap();
+        let summary = std::fs::read_to_string(trial.join("summary.json")).unwrap();
+        let pruned = summary.contains("\"pruned\"");
+        assert_eq!(pruned, first < leader, "{}: {summary}", trial.display());
+        if pruned {
+            pruned_count += 1;
+            assert!(summary.contains("\"asha\""), "{summary}");
+            assert_eq!(
+                epochs.lines().count(),
+                2,
+                "a trial pruned at epoch 1 trains no more"
+            );
+        } else {
+            assert_eq!(epochs.lines().count(), 4, "{epochs}");
+        }
+        leader = leader.max(first);
+    }
+    let output = kiln(&["sweep", "show", &path(&sweep)]);
+    let table = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(table.matches(" pruned)").count(), pruned_count, "{table}");
+}
+
+#[test]
 fn explain_splits_a_gap_into_effects_that_agree_with_separate_runs_of_each_flip() {
     let dir = scratch_dir("explain");
     let path = |p: &Path| p.to_str().unwrap().to_owned();

@@ -10,6 +10,8 @@ use std::fmt::Write as _;
 use crate::config::ExperimentDraft;
 use crate::shuffle::ShuffleRng;
 
+use super::pruning::PruneRule;
+
 /// The table of a config that makes it a sweep.
 pub const SWEEP_TABLE: &str = "sweep";
 /// Most trials one sweep may plan; more is a typo in a range, not an experiment.
@@ -36,6 +38,9 @@ pub enum Search {
     Random,
     /// The base, then each axis's values changed alone from it.
     OneAtATime,
+    /// A model-based search (TPE, as Optuna's default sampler): `startup_trials` settings
+    /// drawn at random, then each next one proposed from how the settings before it did.
+    Tpe,
     /// `kiln explain`'s path between two configs: each axis has one value (the other
     /// config's); the base, all of them (the other config), each alone, and all but each.
     Explain,
@@ -48,6 +53,7 @@ impl Search {
             Self::Grid => "grid",
             Self::Random => "random",
             Self::OneAtATime => "one-at-a-time",
+            Self::Tpe => "tpe",
             Self::Explain => "explain",
         }
     }
@@ -102,7 +108,7 @@ impl Axis {
             } => {
                 let Some(steps) = steps else {
                     return Err(format!(
-                        "`{}` is a range, and only a random search draws from a range; give its grid points with steps = N, or list its values",
+                        "`{}` is a range, and only a random or tpe search draws from a range; give its grid points with steps = N, or list its values",
                         self.key
                     ));
                 };
@@ -119,7 +125,7 @@ impl Axis {
     }
 
     /// A value drawn at random.
-    fn draw(&self, rng: &mut ShuffleRng) -> toml::Value {
+    pub(crate) fn draw(&self, rng: &mut ShuffleRng) -> toml::Value {
         match &self.values {
             Values::List(values) => values[rng.below(values.len())].clone(),
             Values::Range {
@@ -133,8 +139,27 @@ impl Axis {
     }
 }
 
+/// Where a numeric `value` lies in a range axis, from 0 (min) to 1 (max) on the range's scale;
+/// `None` for a list axis or a value that is not a number.
+pub(crate) fn unit_of(axis: &Axis, value: &toml::Value) -> Option<f64> {
+    let Values::Range { min, max, log, .. } = axis.values else {
+        return None;
+    };
+    let x = match value {
+        toml::Value::Integer(n) => *n as f64,
+        toml::Value::Float(x) => *x,
+        _ => return None,
+    };
+    let t = if log {
+        (x.ln() - min.ln()) / (max.ln() - min.ln())
+    } else {
+        (x - min) / (max - min)
+    };
+    t.is_finite().then(|| t.clamp(0.0, 1.0))
+}
+
 /// `min` + `t` of the way to `max`, along a log scale when `log`.
-fn lerp(min: f64, max: f64, t: f64, log: bool) -> f64 {
+pub(crate) fn lerp(min: f64, max: f64, t: f64, log: bool) -> f64 {
     if log {
         (min.ln() + t * (max.ln() - min.ln())).exp()
     } else {
@@ -144,7 +169,7 @@ fn lerp(min: f64, max: f64, t: f64, log: bool) -> f64 {
 
 /// `value` as a TOML number: an integer (rounded) or a float with 4 significant digits, so
 /// names and tables read `0.00316`, not `0.0031622776601683794`.
-fn number(value: f64, integer: bool) -> toml::Value {
+pub(crate) fn number(value: f64, integer: bool) -> toml::Value {
     if integer {
         return toml::Value::Integer(value.round() as i64);
     }
@@ -159,8 +184,12 @@ pub struct SweepSpec {
     pub search: Search,
     /// Runs of each setting, with the base seed, the base seed + 1, …
     pub seeds: usize,
-    /// Settings a random search draws.
+    /// Settings a random or model-based search tries.
     pub trials: Option<usize>,
+    /// Settings a model-based search draws at random before it proposes any.
+    pub startup_trials: usize,
+    /// The rule that ends trials clearly behind the others, if any.
+    pub prune: Option<PruneRule>,
     /// The keys varied, in the order of their names (TOML tables keep no order).
     pub axes: Vec<Axis>,
 }
@@ -293,8 +322,16 @@ impl Sweep {
         format!("{}-t{:03}", self.name, trial.index)
     }
 
-    /// One line on what the plan is: its search, its axes and how many trials.
+    /// One line on what the plan is: its search, its axes, how many trials, and its pruning.
     pub fn describe(&self) -> String {
+        match self.spec.prune {
+            Some(rule) => format!("{}; {}", self.describe_plan(), rule.describe()),
+            None => self.describe_plan(),
+        }
+    }
+
+    /// Its search, its axes and how many trials.
+    fn describe_plan(&self) -> String {
         let axes: Vec<String> = self
             .spec
             .axes
@@ -310,6 +347,16 @@ impl Sweep {
                 ),
             })
             .collect();
+        if self.spec.search == Search::Tpe {
+            return format!(
+                "{} trial(s): tpe search over {} ({} setting(s), the first {} drawn at random, the rest proposed from the results before them), {} seed(s) each",
+                self.spec.trials.unwrap_or(0) * self.spec.seeds,
+                axes.join(" × "),
+                self.spec.trials.unwrap_or(0),
+                self.spec.startup_trials,
+                self.spec.seeds
+            );
+        }
         format!(
             "{} trial(s): {} search over {}, {} seed(s) each",
             self.trials.len(),
@@ -317,6 +364,40 @@ impl Sweep {
             axes.join(" × "),
             self.spec.seeds
         )
+    }
+
+    /// Settings a model-based search has yet to propose: its `trials` less those planned.
+    pub fn proposals_left(&self) -> usize {
+        match self.spec.search {
+            Search::Tpe => self
+                .spec
+                .trials
+                .unwrap_or(0)
+                .saturating_sub(self.trials.len() / self.spec.seeds.max(1)),
+            _ => 0,
+        }
+    }
+
+    /// Every setting planned so far, once each (a setting's seeds follow one another).
+    pub fn settings(&self) -> Vec<Vec<(String, toml::Value)>> {
+        self.trials
+            .chunks(self.spec.seeds.max(1))
+            .map(|seeds| seeds[0].setting.clone())
+            .collect()
+    }
+
+    /// Plans a proposed `setting` after the trials planned, one trial per seed; its trials.
+    pub fn add_setting(&mut self, setting: Vec<(String, toml::Value)>) -> Vec<Trial> {
+        let base_seed = self.trials.first().map_or(0, |t| t.seed);
+        let added: Vec<Trial> = (0..self.spec.seeds)
+            .map(|k| Trial {
+                index: self.trials.len() + k + 1,
+                setting: setting.clone(),
+                seed: base_seed.wrapping_add(k as u64),
+            })
+            .collect();
+        self.trials.extend(added.iter().cloned());
+        added
     }
 }
 
@@ -363,7 +444,9 @@ pub(crate) fn get<'a>(table: &'a toml::Table, key: &str) -> Option<&'a toml::Val
 }
 
 /// The keys of a `[sweep]` table that say how to search rather than what to vary.
-const OPTIONS: &[&str] = &["search", "seeds", "trials"];
+const OPTIONS: &[&str] = &["search", "seeds", "trials", "startup_trials", "prune"];
+/// Settings a model-based search draws at random first, unless told (Optuna's default).
+pub const DEFAULT_STARTUP_TRIALS: usize = 10;
 
 fn read_spec(mut table: toml::Table) -> Result<SweepSpec, String> {
     let whole = |key: &str, value: &toml::Value, max: usize| -> Result<usize, String> {
@@ -379,10 +462,11 @@ fn read_spec(mut table: toml::Table) -> Result<SweepSpec, String> {
             Some("grid") => Search::Grid,
             Some("random") => Search::Random,
             Some("one-at-a-time") => Search::OneAtATime,
+            Some("tpe") => Search::Tpe,
             Some("explain") => Search::Explain,
             _ => {
                 return Err(format!(
-                    "search = {value} is not one Kiln knows; use \"grid\", \"random\" or \"one-at-a-time\" (or \"explain\", as kiln explain writes)"
+                    "search = {value} is not one Kiln knows; use \"grid\", \"random\", \"one-at-a-time\" or \"tpe\" (or \"explain\", as kiln explain writes)"
                 ));
             }
         },
@@ -395,9 +479,25 @@ fn read_spec(mut table: toml::Table) -> Result<SweepSpec, String> {
         None => None,
         Some(value) => Some(whole("trials", &value, MAX_TRIALS)?),
     };
-    if search == Search::Random && trials.is_none() {
-        return Err("a random search needs trials = N, the number of settings to draw".to_string());
+    if matches!(search, Search::Random | Search::Tpe) && trials.is_none() {
+        return Err(format!(
+            "a {} search needs trials = N, the number of settings to try",
+            search.word()
+        ));
     }
+    let startup_trials = match table.remove("startup_trials") {
+        None => DEFAULT_STARTUP_TRIALS.min(trials.unwrap_or(1)),
+        Some(_) if search != Search::Tpe => {
+            return Err(
+                "startup_trials belongs to search = \"tpe\" (the settings drawn at random before it proposes any)".to_string(),
+            );
+        }
+        Some(value) => whole("startup_trials", &value, trials.unwrap_or(1))?,
+    };
+    let prune = match table.remove("prune") {
+        None => None,
+        Some(value) => Some(PruneRule::from_toml(&value)?),
+    };
     let mut axes = Vec::new();
     read_axes(&table, "", &mut axes)?;
     if axes.is_empty() {
@@ -410,6 +510,8 @@ fn read_spec(mut table: toml::Table) -> Result<SweepSpec, String> {
         search,
         seeds,
         trials,
+        startup_trials,
+        prune,
         axes,
     })
 }
@@ -561,10 +663,14 @@ fn plan(spec: &SweepSpec, base: &toml::Table, base_seed: u64) -> Result<Vec<Tria
             }
             settings
         }
-        Search::Random => {
+        Search::Random | Search::Tpe => {
             // Seeded by the config: a resumed sweep plans the same draws on any machine.
             let mut rng = ShuffleRng(base_seed ^ 0x5EED_5EED);
-            (0..spec.trials.unwrap_or(1))
+            let drawn = match spec.search {
+                Search::Tpe => spec.startup_trials,
+                _ => spec.trials.unwrap_or(1),
+            };
+            (0..drawn)
                 .map(|_| {
                     spec.axes
                         .iter()
@@ -594,7 +700,7 @@ fn plan(spec: &SweepSpec, base: &toml::Table, base_seed: u64) -> Result<Vec<Tria
 }
 
 /// Whether the base's value (if any) is `point`, numbers compared by value.
-fn same_value(current: Option<&toml::Value>, point: &toml::Value) -> bool {
+pub(crate) fn same_value(current: Option<&toml::Value>, point: &toml::Value) -> bool {
     let as_number = |v: &toml::Value| match v {
         toml::Value::Integer(n) => Some(*n as f64),
         toml::Value::Float(x) => Some(*x),

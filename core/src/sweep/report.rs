@@ -59,8 +59,10 @@ pub struct SettingRow {
     pub values: Vec<(String, toml::Value)>,
     /// Trials planned for it (one per seed).
     pub planned: usize,
-    /// Trials of it that finished.
+    /// Trials of it that finished (pruned ones left out).
     pub finished: usize,
+    /// Trials of it a pruning rule ended early: their figures, from fewer epochs, are left out.
+    pub pruned: usize,
     /// The run folders of its trials that exist.
     pub folders: Vec<PathBuf>,
     /// The validation figure each finished seed reached (on test for runs validated on it).
@@ -122,8 +124,10 @@ impl SweepReport {
             let Some(run) = run else { continue };
             rows[at].folders.push(run.clone());
             let summary = RunHistory::load(run).ok().and_then(|h| h.summary);
-            if let Some(summary) = summary.filter(|s| s.outcome == RunOutcome::Completed) {
-                summaries[at].push(summary);
+            match summary.filter(|s| s.outcome == RunOutcome::Completed) {
+                Some(summary) if summary.pruned.is_some() => rows[at].pruned += 1,
+                Some(summary) => summaries[at].push(summary),
+                None => {}
             }
         }
         let validated_on_test = summaries
@@ -146,14 +150,14 @@ impl SweepReport {
     pub fn to_csv(&self) -> String {
         let quote = |text: &str| format!("\"{}\"", text.replace('"', "\"\""));
         let mut text = String::from(
-            "setting,planned,finished,val_accuracy_mean,val_accuracy_std,test_accuracy_mean,test_accuracy_std,val_loss_mean,val_loss_std,epoch_secs_mean,epoch_secs_std,samples_per_sec_mean,samples_per_sec_std,versus_best\n",
+            "setting,planned,finished,val_accuracy_mean,val_accuracy_std,test_accuracy_mean,test_accuracy_std,val_loss_mean,val_loss_std,epoch_secs_mean,epoch_secs_std,samples_per_sec_mean,samples_per_sec_std,versus_best,pruned\n",
         );
         let pair = |spread: Option<Spread>| {
             spread.map_or_else(|| ",".to_string(), |s| format!("{},{}", s.mean, s.std))
         };
         for row in &self.rows {
             text.push_str(&format!(
-                "{},{},{},{},{},{},{},{},{}\n",
+                "{},{},{},{},{},{},{},{},{},{}\n",
                 quote(&row.setting),
                 row.planned,
                 row.finished,
@@ -163,6 +167,7 @@ impl SweepReport {
                 pair(row.epoch_secs),
                 pair(row.samples_per_sec),
                 quote(&row.versus_best.map(|v| v.describe()).unwrap_or_default()),
+                row.pruned,
             ));
         }
         text
@@ -175,6 +180,7 @@ fn empty_row(setting: &[(String, toml::Value)]) -> SettingRow {
         values: setting.to_vec(),
         planned: 0,
         finished: 0,
+        pruned: 0,
         folders: Vec::new(),
         val_accuracy: None,
         test_accuracy: None,

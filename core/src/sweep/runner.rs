@@ -14,6 +14,8 @@ use crate::run_folder::{FolderLock, RunHistory};
 use crate::train::{Control, RunOutcome, RunSummary};
 
 use super::plan::{PlanError, Sweep, Trial};
+use super::proposals::{Proposer, read_proposals, trial_score};
+use super::pruning::{PruneBoard, TrialJudge};
 
 /// The config a sweep folder was started from, read again to resume it.
 pub const SWEEP_CONFIG_FILE: &str = "sweep.toml";
@@ -27,6 +29,14 @@ pub enum SweepError {
     /// Its folder could not be made, read, or held.
     #[error(transparent)]
     Folder(#[from] crate::run_folder::FolderError),
+    /// Its proposals file is not one Kiln wrote.
+    #[error("{} cannot be read as a sweep's proposals: {problem}; move it away to propose afresh", .path.display())]
+    Proposals {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        problem: String,
+    },
     /// A file of it could not be read or written.
     #[error("could not {action} {}: {source}", .path.display())]
     Io {
@@ -67,6 +77,13 @@ pub enum SweepEvent {
         outcome: RunOutcome,
         /// Its figures.
         summary: Box<RunSummary>,
+    },
+    /// A model-based search planned a new setting from the results so far.
+    Proposed {
+        /// Its trials, one per seed.
+        trials: Vec<Trial>,
+        /// Settings with results it was proposed from.
+        from_results: usize,
     },
     /// It could not run (its data, its device); the sweep goes on with the others.
     Failed {
@@ -116,7 +133,7 @@ pub fn create_sweep_folder(
     Ok(folder)
 }
 
-/// Reads the sweep a folder was started from.
+/// Reads the sweep a folder was started from, with the settings its search proposed so far.
 pub fn open_sweep_folder(folder: &Path) -> Result<Sweep, SweepError> {
     let config = folder.join(SWEEP_CONFIG_FILE);
     let text = std::fs::read_to_string(&config).map_err(|source| SweepError::Io {
@@ -124,7 +141,9 @@ pub fn open_sweep_folder(folder: &Path) -> Result<Sweep, SweepError> {
         path: config.clone(),
         source,
     })?;
-    Ok(Sweep::from_toml(&text, &config.display().to_string())?)
+    let mut sweep = Sweep::from_toml(&text, &config.display().to_string())?;
+    read_proposals(&mut sweep, folder)?;
+    Ok(sweep)
 }
 
 /// The run folder of each trial in a sweep folder (the newest, where a trial was started more
@@ -186,6 +205,10 @@ pub fn run_sweep(
     on_event: &(dyn Fn(SweepEvent) + Sync),
 ) -> Result<SweepTally, SweepError> {
     let _hold = FolderLock::acquire(folder)?;
+    // Proposals a run of this folder made before are planned again, whatever `sweep` knew.
+    let mut sweep = sweep.clone();
+    read_proposals(&mut sweep, folder)?;
+    let sweep = &sweep;
     let mut unique: Vec<DeviceChoice> = Vec::new();
     for device in devices {
         if !unique.contains(device) {
@@ -194,32 +217,58 @@ pub fn run_sweep(
     }
     let mut tally = SweepTally::default();
     let mut queue = VecDeque::new();
-    for (trial, run) in sweep.trials.iter().zip(trial_folders(sweep, folder)) {
+    let folders = trial_folders(sweep, folder);
+    for (trial, run) in sweep.trials.iter().zip(&folders) {
         match run {
-            Some(run) if is_finished(&run) => {
+            Some(run) if is_finished(run) => {
                 tally.already_done += 1;
                 on_event(SweepEvent::AlreadyDone { index: trial.index });
             }
-            run => queue.push_back((trial.clone(), run)),
+            run => queue.push_back((trial.clone(), run.clone())),
         }
     }
     let queue = Mutex::new(queue);
     let tally = Mutex::new(tally);
+    let proposer = Mutex::new(Proposer::new(sweep, folder, &folders));
+    let board = Arc::new(Mutex::new(PruneBoard::read(&folders)));
+    let proposal_failed: Mutex<Option<SweepError>> = Mutex::new(None);
     std::thread::scope(|scope| {
         for device in &unique {
-            let (queue, tally) = (&queue, &tally);
+            let (queue, tally, proposer, proposal_failed, board) =
+                (&queue, &tally, &proposer, &proposal_failed, &board);
             scope.spawn(move || {
                 loop {
                     if control.is_cancelled() {
                         break;
                     }
                     let next = queue.lock().map(|mut q| q.pop_front()).ok().flatten();
+                    let next = match next {
+                        Some(next) => Some(next),
+                        None => match next_proposal(proposer, queue, on_event) {
+                            Ok(next) => next,
+                            Err(e) => {
+                                if let Ok(mut failed) = proposal_failed.lock() {
+                                    *failed = Some(e);
+                                }
+                                None
+                            }
+                        },
+                    };
                     let Some((trial, run)) = next else {
                         break;
                     };
-                    let ended = run_trial(sweep, &trial, run, folder, device, control, on_event);
+                    let judge = sweep.spec.prune.map(|rule| TrialJudge {
+                        rule,
+                        trial: trial.index,
+                        board: Arc::clone(board),
+                    });
+                    let place = TrialPlace { folder, device };
+                    let ended = run_trial(sweep, &trial, run, place, judge, control, on_event);
+                    if let Ok(mut proposer) = proposer.lock() {
+                        proposer.record(trial.index, ended.and_then(|(_, score)| score));
+                    }
                     if let Ok(mut tally) = tally.lock() {
-                        match ended {
+                        match ended.map(|(outcome, _)| outcome) {
                             Some(RunOutcome::Completed | RunOutcome::Diverged) => {
                                 tally.finished += 1;
                             }
@@ -231,22 +280,67 @@ pub fn run_sweep(
             });
         }
     });
+    if let Some(e) = proposal_failed.into_inner().ok().flatten() {
+        return Err(e);
+    }
     let mut tally = tally.into_inner().unwrap_or_default();
     tally.not_started = queue.into_inner().map(|q| q.len()).unwrap_or(0);
+    tally.not_started += proposer
+        .into_inner()
+        .map(|p| p.proposals_left() * sweep.spec.seeds)
+        .unwrap_or(0);
     Ok(tally)
 }
 
-/// Runs (or resumes, from `run`) one trial on `device`; its outcome, or `None` when it could
-/// not run at all.
+/// Where a trial runs: the sweep folder its run folder goes in, and its device.
+#[derive(Clone, Copy)]
+struct TrialPlace<'a> {
+    folder: &'a Path,
+    device: &'a DeviceChoice,
+}
+
+/// A queued trial and the run folder it resumes, if any.
+type Queued = (Trial, Option<PathBuf>);
+
+/// The first trial of the next proposed setting (its other seeds queued behind it), once the
+/// plan's own trials are all taken; `None` when the search proposes no more.
+fn next_proposal(
+    proposer: &Mutex<Proposer>,
+    queue: &Mutex<VecDeque<Queued>>,
+    on_event: &(dyn Fn(SweepEvent) + Sync),
+) -> Result<Option<Queued>, SweepError> {
+    let Ok(mut proposer) = proposer.lock() else {
+        return Ok(None);
+    };
+    let from_results = proposer.settings_with_results();
+    let Some(trials) = proposer.propose()? else {
+        return Ok(None);
+    };
+    on_event(SweepEvent::Proposed {
+        trials: trials.clone(),
+        from_results,
+    });
+    let mut trials = trials.into_iter().map(|trial| (trial, None));
+    let first = trials.next();
+    if let Ok(mut queue) = queue.lock() {
+        queue.extend(trials);
+    }
+    Ok(first)
+}
+
+/// Runs (or resumes, from `run`) one trial on `device`; its outcome and score, or `None` when
+/// it could not run at all.
 fn run_trial(
     sweep: &Sweep,
     trial: &Trial,
     run: Option<PathBuf>,
-    folder: &Path,
-    device: &DeviceChoice,
+    TrialPlace { folder, device }: TrialPlace,
+    judge: Option<TrialJudge>,
     control: &Arc<Control>,
     on_event: &(dyn Fn(SweepEvent) + Sync),
-) -> Option<RunOutcome> {
+) -> Option<(RunOutcome, Option<f64>)> {
+    let board = judge.as_ref().map(|j| Arc::clone(&j.board));
+    let judge = judge.map(|j| Box::new(j) as Box<dyn crate::train::EpochJudge>);
     let failed = |reason: String| {
         on_event(SweepEvent::Failed {
             index: trial.index,
@@ -264,10 +358,11 @@ fn run_trial(
     let mut on_stage = |_| {};
     let mut on_train_event = |_: &crate::train::TrainEvent| {};
     let record: Result<run::RunRecord, RunError> = match resumable {
-        Some(run) => run::resume(
+        Some(run) => run::resume_judged(
             &run,
             Some(vec![device.clone()]),
             control,
+            judge,
             &mut on_stage,
             &mut on_train_event,
         ),
@@ -281,10 +376,11 @@ fn run_trial(
                 Ok(experiment) => experiment,
                 Err(e) => return failed(e.to_string()),
             };
-            run::execute(
+            run::execute_judged(
                 &experiment,
                 folder,
                 control,
+                judge,
                 &mut on_stage,
                 &mut on_train_event,
             )
@@ -293,13 +389,18 @@ fn run_trial(
     match record {
         Ok(record) => {
             let outcome = record.summary.outcome;
+            let score = trial_score(outcome, &record.summary);
+            if let Some(mut board) = board.as_ref().and_then(|b| b.lock().ok()) {
+                let whole = outcome == RunOutcome::Completed && record.summary.pruned.is_none();
+                board.finish(trial.index, whole);
+            }
             on_event(SweepEvent::Ended {
                 index: trial.index,
                 folder: record.path,
                 outcome,
                 summary: Box::new(record.summary),
             });
-            Some(outcome)
+            Some((outcome, score))
         }
         Err(e) => failed(e.to_string()),
     }

@@ -1,4 +1,5 @@
 use super::plan::{MAX_TRIALS, Search, Sweep, Values};
+use super::proposals::{PROPOSALS_FILE, Proposer};
 use super::stats::{mean_std, student_t_two_sided, welch_p};
 
 const BASE: &str =
@@ -103,6 +104,64 @@ fn a_random_search_draws_the_same_settings_every_time_within_its_ranges() {
 }
 
 #[test]
+fn a_tpe_search_plans_its_random_start_and_proposes_the_rest_from_results_kept_in_the_folder() {
+    let table = "search = \"tpe\"\ntrials = 6\nstartup_trials = 3\nseeds = 2\nlr = { min = 0.0001, max = 0.1, log = true }\noptimizer.weight_decay = [0.0, 0.0005]\n";
+    let mut sweep = sweep(table).unwrap();
+    assert_eq!(
+        sweep.trials.len(),
+        3 * 2,
+        "the random start, each over its seeds"
+    );
+    assert_eq!(sweep.proposals_left(), 3);
+    assert!(
+        sweep.describe().contains("12 trial(s): tpe search"),
+        "{}",
+        sweep.describe()
+    );
+    let folder = kiln_test_support::scratch_dir("tpe-proposals");
+    let mut proposer = Proposer::new(&sweep, &folder, &[]);
+    // The first setting scored best: the proposal is drawn near it.
+    for (index, score) in [
+        (1, 0.9),
+        (2, 0.88),
+        (3, 0.5),
+        (4, 0.52),
+        (5, 0.3),
+        (6, 0.31),
+    ] {
+        proposer.record(index, Some(score));
+    }
+    assert_eq!(proposer.settings_with_results(), 3);
+    let trials = proposer
+        .propose()
+        .unwrap()
+        .expect("three settings are left to propose");
+    assert_eq!(
+        trials.iter().map(|t| (t.index, t.seed)).collect::<Vec<_>>(),
+        [(7, 7), (8, 8)]
+    );
+    for trial in &trials {
+        let draft = sweep.draft(trial).unwrap();
+        assert!((0.0001..=0.1).contains(&draft.lr));
+    }
+    // The folder keeps it: a resumed sweep plans the same trial 7 and proposes from there.
+    super::proposals::read_proposals(&mut sweep, &folder).unwrap();
+    assert_eq!(sweep.trials.len(), 8);
+    assert_eq!(sweep.trials[6], trials[0]);
+    assert_eq!(sweep.proposals_left(), 2);
+    std::fs::write(folder.join(PROPOSALS_FILE), "[[proposal]]\nlr = 0.01\n").unwrap();
+    let mut again = self::sweep(table).unwrap();
+    let error = super::proposals::read_proposals(&mut again, &folder)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("proposal 1 has no `optimizer.weight_decay`"),
+        "{error}"
+    );
+    assert!(error.contains("move it away to propose afresh"), "{error}");
+}
+
+#[test]
 fn a_range_in_a_grid_is_spaced_by_its_steps_on_its_scale() {
     let sweep = sweep("lr = { min = 0.001, max = 0.1, log = true, steps = 3 }\n").unwrap();
     let rates: Vec<f64> = sweep
@@ -125,12 +184,24 @@ fn a_sweep_that_cannot_run_is_refused_in_a_sentence_naming_what_to_change() {
         ("lr = []\n", "`lr` has no values"),
         (
             "lr = { min = 0.001, max = 0.1 }\n",
-            "only a random search draws from a range",
+            "only a random or tpe search draws from a range",
         ),
         ("search = \"random\"\nlr = [0.1]\n", "needs trials = N"),
         (
+            "search = \"tpe\"\nlr = [0.1]\n",
+            "a tpe search needs trials = N",
+        ),
+        (
+            "trials = 4\nstartup_trials = 2\nlr = [0.1]\n",
+            "startup_trials belongs to search = \"tpe\"",
+        ),
+        (
+            "search = \"tpe\"\ntrials = 4\nstartup_trials = 5\nlr = [0.1]\n",
+            "`startup_trials` must be a whole number from 1 to 4",
+        ),
+        (
             "search = \"bayes\"\nlr = [0.1]\n",
-            "use \"grid\", \"random\" or \"one-at-a-time\"",
+            "use \"grid\", \"random\", \"one-at-a-time\" or \"tpe\"",
         ),
         (
             "seeds = 0\nlr = [0.1]\n",

@@ -36,6 +36,7 @@ mod control;
 mod counters;
 pub(crate) mod error;
 mod events;
+mod judge;
 mod parallel;
 mod pipeline;
 pub mod precision;
@@ -54,6 +55,7 @@ pub use counters::RunCounters;
 pub use device_reads::CheckpointFiles;
 pub use error::TrainError;
 pub use events::{EpochRow, MetricsRow, StartInfo, TestResult, TrainEvent, TrainWarning};
+pub use judge::{EpochJudge, Pruned};
 pub use pipeline::{augmentation_preview, epoch_order, pixel_transform};
 pub use store::{KeepNothing, Restored, RunStore};
 pub use summary::{RunOutcome, RunSummary, SplitSizes, StepProfile};
@@ -98,6 +100,8 @@ pub struct Preparation {
     pub load_secs: f64,
     /// Where checkpoints and the completed model go, and where a resumed run comes from.
     pub store: Box<dyn RunStore>,
+    /// Asked after each evaluated epoch whether the run ends there (a sweep's pruning rule).
+    pub judge: Option<Box<dyn EpochJudge>>,
 }
 
 impl Default for Preparation {
@@ -105,6 +109,7 @@ impl Default for Preparation {
         Self {
             load_secs: 0.0,
             store: Box::new(KeepNothing),
+            judge: None,
         }
     }
 }
@@ -162,6 +167,9 @@ pub async fn train_async(
         run.check_progress(epoch, evaluation.as_ref(), on_event);
         if verdict.stop {
             run.stop_early(epoch);
+            break;
+        }
+        if run.judged_over(epoch, evaluation.as_ref()) {
             break;
         }
     }
@@ -323,6 +331,7 @@ mod tests {
         let preparation = Preparation {
             load_secs: 0.0,
             store,
+            judge: None,
         };
         train(
             experiment,
@@ -542,6 +551,7 @@ mod tests {
             Preparation {
                 load_secs: 0.0,
                 store: Box::new(crate::run_folder::FolderStore::new(&folder)),
+                judge: None,
             },
             &Control::new(),
             &mut |e| events.push(e),

@@ -65,6 +65,9 @@ pub struct RunSummary {
     /// Why the run ended before its last epoch, when early stopping ended it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_early: Option<EarlyStop>,
+    /// Why a sweep's pruning rule ended the run before its last epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pruned: Option<super::Pruned>,
     /// The classification report of the kept weights on the test split.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub test_report: Option<ClassReport>,
@@ -175,6 +178,7 @@ impl RunSummary {
             best_epoch: None,
             kept_epoch: None,
             stopped_early: None,
+            pruned: None,
             test_report: None,
             val_report: None,
             skipped_files: Vec::new(),

@@ -620,6 +620,7 @@ fn fine_tuned(
     let preparation = crate::train::Preparation {
         load_secs: 0.0,
         store: Box::new(kept),
+        judge: None,
     };
     let control = crate::train::Control::new();
     crate::train::train(

@@ -154,6 +154,7 @@ impl RunState<'_> {
                 .then_some(counters.selection.best_epoch),
             kept_epoch: tested.map(|t| t.epoch),
             stopped_early: self.stopped_early.clone(),
+            pruned: self.pruned.clone(),
             skipped_files: self.data.skipped.clone(),
             test_report: self.reports.0.clone(),
             val_report: self.reports.1.clone(),

@@ -64,6 +64,10 @@ pub(super) struct RunState<'a> {
     best_model: Option<Classifier>,
     /// Set when patience ran out.
     stopped_early: Option<EarlyStop>,
+    /// Asked after each evaluated epoch whether the run ends there.
+    judge: Option<Box<dyn super::EpochJudge>>,
+    /// Set when the judge ended the run.
+    pruned: Option<super::Pruned>,
     /// The test split measured on the kept weights, once the run has ended.
     tested: Option<TestResult>,
     /// The kept weights' classification reports on the test and validation splits.
@@ -223,6 +227,7 @@ impl<'a> RunState<'a> {
         let Preparation {
             load_secs,
             mut store,
+            judge,
         } = preparation;
         let (model, stepper) = Stepper::new(experiment, data, device)?;
         let start = Start::of(experiment, model, store.resumes_after())?;
@@ -258,6 +263,8 @@ impl<'a> RunState<'a> {
             },
             best_model: None,
             stopped_early: None,
+            judge,
+            pruned: None,
             tested: None,
             reports: (None, None),
             experiment,
@@ -799,6 +806,20 @@ impl<'a> RunState<'a> {
             monitor: self.selection.monitor,
             patience: self.selection.patience,
         });
+    }
+
+    /// Asks the judge, if any, about `epoch` (0-based); true when it ends the run there, which
+    /// then has completed, its summary naming the judge's rule.
+    pub(super) fn judged_over(&mut self, epoch: usize, evaluation: Option<&Evaluation>) -> bool {
+        let Some(judge) = self.judge.as_mut() else {
+            return false;
+        };
+        // The last epoch ends the run anyway: nothing is saved by pruning it.
+        if epoch + 1 >= self.experiment.epochs {
+            return false;
+        }
+        self.pruned = judge.judge(epoch + 1, evaluation.map(|e| (e.loss, e.accuracy)));
+        self.pruned.is_some()
     }
 
     /// Ends the run as `outcome` says.
