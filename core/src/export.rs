@@ -678,12 +678,17 @@ pub fn render_png(runs: &[&RunHistory], options: &PlotOptions) -> Result<Vec<u8>
         let root = BitMapBackend::with_buffer(&mut pixels, (w, h)).into_drawing_area();
         draw_figure(&root, runs, options)?;
     }
+    encode_png(&pixels, w, h)
+}
+
+/// `width` × `height` RGB `pixels` (as plotters' bitmap backend draws them) as PNG bytes.
+pub(crate) fn encode_png(pixels: &[u8], width: u32, height: u32) -> Result<Vec<u8>, ExportError> {
     let mut png = Vec::new();
     image::ImageEncoder::write_image(
         image::codecs::png::PngEncoder::new(&mut png),
-        &pixels,
-        w,
-        h,
+        pixels,
+        width,
+        height,
         image::ExtendedColorType::Rgb8,
     )
     .map_err(|e| ExportError::Encode(e.to_string()))?;

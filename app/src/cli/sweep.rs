@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use kiln_core::sweep::{self, ExplainReport, Sweep, SweepEvent, SweepReport};
+use kiln_core::sweep::{self, ExplainReport, Sweep, SweepChart, SweepEvent, SweepReport};
 use kiln_core::train::{Control, RunOutcome};
 
 /// Options of `kiln sweep`.
@@ -45,13 +45,17 @@ enum SweepCommand {
         /// Also write the table as CSV.
         #[arg(long, value_name = "FILE")]
         csv: Option<PathBuf>,
+        /// Also draw the charts (the metric against each axis, parallel coordinates past two
+        /// axes) as PNG and SVG into this folder.
+        #[arg(long, value_name = "DIR")]
+        plots: Option<PathBuf>,
     },
 }
 
 /// Runs `kiln sweep …`.
 pub fn run(args: SweepArgs) -> anyhow::Result<()> {
-    if let Some(SweepCommand::Show { dir, csv }) = &args.command {
-        return show(dir, csv.as_deref());
+    if let Some(SweepCommand::Show { dir, csv, plots }) = &args.command {
+        return show(dir, csv.as_deref(), plots.as_deref());
     }
     let (sweep, folder) = match (&args.resume, &args.config) {
         (Some(folder), _) => (sweep::open_sweep_folder(folder)?, folder.clone()),
@@ -113,6 +117,14 @@ pub(super) fn run_in_folder(
     );
     let report = SweepReport::of(sweep, folder, &sweep::trial_folders(sweep, folder));
     print!("{}", table(&report));
+    // An explain sweep's chart is its waterfall, below.
+    let charts = match sweep.spec.search {
+        sweep::Search::Explain => Vec::new(),
+        _ => write_charts(&report, folder)?,
+    };
+    if !charts.is_empty() {
+        eprintln!("the charts: {}", charts.join(", "));
+    }
     if let Some(explained) = ExplainReport::of(sweep, &report) {
         print!("\n{}", explained.describe());
         for (name, bytes) in [
@@ -221,7 +233,29 @@ fn outcome_word(outcome: RunOutcome) -> &'static str {
     }
 }
 
-fn show(dir: &Path, csv: Option<&Path>) -> anyhow::Result<()> {
+/// Draws every chart of `report` into `dir` as PNG and SVG; the PNGs' names.
+fn write_charts(report: &SweepReport, dir: &Path) -> anyhow::Result<Vec<String>> {
+    if report.rows.iter().all(|row| row.val_accuracy.is_none()) {
+        return Ok(Vec::new());
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
+    let mut written = Vec::new();
+    for chart in SweepChart::all(report) {
+        let stem = chart.file_stem(report);
+        for (extension, bytes) in [
+            ("png", chart.png(report, 900, 520)?),
+            ("svg", chart.svg(report, 900, 520)?.into_bytes()),
+        ] {
+            let path = dir.join(format!("{stem}.{extension}"));
+            kiln_core::atomic_file::write_atomically(&path, &bytes)
+                .with_context(|| format!("could not write {}", path.display()))?;
+        }
+        written.push(format!("{stem}.png"));
+    }
+    Ok(written)
+}
+
+fn show(dir: &Path, csv: Option<&Path>, plots: Option<&Path>) -> anyhow::Result<()> {
     let sweep = sweep::open_sweep_folder(dir)?;
     let report = SweepReport::of(&sweep, dir, &sweep::trial_folders(&sweep, dir));
     print!("{}", table(&report));
@@ -232,6 +266,10 @@ fn show(dir: &Path, csv: Option<&Path>) -> anyhow::Result<()> {
         kiln_core::atomic_file::write_atomically(csv, report.to_csv().as_bytes())
             .with_context(|| format!("could not write {}", csv.display()))?;
         eprintln!("wrote {}", csv.display());
+    }
+    if let Some(plots) = plots {
+        let charts = write_charts(&report, plots)?;
+        eprintln!("wrote {} in {}", charts.join(", "), plots.display());
     }
     Ok(())
 }

@@ -1223,8 +1223,30 @@ fn a_sweep_runs_every_trial_into_one_folder_and_shows_a_row_per_setting() {
         .filter(|e| e.as_ref().unwrap().path().is_dir())
         .count();
     assert_eq!(trials, 4);
+    // The metric against the axis, drawn beside the trials.
+    assert!(
+        std::fs::read(sweep.join("sweep-lr.png"))
+            .unwrap()
+            .starts_with(b"\x89PNG")
+    );
+    let svg = std::fs::read_to_string(sweep.join("sweep-lr.svg")).unwrap();
+    assert!(svg.contains("validation accuracy against lr"));
+    assert!(
+        !svg.contains("log scale"),
+        "listed values under two decades apart lie on a linear axis"
+    );
     let csv = dir.join("table.csv");
-    let output = kiln(&["sweep", "show", &path(&sweep), "--csv", &path(&csv)]);
+    let plots = dir.join("plots");
+    let output = kiln(&[
+        "sweep",
+        "show",
+        &path(&sweep),
+        "--csv",
+        &path(&csv),
+        "--plots",
+        &path(&plots),
+    ]);
+    assert!(plots.join("sweep-lr.svg").is_file());
     let table = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(

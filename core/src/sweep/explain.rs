@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use plotters::prelude::*;
 
 use crate::config::ExperimentDraft;
-use crate::export::{ExportError, register_font};
+use crate::export::{ExportError, encode_png, register_font};
 
 use super::plan::{SWEEP_TABLE, Search, Sweep, get, value_text};
 use super::report::{NOISE_P, SweepReport};
@@ -386,16 +386,7 @@ impl ExplainReport {
                 BitMapBackend::with_buffer(&mut pixels, (width_px, height_px)).into_drawing_area();
             self.draw_waterfall(&root)?;
         }
-        let mut png = Vec::new();
-        image::ImageEncoder::write_image(
-            image::codecs::png::PngEncoder::new(&mut png),
-            &pixels,
-            width_px,
-            height_px,
-            image::ExtendedColorType::Rgb8,
-        )
-        .map_err(|e| ExportError::Encode(e.to_string()))?;
-        Ok(png)
+        encode_png(&pixels, width_px, height_px)
     }
 
     /// The bars: (label, bottom, top, colour) in points of accuracy.

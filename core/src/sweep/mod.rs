@@ -4,11 +4,13 @@
 //! [`plan`] turns the config into trials (grid, random, or one-at-a-time from the base, each
 //! setting with N seeds); a model-based search ([`tpe`]) plans its first settings at random and
 //! [`proposals`] the rest as results come in; [`runner`] runs them as a queue over devices into
-//! one sweep folder that a second start resumes, [`pruning`] ending trials clearly behind; [`report`] reads that folder as a row per setting; [`explain`]
-//! makes the sweep between two configs and reads it as each difference's effect.
+//! one sweep folder that a second start resumes, [`pruning`] ending trials clearly behind;
+//! [`report`] reads that folder as a row per setting and [`plots`] draws it; [`explain`] makes
+//! the sweep between two configs and reads it as each difference's effect.
 
 pub mod explain;
 pub mod plan;
+pub mod plots;
 pub mod proposals;
 pub mod pruning;
 pub mod report;
@@ -18,6 +20,7 @@ pub mod tpe;
 
 pub use explain::{Difference, ExplainReport, differences, explain_config};
 pub use plan::{Axis, PlanError, Search, Sweep, SweepSpec, Trial, Values};
+pub use plots::SweepChart;
 pub use proposals::{PROPOSALS_FILE, trial_score};
 pub use pruning::PruneRule;
 pub use report::{SettingRow, SweepReport, VersusBest};

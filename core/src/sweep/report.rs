@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::run_folder::RunHistory;
 use crate::train::{RunOutcome, RunSummary};
 
-use super::plan::{Sweep, setting_text};
+use super::plan::{Axis, Sweep, setting_text};
 use super::runner::{SweepError, open_sweep_folder, trial_folders};
 use super::stats::{mean_std, welch_p};
 
@@ -96,6 +96,10 @@ pub struct SweepReport {
     pub rows: Vec<SettingRow>,
     /// Whether the runs validated on the test set (their "validation" figure is test's).
     pub validated_on_test: bool,
+    /// The axes the sweep varies, for its charts.
+    pub axes: Vec<Axis>,
+    /// The base config, every default written out: the value of an axis a row leaves alone.
+    pub base: toml::Table,
 }
 
 impl SweepReport {
@@ -143,6 +147,18 @@ impl SweepReport {
             plan: sweep.describe(),
             rows,
             validated_on_test,
+            axes: sweep.spec.axes.clone(),
+            base: sweep.base.clone(),
+        }
+    }
+
+    /// The name of the figure rows are ranked by: `validation`, or `test` for runs validated on
+    /// the test set.
+    pub fn figure_name(&self) -> &'static str {
+        if self.validated_on_test {
+            "test (validated on)"
+        } else {
+            "validation"
         }
     }
 
