@@ -10,6 +10,7 @@ mod export;
 mod export_model;
 mod import;
 mod label_columns;
+mod lr_find;
 mod predict;
 mod progress;
 pub mod reference;
@@ -75,6 +76,9 @@ enum Command {
     Explain(explain::ExplainArgs),
     /// Time a workload for a fixed number of steps: warm-up, ms per step, samples/s, memory.
     Bench(Box<bench::BenchArgs>),
+    /// Find a learning rate: a fresh model trained while the rate grows from tiny to huge until
+    /// the loss diverges; the rate where the loss fell fastest is suggested.
+    LrFind(Box<lr_find::LrFindArgs>),
     /// Pack a run folder, checkpoints included, into one .tar file to carry elsewhere.
     Archive(archive::ArchiveArgs),
     /// Bring runs into a runs folder: run folder archives (`kiln archive`, the window's
@@ -113,6 +117,7 @@ pub fn main() -> ExitCode {
         Some(Command::Predict(args)) => predict::run(&args),
         Some(Command::Compare(args)) => compare::run(&args),
         Some(Command::Bench(args)) => bench::run(*args),
+        Some(Command::LrFind(args)) => lr_find::run(*args),
         Some(Command::Serve(args)) => serve::run(&args),
         Some(Command::Archive(args)) => archive::run_archive(&args),
         Some(Command::Import(args)) => import::run(&args),

@@ -85,6 +85,24 @@ impl KilnApp {
         }
     }
 
+    /// The *Find lr…* window, while open; a rate taken from it goes into Setup.
+    pub(super) fn lr_finder_ui(&mut self, ctx: &egui::Context) {
+        let Some(finder) = &mut self.lr_finder else {
+            return;
+        };
+        match finder.window_ui(ctx) {
+            Some(lr_finder::LrFinderAction::UseRate(lr)) => {
+                *self.form.text_mut(kiln_core::settings::Setting::Lr) = format!("{lr:.2e}");
+                self.notice = Some(format!(
+                    "learning rate set to {lr:.2e}, the range test's suggestion"
+                ));
+                self.lr_finder = None;
+            }
+            Some(lr_finder::LrFinderAction::Close) => self.lr_finder = None,
+            None => {}
+        }
+    }
+
     pub(super) fn handle_setup_action(&mut self, action: SetupAction) {
         match action {
             SetupAction::ChooseImageFolder => self.choose_data_folder(DataChoice::ImageFolder),
@@ -94,6 +112,19 @@ impl KilnApp {
             SetupAction::FetchWeights(arch) => self.start_download(Download::Weights(arch)),
             SetupAction::ChooseWeightsFile => self.choose_weights_file(),
             SetupAction::AddRemoteBox => self.remote_boxes.open_dialog(),
+            SetupAction::FindLr => match self.form.check().experiment {
+                Some(experiment) => {
+                    let ctx = self.ctx.clone();
+                    let finder = lr_finder::LrFinder::start(experiment, move || wake(&ctx));
+                    self.lr_finder = Some(finder);
+                }
+                None => {
+                    self.notice = Some(format!(
+                        "the learning rate cannot be tested yet: {}",
+                        self.form.check().blocking_reason().unwrap_or_default()
+                    ));
+                }
+            },
             SetupAction::InspectData => match self.form.check().experiment {
                 Some(experiment) => {
                     let ctx = self.ctx.clone();

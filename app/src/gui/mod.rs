@@ -22,6 +22,7 @@
 //! session.rs, fetch.rs  the workers: a training run, a download
 //! files.rs           file dialogs on a desktop; downloads and the folder chooser in a page
 //! remote_boxes.rs    the Add remote box window and the boxes the window remembers
+//! lr_finder.rs       the Find lr… window: the learning-rate range test on a thread, its chart
 //! page_store.rs      a browser page's runs kept in its IndexedDB between visits
 //! background_job.rs  one answer computed on a named thread: the Data and cell windows, a model export
 //! ```
@@ -35,6 +36,7 @@ mod data_view;
 mod fetch;
 mod files;
 mod logic;
+mod lr_finder;
 #[cfg(target_arch = "wasm32")]
 mod page_store;
 mod plots;
@@ -204,6 +206,8 @@ pub struct KilnApp {
     file_job: Option<BackgroundJob<String>>,
     /// The Data window, when open.
     pub data_view: Option<DataView>,
+    /// The *Find lr…* window, when open.
+    lr_finder: Option<lr_finder::LrFinder>,
     /// The images of a clicked confusion-matrix cell, when open.
     pub cell_images: Option<CellImages>,
     /// The Predict view's folder of predictions, under way or done.
@@ -275,6 +279,7 @@ impl KilnApp {
             try_model: None,
             file_job: None,
             data_view: None,
+            lr_finder: None,
             cell_images: None,
             #[cfg(not(target_arch = "wasm32"))]
             folder_predictions: None,
@@ -418,6 +423,7 @@ impl eframe::App for KilnApp {
         egui::CentralPanel::default().show(ui, |ui| self.stage_ui(ui, &check));
         let ctx = ui.ctx().clone();
         self.remote_boxes.dialog_ui(&ctx);
+        self.lr_finder_ui(&ctx);
         if let Some(view) = &mut self.data_view {
             let experiment = check
                 .experiment

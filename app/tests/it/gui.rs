@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use kiln::gui::{
     AppOptions, Arrangement, DataChoice, DatasetKind, KilnApp, ModelKind, Pane, PlotRun, RunsDir,
     RunsPanel, SeedBand, SetupContext, SetupForm, Stage, StartFrom, Tiled, arrangement_ui,
@@ -1542,4 +1542,38 @@ fn add_remote_box_opens_a_window_that_says_what_is_wrong_with_the_address() {
     harness.get_by_label("Add").click();
     harness.run();
     harness.get_by_label_contains("\"gpu-box\" is not a box address");
+}
+
+#[test]
+fn find_lr_runs_the_range_test_and_one_click_takes_its_suggestion_into_setup() {
+    let runs_dir = scratch_dir("find-lr");
+    let mut harness = app_harness(&runs_dir);
+    harness.state_mut().form = small_run_form("lr-test", 1, 32);
+    harness.run();
+    harness.get_by_label("Find lr…").scroll_to_me();
+    harness.run();
+    harness.get_by_label("Find lr…").click();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    // The test runs on its thread; the window waits, then offers the suggestion.
+    let label = loop {
+        harness.step();
+        if let Some(button) = harness.query_by_label_contains("Use ") {
+            break button.accesskit_node().label().unwrap_or_default();
+        }
+        assert!(Instant::now() < deadline, "timed out");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let suggested: f64 = label.trim_start_matches("Use ").parse().unwrap();
+    harness.get_by_label(&label).click();
+    harness.run();
+    let experiment = harness.state().form.check().experiment.unwrap();
+    assert_eq!(experiment.lr, suggested);
+    assert!(
+        harness.query_by_label("Find a learning rate").is_none(),
+        "the window closed"
+    );
+    assert!(
+        !runs_dir.exists() || std::fs::read_dir(&runs_dir).unwrap().next().is_none(),
+        "the range test leaves no run folder"
+    );
 }

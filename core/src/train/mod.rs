@@ -37,6 +37,7 @@ mod counters;
 pub(crate) mod error;
 mod events;
 mod judge;
+pub mod lr_find;
 mod parallel;
 mod pipeline;
 pub mod precision;

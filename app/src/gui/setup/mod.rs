@@ -52,6 +52,8 @@ pub enum SetupAction {
     InspectData,
     /// Open the *Add remote box* window.
     AddRemoteBox,
+    /// Run the learning-rate range test on the form's workload.
+    FindLr,
 }
 
 /// What the panel shows about the data set and devices, gathered outside the form.
@@ -95,7 +97,7 @@ pub fn setup_ui(
             section_rows_ui(ui, form, Section::Model, &shown, errors, |_, _, _| {});
         });
         section_ui(ui, Section::Optimizer, searching, |ui| {
-            optimizer_rows_ui(ui, form, &shown, errors);
+            optimizer_rows_ui(ui, form, &shown, errors, &mut actions);
         });
         section_ui(ui, Section::Validation, searching, |ui| {
             let validated_on = form.draft.validation;
@@ -451,6 +453,7 @@ fn optimizer_rows_ui(
     form: &mut SetupForm,
     shown: &ExperimentDraft,
     errors: &BTreeMap<Setting, String>,
+    actions: &mut Vec<SetupAction>,
 ) {
     let mut kind = form.optimizer;
     let options = [
@@ -466,7 +469,29 @@ fn optimizer_rows_ui(
         Some(&new_form().optimizer),
     );
     form.set_optimizer(kind);
-    section_rows_ui(ui, form, Section::Optimizer, shown, errors, |_, _, _| {});
+    section_rows_ui(
+        ui,
+        form,
+        Section::Optimizer,
+        shown,
+        errors,
+        |ui, _, setting| {
+            // A page runs one thread: a range test there would hold the page for its length.
+            if setting == Setting::Lr && cfg!(not(target_arch = "wasm32")) {
+                ui.label("");
+                if ui
+                .button("Find lr…")
+                .on_hover_text(
+                    "Train a fresh model of this setup while the rate grows from 1e-7 until the loss diverges, and suggest the rate where the loss fell fastest",
+                )
+                .clicked()
+            {
+                actions.push(SetupAction::FindLr);
+            }
+                ui.end_row();
+            }
+        },
+    );
     match form.optimizer {
         OptimizerKind::Sgd => {
             typed_row(ui, form, Setting::Momentum, errors);
