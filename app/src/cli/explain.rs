@@ -1,6 +1,7 @@
 //! `kiln explain A B`: every setting in which two configs differ, defaults included, run along
 //! the one-at-a-time path as a sweep (each difference alone on A, each undone from B, over
-//! seeds), and each difference's effect on accuracy and speed with its interval.
+//! seeds), and each difference's effect on accuracy and speed with its interval; with
+//! `--loop`, the speed gap between Kiln's loop and the naive user loop, habit by habit.
 
 use std::path::PathBuf;
 
@@ -13,11 +14,21 @@ use kiln_core::sweep::{self, Sweep};
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
     /// A: a config file, a run folder (its config.toml) or a preset's name.
-    #[arg(value_name = "A", required_unless_present = "resume")]
+    #[arg(value_name = "A", required_unless_present_any = ["resume", "speed"])]
     a: Option<String>,
     /// B: a config file, a run folder or a preset's name; its differences from A are explained.
-    #[arg(value_name = "B", required_unless_present = "resume")]
+    #[arg(value_name = "B", required_unless_present_any = ["resume", "speed"])]
     b: Option<String>,
+    /// Explain a speed gap instead: Kiln's loop against the naive user loop on A's workload
+    /// (the built-in default without A), each of the naive loop's habits taken up alone.
+    #[arg(long = "loop", conflicts_with_all = ["b", "resume", "list"])]
+    speed: bool,
+    /// With --loop: the device the loops run on (default: A's).
+    #[arg(long, value_name = "DEVICE", requires = "speed")]
+    device: Option<String>,
+    /// With --loop: steps timed per loop, after one warm-up step.
+    #[arg(long, value_name = "N", default_value_t = 200, requires = "speed")]
+    steps: usize,
     /// Seeds of each setting on the path (at least 2 for intervals).
     #[arg(long, value_name = "N", default_value_t = 3)]
     seeds: usize,
@@ -41,6 +52,13 @@ pub struct ExplainArgs {
 
 /// Runs `kiln explain`.
 pub fn run(args: ExplainArgs) -> anyhow::Result<()> {
+    if args.speed {
+        let draft = match &args.a {
+            Some(word) => draft_of(word)?,
+            None => ExperimentDraft::default(),
+        };
+        return super::explain_loop::run(draft, args.device.as_deref(), args.steps);
+    }
     if let Some(folder) = &args.resume {
         let sweep = sweep::open_sweep_folder(folder)?;
         return super::sweep::run_in_folder(&sweep, folder, args.devices.as_deref());
@@ -73,16 +91,7 @@ pub fn run(args: ExplainArgs) -> anyhow::Result<()> {
     if !(1..=sweep::plan::MAX_SEEDS).contains(&args.seeds) {
         anyhow::bail!("--seeds must be from 1 to {}", sweep::plan::MAX_SEEDS);
     }
-    let name: String = format!("explain-{}-vs-{}", a.name, b.name)
-        .chars()
-        .map(|c| {
-            if c.is_alphanumeric() || "-_.".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let name = sweep::explain_name(&a, &b);
     let text = sweep::explain_config(&a, &differences, args.seeds, &name);
     let planned = Sweep::from_toml(&text, "the explain sweep")?;
     let folder = sweep::create_sweep_folder(&args.sweeps_dir, &planned, &text)?;

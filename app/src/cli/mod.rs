@@ -6,6 +6,7 @@ mod compare;
 mod data;
 mod devices;
 mod explain;
+mod explain_loop;
 mod export;
 mod export_model;
 mod import;

@@ -86,6 +86,7 @@ impl KilnApp {
     }
 
     /// The *Find lr…* window, while open; a rate taken from it goes into Setup.
+    #[cfg(not(target_arch = "wasm32"))]
     pub(super) fn lr_finder_ui(&mut self, ctx: &egui::Context) {
         let Some(finder) = &mut self.lr_finder else {
             return;
@@ -112,6 +113,9 @@ impl KilnApp {
             SetupAction::FetchWeights(arch) => self.start_download(Download::Weights(arch)),
             SetupAction::ChooseWeightsFile => self.choose_weights_file(),
             SetupAction::AddRemoteBox => self.remote_boxes.open_dialog(),
+            #[cfg(target_arch = "wasm32")]
+            SetupAction::FindLr => {}
+            #[cfg(not(target_arch = "wasm32"))]
             SetupAction::FindLr => match self.form.check().experiment {
                 Some(experiment) => {
                     let ctx = self.ctx.clone();

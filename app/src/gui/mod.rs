@@ -23,6 +23,9 @@
 //! files.rs           file dialogs on a desktop; downloads and the folder chooser in a page
 //! remote_boxes.rs    the Add remote box window and the boxes the window remembers
 //! lr_finder.rs       the Find lr… window: the learning-rate range test on a thread, its chart
+//! experiments.rs     starting a sweep or an explain sweep from the window, where their folders go
+//! sweep_dialog.rs    the Sweep… window: the settings to vary, the search, seeds and pruning
+//! sweep_job.rs       a sweep the window runs (Sweep…, Explain the difference), its table and charts
 //! page_store.rs      a browser page's runs kept in its IndexedDB between visits
 //! background_job.rs  one answer computed on a named thread: the Data and cell windows, a model export
 //! ```
@@ -33,9 +36,12 @@ mod background_job;
 mod cell_images;
 mod compare_panel;
 mod data_view;
+#[cfg(not(target_arch = "wasm32"))]
+mod experiments;
 mod fetch;
 mod files;
 mod logic;
+#[cfg(not(target_arch = "wasm32"))]
 mod lr_finder;
 #[cfg(target_arch = "wasm32")]
 mod page_store;
@@ -50,6 +56,10 @@ mod session;
 mod setup;
 mod stage;
 mod status;
+#[cfg(not(target_arch = "wasm32"))]
+mod sweep_dialog;
+#[cfg(not(target_arch = "wasm32"))]
+mod sweep_job;
 mod training_panel;
 mod try_model;
 mod views;
@@ -207,7 +217,14 @@ pub struct KilnApp {
     /// The Data window, when open.
     pub data_view: Option<DataView>,
     /// The *Find lr…* window, when open.
+    #[cfg(not(target_arch = "wasm32"))]
     lr_finder: Option<lr_finder::LrFinder>,
+    /// The *Sweep…* window, when open.
+    #[cfg(not(target_arch = "wasm32"))]
+    sweep_dialog: Option<sweep_dialog::SweepDialog>,
+    /// The sweep the window runs or ran last, shown in the Compare view.
+    #[cfg(not(target_arch = "wasm32"))]
+    sweep_job: Option<sweep_job::SweepJob>,
     /// The images of a clicked confusion-matrix cell, when open.
     pub cell_images: Option<CellImages>,
     /// The Predict view's folder of predictions, under way or done.
@@ -279,7 +296,12 @@ impl KilnApp {
             try_model: None,
             file_job: None,
             data_view: None,
+            #[cfg(not(target_arch = "wasm32"))]
             lr_finder: None,
+            #[cfg(not(target_arch = "wasm32"))]
+            sweep_dialog: None,
+            #[cfg(not(target_arch = "wasm32"))]
+            sweep_job: None,
             cell_images: None,
             #[cfg(not(target_arch = "wasm32"))]
             folder_predictions: None,
@@ -423,7 +445,10 @@ impl eframe::App for KilnApp {
         egui::CentralPanel::default().show(ui, |ui| self.stage_ui(ui, &check));
         let ctx = ui.ctx().clone();
         self.remote_boxes.dialog_ui(&ctx);
+        #[cfg(not(target_arch = "wasm32"))]
         self.lr_finder_ui(&ctx);
+        #[cfg(not(target_arch = "wasm32"))]
+        self.sweep_dialog_ui(&ctx);
         if let Some(view) = &mut self.data_view {
             let experiment = check
                 .experiment

@@ -119,12 +119,32 @@ impl KilnApp {
             ..
         } = Plotted::of(&self.session, &self.runs);
         let runs = plot_runs(&histories, &labels);
+        #[cfg(not(target_arch = "wasm32"))]
+        let sweep_running = self.sweep_running();
+        #[cfg_attr(target_arch = "wasm32", allow(unused_mut))]
+        let mut open_sweep = false;
         ui.horizontal(|ui| {
             if runs.is_empty() {
                 ui.label("Press Start to train, or tick past runs on the right to compare them.");
             }
+            // Under Start rather than beside it: the controls' row has no room left at 1280.
+            #[cfg(not(target_arch = "wasm32"))]
+            {
+                open_sweep = ui
+                    .add_enabled(!sweep_running, egui::Button::new("Sweep…"))
+                    .on_hover_text("Run these settings over values of the ones you tick, as trials over seeds, and read them as one table (kiln sweep)")
+                    .on_disabled_hover_text("a sweep is running: its progress is in the Compare view")
+                    .clicked();
+            }
             reset_layout_ui(ui, &mut self.arrangements.train);
         });
+        #[cfg(not(target_arch = "wasm32"))]
+        if open_sweep {
+            // The field itself, not a method on the app: the plotted runs borrow its runs.
+            self.sweep_dialog.get_or_insert_with(Default::default);
+        }
+        #[cfg(target_arch = "wasm32")]
+        let _ = open_sweep;
         legend_ui(ui, &runs, &bands);
         let x_axis = self.x_axis;
         per_epoch_note_ui(ui, &runs, x_axis);
@@ -143,13 +163,33 @@ impl KilnApp {
             bands,
         } = Plotted::of(&self.session, &self.runs);
         let runs = plot_runs(&histories, &labels);
+        #[cfg_attr(target_arch = "wasm32", allow(unused_mut))]
+        let mut explain = false;
+        #[cfg(not(target_arch = "wasm32"))]
+        let sweep_running = self.sweep_running();
         ui.horizontal(|ui| {
             ui.label(match histories.len() {
                 0 | 1 => "Tick two runs or more on the right to compare their settings, results and curves.".to_owned(),
                 n => format!("{n} runs side by side; runs that differ only in their seed are drawn as one band."),
             });
+            #[cfg(not(target_arch = "wasm32"))]
+            if histories.len() == 2 {
+                explain = ui
+                    .add_enabled(!sweep_running, egui::Button::new("Explain the difference"))
+                    .on_hover_text("Apply each setting in which the second run differs alone to the first, and undo each alone from the second, over 3 seeds: each difference's effect, what is within seed noise, and their interaction (kiln explain)")
+                    .on_disabled_hover_text("a sweep is running")
+                    .clicked();
+            }
             reset_layout_ui(ui, &mut self.arrangements.compare);
         });
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Some(job) = &mut self.sweep_job {
+            egui::ScrollArea::vertical()
+                .id_salt("sweep-job-scroll")
+                .max_height(ui.available_height() * 0.55)
+                .show(ui, |ui| sweep_job::sweep_job_ui(ui, job));
+            ui.separator();
+        }
         legend_ui(ui, &runs, &bands);
         let x_axis = self.x_axis;
         per_epoch_note_ui(ui, &runs, x_axis);
@@ -173,6 +213,12 @@ impl KilnApp {
                 "The compare table lists what differs between the ticked runs, then their results.",
             ),
         });
+        #[cfg(not(target_arch = "wasm32"))]
+        if explain {
+            self.explain_ticked();
+        }
+        #[cfg(target_arch = "wasm32")]
+        let _ = explain;
     }
 
     /// The run the Results view shows: the one picked there while it is still live or ticked,

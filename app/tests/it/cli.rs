@@ -1350,6 +1350,37 @@ fn a_tpe_sweep_proposes_from_results_and_asha_prunes_each_trial_behind_at_its_ru
 }
 
 #[test]
+fn explain_loop_splits_the_naive_loops_slowdown_habit_by_habit() {
+    let output = kiln(&["explain", "--loop", "--device", "cpu", "--steps", "10"]);
+    let said = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(output.status.success(), "{said}{}", stderr(&output));
+    let rows: Vec<&str> = said
+        .lines()
+        .filter(|l| {
+            l.starts_with("Kiln's loop") || l.starts_with("+ ") || l.starts_with("all of them")
+        })
+        .collect();
+    assert_eq!(
+        rows.len(),
+        8,
+        "Kiln's, each of six habits, the naive loop: {said}"
+    );
+    assert!(
+        rows[0].contains(" 1.00 "),
+        "Kiln's loop against itself: {said}"
+    );
+    assert!(said.contains("+ the loss read every step"), "{said}");
+    assert!(said.contains("+ evaluation synced per batch"), "{said}");
+    assert!(
+        said.contains("per training step the habits alone add"),
+        "{said}"
+    );
+    // Two configs and --loop are two questions.
+    let output = kiln(&["explain", "--loop", "a.toml", "b.toml"]);
+    assert!(!output.status.success());
+}
+
+#[test]
 fn explain_splits_a_gap_into_effects_that_agree_with_separate_runs_of_each_flip() {
     let dir = scratch_dir("explain");
     let path = |p: &Path| p.to_str().unwrap().to_owned();

@@ -1577,3 +1577,104 @@ fn find_lr_runs_the_range_test_and_one_click_takes_its_suggestion_into_setup() {
         "the range test leaves no run folder"
     );
 }
+
+/// Waits, stepping the window, until a label containing `text` shows.
+fn step_until_label(harness: &mut Harness<'static, KilnApp>, text: &str, secs: u64) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        harness.step();
+        if harness.query_by_label_contains(text).is_some() {
+            return;
+        }
+        assert!(Instant::now() < deadline, "\"{text}\" never showed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn the_sweep_window_runs_a_grid_of_the_ticked_setting_and_compare_shows_its_table() {
+    let root = scratch_dir("gui-sweep");
+    let runs_dir = root.join("runs");
+    let mut harness = app_harness(&runs_dir);
+    harness.state_mut().form = small_run_form("swept", 1, 64);
+    harness.run();
+    harness.get_by_label("Sweep…").click();
+    harness.run();
+    harness
+        .get_by_role_and_label(egui::accesskit::Role::CheckBox, "Learning rate")
+        .click();
+    harness.run();
+    // Refused in a sentence while the ticked setting has no values.
+    harness.get_by_label("▶ Start sweep").click();
+    harness.run();
+    harness.get_by_label_contains("give its values");
+    let field = harness.get(
+        egui_kittest::kittest::by()
+            .role(egui::accesskit::Role::TextInput)
+            .predicate(|node| node.placeholder().is_some_and(|p| p == "now 0.001")),
+    );
+    field.focus();
+    harness.run();
+    harness
+        .get(
+            egui_kittest::kittest::by()
+                .role(egui::accesskit::Role::TextInput)
+                .predicate(|node| node.placeholder().is_some_and(|p| p == "now 0.001")),
+        )
+        .type_text("0.001, 0.02");
+    harness.run();
+    harness.get_by_label("▶ Start sweep").click();
+    // The sweep's spinner keeps the window busy: step, do not `run`.
+    harness.step();
+    assert_eq!(harness.state().stage, Stage::Compare);
+    step_until_label(&mut harness, "finished now", 120);
+    harness.step();
+    harness.get_by_label("lr=0.001");
+    harness.get_by_label("lr=0.02");
+    harness.get_by_label_contains("2 finished now");
+    // The sweep folder sits beside the runs folder, its trials inside it.
+    let sweeps: Vec<PathBuf> = std::fs::read_dir(root.join("sweeps"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(sweeps.len(), 1);
+    assert!(sweeps[0].join("sweep.toml").is_file());
+}
+
+#[test]
+fn explain_the_difference_runs_the_explain_sweep_between_two_ticked_runs() {
+    let root = scratch_dir("gui-explain");
+    let runs_dir = root.join("runs");
+    std::fs::create_dir_all(&runs_dir).unwrap();
+    for (name, lr) in [("slow", 0.001), ("fast", 0.02)] {
+        // Runs with rows to plot, whose configs are small enough to train again quickly.
+        let mut form = small_run_form(name, 1, 64);
+        *form.text_mut(Setting::Lr) = lr.to_string();
+        let mut history = fake_history(name, lr, 3000.0);
+        history.config = Some(form.check().experiment.unwrap().draft().clone());
+        let labels: Vec<u8> = (0..20).map(|i| (i % 10) as u8).collect();
+        let names: Vec<String> = (0..10).map(|i| format!("class {i}")).collect();
+        let predictions = test_predictions(names, labels.clone(), labels);
+        finished_run(&runs_dir, &history, &predictions);
+    }
+    let mut harness = app_harness(&runs_dir);
+    harness.run();
+    for name in ["-slow", "-fast"] {
+        harness.get_by_label_contains(name).click_accesskit();
+        harness.run();
+    }
+    harness
+        .get_all_by_label("Compare (2)")
+        .next()
+        .unwrap()
+        .click();
+    harness.run();
+    harness.get_by_label("Explain the difference").click();
+    // The sweep's spinner keeps the window busy: step, do not `run`.
+    harness.step();
+    step_until_label(&mut harness, "finished now", 180);
+    harness.step();
+    // The one difference, applied alone and undone alone over three seeds each.
+    harness.get_by_label_contains("lr (0.0");
+    harness.get_by_label_contains("6 finished now");
+}

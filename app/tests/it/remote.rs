@@ -438,3 +438,62 @@ fn a_box_killed_mid_run_fails_the_run_keeps_its_rows_and_it_resumes_on_the_local
     let _ = resumed.kill();
     let _ = resumed.wait();
 }
+
+#[test]
+fn a_sweep_spreads_its_trials_over_the_local_cpu_and_a_box_one_trial_each_at_a_time() {
+    let scratch = scratch_dir("remote-sweep");
+    let kiln_box = KilnBox::start(&scratch);
+    let config = scratch.join("spread.toml");
+    std::fs::write(
+        &config,
+        "name = \"spread\"\ndevice = \"cpu\"\nepochs = 1\nbatch_size = 64\nseed = 7\n\n[model]\nkind = \"mlp\"\nwidths = [32]\n\n[sweep]\nlr = [0.001, 0.002, 0.005, 0.01]\n",
+    )
+    .unwrap();
+    let devices = format!("cpu,{}", kiln_box.device());
+    let output = run({
+        let mut command = Command::new(env!("CARGO_BIN_EXE_kiln"));
+        command
+            .arg("sweep")
+            .arg(&config)
+            .args(["--devices", &devices, "--sweeps-dir"])
+            .arg(scratch.join("sweeps"))
+            .env("XDG_CONFIG_HOME", scratch.join("no-config"))
+            .env("KILN_REMOTE_TOKEN", TOKEN);
+        command
+    });
+    let said = text(&output);
+    assert!(output.status.success(), "{said}");
+    let on = |device: &str| said.matches(&format!(": started on {device}")).count();
+    let (local, remote) = (on("cpu"), on("remote:"));
+    assert_eq!(local + remote, 4, "{said}");
+    assert!(
+        local >= 1 && remote >= 1,
+        "both devices took trials: {said}"
+    );
+    assert!(
+        kiln_box
+            .wait_for_line("127.0.0.1:")
+            .contains("opened a session on device 0")
+    );
+    // Every trial completed, wherever it ran, and the box's trials name it.
+    let sweep = std::fs::read_dir(scratch.join("sweeps"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let summaries: Vec<String> = std::fs::read_dir(&sweep)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("summary.json"))
+        .filter(|p| p.is_file())
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    assert_eq!(summaries.len(), 4);
+    assert!(summaries.iter().all(|s| s.contains("\"completed\"")));
+    let on_box = summaries
+        .iter()
+        .filter(|s| s.contains(&format!(" on {}", kiln_box.address)))
+        .count();
+    assert_eq!(on_box, remote, "{summaries:?}");
+}

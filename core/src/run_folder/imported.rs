@@ -14,7 +14,7 @@
 
 use std::path::{Path, PathBuf};
 
-use kiln_formats::training_log::{FoundLog, LogEpoch, SeriesNames};
+use kiln_formats::training_log::{FoundLog, LogEpoch};
 use serde::{Deserialize, Serialize};
 
 use super::tensorboard::EventFiles;
@@ -138,7 +138,7 @@ pub struct ImportOutcome {
 pub fn import_path(
     path: &Path,
     runs_dir: &Path,
-    names: &SeriesNames,
+    names: &kiln_formats::training_log::SeriesNames,
 ) -> Result<ImportOutcome, String> {
     use kiln_formats::files::Disk;
 

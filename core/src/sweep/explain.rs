@@ -104,6 +104,21 @@ fn walk(
     }
 }
 
+/// The name of the explain sweep from A to B: `explain-<a>-vs-<b>`, with any character a folder
+/// name should not hold made `_`.
+pub fn explain_name(a: &ExperimentDraft, b: &ExperimentDraft) -> String {
+    format!("explain-{}-vs-{}", a.name, b.name)
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 /// The sweep config of `kiln explain A B`: A's config with a `[sweep]` table that sets each of
 /// B's values (search "explain", `seeds` per setting), named `name`.
 pub fn explain_config(

@@ -18,7 +18,7 @@ pub mod runner;
 pub mod stats;
 pub mod tpe;
 
-pub use explain::{Difference, ExplainReport, differences, explain_config};
+pub use explain::{Difference, ExplainReport, differences, explain_config, explain_name};
 pub use plan::{Axis, PlanError, Search, Sweep, SweepSpec, Trial, Values};
 pub use plots::SweepChart;
 pub use proposals::{PROPOSALS_FILE, trial_score};

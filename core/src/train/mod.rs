@@ -37,6 +37,7 @@ mod counters;
 pub(crate) mod error;
 mod events;
 mod judge;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod lr_find;
 mod parallel;
 mod pipeline;
@@ -205,6 +206,17 @@ mod tests {
             split.labels.push(label);
         }
         split
+    }
+
+    /// A 16-unit MLP with batches of 20: a quick experiment on [`tiny_dataset`].
+    pub(super) fn tiny_mlp() -> Experiment {
+        ExperimentDraft {
+            model: "mlp:16".parse().unwrap(),
+            batch_size: 20,
+            ..ExperimentDraft::default()
+        }
+        .validate()
+        .unwrap()
     }
 
     pub(super) fn tiny_dataset() -> ImageDataset {

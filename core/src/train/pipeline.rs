@@ -304,6 +304,16 @@ pub(super) struct InputPipeline {
 }
 
 impl InputPipeline {
+    /// The options evaluation's batches are built with for `experiment` (the map and the
+    /// model's resize), for batches made outside a pipeline (`kiln bench`'s uploads).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(super) fn plain_options(
+        experiment: &Experiment,
+        transform: &PixelTransform,
+    ) -> BatchOptions {
+        batch_options(experiment, transform).0
+    }
+
     /// Uploads every split and checks the batch options against the images once.
     pub(super) fn upload(
         experiment: &Experiment,

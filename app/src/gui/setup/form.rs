@@ -418,7 +418,10 @@ impl SetupForm {
     }
 
     /// Reads every field; a field that does not parse is reported against itself.
-    pub(super) fn to_draft(&self, errors: &mut BTreeMap<Setting, String>) -> ExperimentDraft {
+    pub(in crate::gui) fn to_draft(
+        &self,
+        errors: &mut BTreeMap<Setting, String>,
+    ) -> ExperimentDraft {
         let mut draft = self.draft.clone();
         draft.name = draft.name.trim().to_owned();
         // Ranges are the engine's to check: the form only reads the numbers.

@@ -307,13 +307,7 @@ mod tests {
     fn a_range_test_on_a_tiny_workload_sees_the_loss_fall_then_diverge_and_suggests_a_rate_between()
     {
         let data = crate::train::tests::tiny_dataset();
-        let experiment = crate::config::ExperimentDraft {
-            model: "mlp:16".parse().unwrap(),
-            batch_size: 20,
-            ..crate::config::ExperimentDraft::default()
-        }
-        .validate()
-        .unwrap();
+        let experiment = crate::train::tests::tiny_mlp();
         let options = LrFindOptions {
             min_lr: 1e-5,
             max_lr: 100.0,

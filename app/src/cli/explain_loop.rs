@@ -1,0 +1,109 @@
+//! `kiln explain --loop`: the speed side of "why": Kiln's loop against the naive user loop on
+//! one workload and device, with each of the naive loop's habits taken up alone by Kiln's loop,
+//! so the slowdown is split habit by habit on the person's own device.
+
+use std::fmt::Write as _;
+
+use anyhow::Context;
+use kiln_core::config::ExperimentDraft;
+use kiln_core::train::TrainDevice;
+use kiln_core::train::bench::{self, BenchReport, LoopDefects};
+
+/// Steps of the untimed first round of each loop: the first loop in a process also pays for
+/// its page faults and allocator growth (measured: 20–30 % on the CPU).
+const WARM_STEPS: usize = 50;
+
+/// Benches Kiln's loop, each habit alone, and the naive loop on `draft`'s workload (on
+/// `device` when given), then prints the table and the sentence that splits the gap.
+pub(super) fn run(
+    mut draft: ExperimentDraft,
+    device: Option<&str>,
+    steps: usize,
+) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        (1..=1_000_000).contains(&steps),
+        "--steps {steps} must be from 1 to 1000000"
+    );
+    if let Some(device) = device {
+        draft.set_devices(kiln_core::device::parse_devices(device).context("--device")?);
+    }
+    let experiment = draft.validate()?;
+    anyhow::ensure!(
+        experiment.data_parallel.is_empty(),
+        "kiln explain --loop times the loop on one device; give one --device"
+    );
+    let loaded = kiln_core::data::load(&experiment.dataset, experiment.data_dir.as_deref())?;
+    let data = kiln_core::data::make_splits(loaded, &experiment)?;
+    experiment.check_against(&data)?;
+    let (info, device) = kiln_core::device::resolve(&experiment.device)?;
+    kiln_core::device::check_precision(&info, &device, experiment.precision)?;
+    let target = TrainDevice::one(device, info.id, info.name);
+    for defects in [LoopDefects::NONE, LoopDefects::ALL] {
+        bench::bench_loop(&experiment, &data, &target, defects, steps.min(WARM_STEPS))?;
+    }
+    let mut loops: Vec<(String, LoopDefects)> = vec![("Kiln's loop".into(), LoopDefects::NONE)];
+    for (name, defects) in LoopDefects::each() {
+        loops.push((format!("+ {name}"), defects));
+    }
+    loops.push(("all of them: the naive loop".into(), LoopDefects::ALL));
+    let mut measured: Vec<(String, BenchReport)> = Vec::new();
+    for (name, defects) in loops {
+        let report = bench::bench_loop(&experiment, &data, &target, defects, steps)?;
+        eprintln!("{name}: {:.3} ms/step", report.median_step_ms);
+        measured.push((name, report));
+    }
+    print!("{}", table(&measured));
+    Ok(())
+}
+
+/// The table of every loop against Kiln's, and the sentence splitting the naive loop's gap.
+fn table(measured: &[(String, BenchReport)]) -> String {
+    let (Some((_, kiln)), Some((_, naive))) = (measured.first(), measured.last()) else {
+        return String::new();
+    };
+    let mut text = format!(
+        "{} on {}: {} steps of {} images each, then one evaluation of {} images\n",
+        kiln.workload, kiln.device, kiln.steps, kiln.batch_size, kiln.eval_images
+    );
+    let width = measured
+        .iter()
+        .map(|(n, _)| n.chars().count())
+        .max()
+        .unwrap_or(0);
+    let _ = writeln!(
+        text,
+        "{:width$}  {:>9}  {:>8}  {:>9}  {:>8}",
+        "loop", "ms/step", "× Kiln's", "eval ms", "× Kiln's"
+    );
+    let ratio = |a: f64, b: f64| a / b.max(1e-12);
+    for (name, report) in measured {
+        let _ = writeln!(
+            text,
+            "{name:width$}  {:>9.3}  {:>8.2}  {:>9.1}  {:>8.2}",
+            report.median_step_ms,
+            ratio(report.median_step_ms, kiln.median_step_ms),
+            report.eval_secs * 1e3,
+            ratio(report.eval_secs, kiln.eval_secs),
+        );
+    }
+    let singles = &measured[1..measured.len() - 1];
+    let extra = |report: &BenchReport| report.median_step_ms - kiln.median_step_ms;
+    let alone: f64 = singles.iter().map(|(_, r)| extra(r).max(0.0)).sum();
+    let gap = extra(naive);
+    let largest = singles
+        .iter()
+        .max_by(|a, b| extra(&a.1).total_cmp(&extra(&b.1)))
+        .map(|(name, r)| format!("{} ({:+.3} ms)", name.trim_start_matches("+ "), extra(r)))
+        .unwrap_or_default();
+    let _ = writeln!(
+        text,
+        "per training step the habits alone add {alone:.3} ms of the naive loop's {gap:+.3} ms against Kiln's; the other {:.3} ms is how they compound. The largest alone: {largest}.",
+        gap - alone
+    );
+    let _ = writeln!(
+        text,
+        "(medians of windows of {} steps, each closed by one device sync; rerun for the noise: these machines vary)",
+        bench::WINDOW_STEPS
+    );
+    text
+}

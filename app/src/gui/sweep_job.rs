@@ -1,0 +1,309 @@
+//! A sweep the window runs (from *Sweep…*, or *Explain the difference* between two ticked
+//! runs): its trials on a named thread through the same queue as `kiln sweep`, a line per trial
+//! as it goes, Cancel, and once it ends the table, the charts and, for an explain sweep, each
+//! difference's effect with its waterfall.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::mpsc::{self, Receiver};
+
+use kiln_core::device::DeviceChoice;
+use kiln_core::sweep::{
+    self, ExplainReport, Sweep, SweepChart, SweepEvent, SweepReport, SweepTally,
+};
+use kiln_core::train::Control;
+
+/// Charts are drawn at this size and shown scaled to the panel.
+const CHART_PX: (u32, u32) = (900, 520);
+
+/// What the sweep's thread says.
+enum Message {
+    /// A trial started, ended, was proposed or could not run.
+    Event(SweepEvent),
+    /// The sweep ended: how its trials stand, or why it could not run.
+    Done(Result<SweepTally, String>),
+}
+
+/// One sweep the window runs or ran.
+pub struct SweepJob {
+    /// The sweep folder.
+    pub folder: PathBuf,
+    /// Its plan, for naming trials.
+    sweep: Sweep,
+    control: Arc<Control>,
+    messages: Receiver<Message>,
+    /// A line per trial event, newest last.
+    lines: Vec<String>,
+    /// Trials that ended (finished, pruned, cancelled or failed) in this start.
+    ended: usize,
+    /// How it ended, once it has.
+    outcome: Option<Result<SweepTally, String>>,
+    /// The folder read as one table once the sweep ended.
+    report: Option<SweepReport>,
+    /// An explain sweep's effects.
+    explained: Option<ExplainReport>,
+    /// Each chart's title and texture, drawn once after the end.
+    charts: Option<Vec<(String, egui::TextureHandle)>>,
+}
+
+impl SweepJob {
+    /// Runs `sweep` in `folder` on `devices` on a thread; `wake` redraws after each message.
+    pub fn start(
+        sweep: Sweep,
+        folder: PathBuf,
+        devices: Vec<DeviceChoice>,
+        wake: impl Fn() + Send + Sync + 'static,
+    ) -> Self {
+        let control = Arc::new(Control::new());
+        let (sender, messages) = mpsc::channel();
+        let (thread_sweep, thread_folder, thread_control) =
+            (sweep.clone(), folder.clone(), Arc::clone(&control));
+        let wake = Arc::new(wake);
+        let spawned = std::thread::Builder::new()
+            .name("kiln-sweep".to_owned())
+            .spawn(move || {
+                let (events, wake_on_event) = (sender.clone(), Arc::clone(&wake));
+                let on_event = move |event: SweepEvent| {
+                    // A closed channel: the window went away; the sweep goes on to its end.
+                    let _ = events.send(Message::Event(event));
+                    wake_on_event();
+                };
+                let ended = sweep::run_sweep(
+                    &thread_sweep,
+                    &thread_folder,
+                    &devices,
+                    &thread_control,
+                    &on_event,
+                );
+                let _ = sender.send(Message::Done(ended.map_err(|e| e.to_string())));
+                wake();
+            });
+        let mut job = Self {
+            folder,
+            sweep,
+            control,
+            messages,
+            lines: Vec::new(),
+            ended: 0,
+            outcome: None,
+            report: None,
+            explained: None,
+            charts: None,
+        };
+        if let Err(e) = spawned {
+            job.outcome = Some(Err(format!("could not start a thread for the sweep: {e}")));
+        }
+        job
+    }
+
+    /// Whether its trials are still running.
+    pub fn is_running(&self) -> bool {
+        self.outcome.is_none()
+    }
+
+    /// Asks the running trials to stop at their next step and starts no more.
+    pub fn cancel(&self) {
+        self.control.cancel();
+    }
+
+    /// Takes the thread's messages; reads the folder as a table once the sweep has ended.
+    pub fn poll(&mut self) {
+        while let Ok(message) = self.messages.try_recv() {
+            match message {
+                Message::Event(event) => {
+                    if let SweepEvent::Proposed { trials, .. } = &event
+                        && let Some(first) = trials.first()
+                    {
+                        self.sweep.add_setting(first.setting.clone());
+                    }
+                    if matches!(event, SweepEvent::Ended { .. } | SweepEvent::Failed { .. }) {
+                        self.ended += 1;
+                    }
+                    self.lines.push(event_line(&self.sweep, &event));
+                }
+                Message::Done(outcome) => {
+                    self.outcome = Some(outcome);
+                    self.read_results();
+                }
+            }
+        }
+    }
+
+    /// The sweep folder as one table, and an explain sweep's effects.
+    fn read_results(&mut self) {
+        match SweepReport::read(&self.folder) {
+            Ok(report) => {
+                self.explained = sweep::open_sweep_folder(&self.folder)
+                    .ok()
+                    .and_then(|sweep| ExplainReport::of(&sweep, &report));
+                self.report = Some(report);
+            }
+            Err(e) => self
+                .lines
+                .push(format!("could not read the sweep back: {e}")),
+        }
+    }
+}
+
+/// One line on a trial: its place, setting and seed, and what happened.
+fn event_line(sweep: &Sweep, event: &SweepEvent) -> String {
+    let trial_text = |index: usize| {
+        sweep.trials.get(index - 1).map_or_else(
+            || format!("trial {index}"),
+            |t| format!("trial {index} ({}, seed {})", t.setting_text(), t.seed),
+        )
+    };
+    match event {
+        SweepEvent::AlreadyDone { index } => format!("{}: done before, kept", trial_text(*index)),
+        SweepEvent::Started { index, device, .. } => {
+            format!("{}: started on {device}", trial_text(*index))
+        }
+        SweepEvent::Ended {
+            index,
+            outcome,
+            summary,
+            ..
+        } => {
+            let ended = match &summary.pruned {
+                Some(pruned) => format!("pruned after epoch {}", pruned.after_epoch),
+                None => format!("{outcome:?}").to_lowercase(),
+            };
+            let accuracy = summary
+                .final_val_accuracy
+                .or(summary.final_test_accuracy)
+                .map_or(String::new(), |a| format!(", {:.2} %", 100.0 * a));
+            format!("{}: {ended}{accuracy}", trial_text(*index))
+        }
+        SweepEvent::Proposed { trials, .. } => format!(
+            "proposed: {}",
+            trials.first().map(|t| t.setting_text()).unwrap_or_default()
+        ),
+        SweepEvent::Failed { index, reason } => {
+            format!("{}: could not run: {reason}", trial_text(*index))
+        }
+    }
+}
+
+/// The sweep's panel: its progress and Cancel while it runs; its table, charts and (for an
+/// explain sweep) effects once it has ended.
+pub fn sweep_job_ui(ui: &mut egui::Ui, job: &mut SweepJob) {
+    job.poll();
+    let planned = job.sweep.trials.len() + job.sweep.proposals_left() * job.sweep.spec.seeds;
+    ui.horizontal(|ui| {
+        ui.strong(format!("Sweep {}", job.sweep.name));
+        ui.label(job.sweep.describe())
+            .on_hover_text(job.folder.display().to_string());
+    });
+    match &job.outcome {
+        None => {
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.label(format!("{} of {planned} trials ended", job.ended));
+                if ui
+                    .button("⏹ Cancel sweep")
+                    .on_hover_text(
+                        "Stop the trials at their next step; `kiln sweep --resume` goes on later",
+                    )
+                    .clicked()
+                {
+                    job.cancel();
+                }
+            });
+            if let Some(line) = job.lines.last() {
+                ui.label(line);
+            }
+        }
+        Some(Err(reason)) => {
+            ui.colored_label(ui.visuals().error_fg_color, reason);
+        }
+        Some(Ok(tally)) => {
+            ui.label(format!(
+                "{} finished now, {} done before, {} cancelled, {} failed, {} not started",
+                tally.finished,
+                tally.already_done,
+                tally.cancelled,
+                tally.failed,
+                tally.not_started
+            ));
+        }
+    }
+    if let Some(report) = &job.report {
+        results_ui(ui, report, job.explained.as_ref(), &mut job.charts);
+    }
+}
+
+/// The sweep's table, its effects when it explains a gap, and its charts.
+fn results_ui(
+    ui: &mut egui::Ui,
+    report: &SweepReport,
+    explained: Option<&ExplainReport>,
+    charts: &mut Option<Vec<(String, egui::TextureHandle)>>,
+) {
+    egui::Grid::new("sweep-table").striped(true).show(ui, |ui| {
+        for header in [
+            "setting",
+            "seeds",
+            report.figure_name(),
+            "test",
+            "s/epoch",
+            "against the best",
+        ] {
+            ui.strong(header);
+        }
+        ui.end_row();
+        let spread = |s: Option<sweep::report::Spread>, scale: f64, digits: usize| {
+            s.map_or("-".to_owned(), |s| {
+                format!("{:.digits$} ± {:.digits$}", scale * s.mean, scale * s.std)
+            })
+        };
+        for row in &report.rows {
+            ui.label(&row.setting);
+            ui.label(match row.pruned {
+                0 => format!("{}/{}", row.finished, row.planned),
+                pruned => format!("{}/{} ({pruned} pruned)", row.finished, row.planned),
+            });
+            ui.label(spread(row.val_accuracy, 100.0, 2));
+            ui.label(spread(row.test_accuracy, 100.0, 2));
+            ui.label(spread(row.epoch_secs, 1.0, 2));
+            ui.label(row.versus_best.map(|v| v.describe()).unwrap_or_default());
+            ui.end_row();
+        }
+    });
+    if let Some(explained) = explained {
+        ui.separator();
+        ui.label(egui::RichText::new(explained.describe()).monospace());
+    }
+    let charts = charts.get_or_insert_with(|| draw_charts(ui.ctx(), report, explained));
+    for (title, texture) in charts.iter() {
+        let width = ui.available_width().min(CHART_PX.0 as f32);
+        let size = texture.size_vec2() * (width / texture.size_vec2().x);
+        ui.add(egui::Image::new((texture.id(), size)))
+            .on_hover_text(title);
+    }
+}
+
+/// Every chart of the report (the waterfall for an explain sweep), as textures.
+fn draw_charts(
+    ctx: &egui::Context,
+    report: &SweepReport,
+    explained: Option<&ExplainReport>,
+) -> Vec<(String, egui::TextureHandle)> {
+    let (w, h) = CHART_PX;
+    let drawn: Vec<(String, Option<Vec<u8>>)> = match explained {
+        Some(explained) => vec![("explain".to_owned(), explained.waterfall_png(w, h).ok())],
+        None => SweepChart::all(report)
+            .into_iter()
+            .map(|chart| (chart.file_stem(report), chart.png(report, w, h).ok()))
+            .collect(),
+    };
+    drawn
+        .into_iter()
+        .filter_map(|(name, png)| {
+            let rgba = image::load_from_memory(&png?).ok()?.to_rgba8();
+            let size = [rgba.width() as usize, rgba.height() as usize];
+            let image = egui::ColorImage::from_rgba_unmultiplied(size, rgba.as_raw());
+            let texture = ctx.load_texture(&name, image, egui::TextureOptions::LINEAR);
+            Some((name, texture))
+        })
+        .collect()
+}
