@@ -11,7 +11,7 @@ use kiln_core::device::DeviceChoice;
 use kiln_core::sweep::{
     self, ExplainReport, Sweep, SweepChart, SweepEvent, SweepReport, SweepTally,
 };
-use kiln_core::train::Control;
+use kiln_core::train::{Control, ControlState};
 
 /// Charts are drawn at this size and shown scaled to the panel.
 const CHART_PX: (u32, u32) = (900, 520);
@@ -44,6 +44,46 @@ pub struct SweepJob {
     explained: Option<ExplainReport>,
     /// Each chart's title and texture, drawn once after the end.
     charts: Option<Vec<(String, egui::TextureHandle)>>,
+    /// The column the table is sorted by.
+    sort: SortBy,
+}
+
+/// The column a sweep's table is sorted by: best first, or the plan's order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum SortBy {
+    /// The order the plan lists its settings in.
+    #[default]
+    Plan,
+    /// The highest mean validation figure first.
+    Validation,
+    /// The highest mean test accuracy first.
+    Test,
+    /// The fewest seconds per epoch first.
+    EpochSecs,
+}
+
+impl SortBy {
+    /// The report's rows in this order; rows without the figure last.
+    fn rows(self, report: &SweepReport) -> Vec<&sweep::SettingRow> {
+        let mut rows: Vec<&sweep::SettingRow> = report.rows.iter().collect();
+        let key = |row: &sweep::SettingRow| -> Option<f64> {
+            match self {
+                Self::Plan => None,
+                Self::Validation => row.val_accuracy.map(|s| -s.mean),
+                Self::Test => row.test_accuracy.map(|s| -s.mean),
+                Self::EpochSecs => row.epoch_secs.map(|s| s.mean),
+            }
+        };
+        if self != Self::Plan {
+            rows.sort_by(|a, b| match (key(a), key(b)) {
+                (Some(a), Some(b)) => a.total_cmp(&b),
+                (Some(_), None) => std::cmp::Ordering::Less,
+                (None, Some(_)) => std::cmp::Ordering::Greater,
+                (None, None) => std::cmp::Ordering::Equal,
+            });
+        }
+        rows
+    }
 }
 
 impl SweepJob {
@@ -89,6 +129,7 @@ impl SweepJob {
             report: None,
             explained: None,
             charts: None,
+            sort: SortBy::default(),
         };
         if let Err(e) = spawned {
             job.outcome = Some(Err(format!("could not start a thread for the sweep: {e}")));
@@ -104,6 +145,14 @@ impl SweepJob {
     /// Asks the running trials to stop at their next step and starts no more.
     pub fn cancel(&self) {
         self.control.cancel();
+    }
+
+    /// Holds the running trials at their next step, or lets held ones go on.
+    pub fn toggle_pause(&self) {
+        match self.control.state() {
+            ControlState::Paused => self.control.resume(),
+            _ => self.control.pause(),
+        }
     }
 
     /// Takes the thread's messages; reads the folder as a table once the sweep has ended.
@@ -124,6 +173,7 @@ impl SweepJob {
                 Message::Done(outcome) => {
                     self.outcome = Some(outcome);
                     self.read_results();
+                    self.write_charts();
                 }
             }
         }
@@ -141,6 +191,45 @@ impl SweepJob {
             Err(e) => self
                 .lines
                 .push(format!("could not read the sweep back: {e}")),
+        }
+    }
+}
+
+impl SweepJob {
+    /// Writes the charts beside the trials as `kiln sweep` does (`sweep-<key>.png` and `.svg`,
+    /// or `explain.png` and `.svg`); a chart that cannot be written is a line, not an end.
+    fn write_charts(&mut self) {
+        let Some(report) = &self.report else { return };
+        let (w, h) = CHART_PX;
+        let mut files: Vec<(String, Result<Vec<u8>, String>)> = Vec::new();
+        match &self.explained {
+            Some(explained) => {
+                let svg = explained.waterfall_svg(w, h).map(String::into_bytes);
+                files.push((
+                    "explain.png".into(),
+                    explained.waterfall_png(w, h).map_err(|e| e.to_string()),
+                ));
+                files.push(("explain.svg".into(), svg.map_err(|e| e.to_string())));
+            }
+            None if report.rows.iter().any(|row| row.val_accuracy.is_some()) => {
+                for chart in SweepChart::all(report) {
+                    let stem = chart.file_stem(report);
+                    let png = chart.png(report, w, h).map_err(|e| e.to_string());
+                    let svg = chart.svg(report, w, h).map(String::into_bytes);
+                    files.push((format!("{stem}.png"), png));
+                    files.push((format!("{stem}.svg"), svg.map_err(|e| e.to_string())));
+                }
+            }
+            None => {}
+        }
+        for (name, bytes) in files {
+            let path = self.folder.join(&name);
+            let written = bytes.and_then(|bytes| {
+                kiln_core::atomic_file::write_atomically(&path, &bytes).map_err(|e| e.to_string())
+            });
+            if let Err(reason) = written {
+                self.lines.push(format!("could not write {name}: {reason}"));
+            }
         }
     }
 }
@@ -199,6 +288,18 @@ pub fn sweep_job_ui(ui: &mut egui::Ui, job: &mut SweepJob) {
             ui.horizontal(|ui| {
                 ui.spinner();
                 ui.label(format!("{} of {planned} trials ended", job.ended));
+                let paused = job.control.state() == ControlState::Paused;
+                if ui
+                    .button(if paused {
+                        "⏵ Resume sweep"
+                    } else {
+                        "⏸ Pause sweep"
+                    })
+                    .on_hover_text("Hold the running trials at their next step, or let them go on")
+                    .clicked()
+                {
+                    job.toggle_pause();
+                }
                 if ui
                     .button("⏹ Cancel sweep")
                     .on_hover_text(
@@ -228,7 +329,8 @@ pub fn sweep_job_ui(ui: &mut egui::Ui, job: &mut SweepJob) {
         }
     }
     if let Some(report) = &job.report {
-        results_ui(ui, report, job.explained.as_ref(), &mut job.charts);
+        let state = (&mut job.sort, &mut job.charts);
+        results_ui(ui, report, job.explained.as_ref(), state);
     }
 }
 
@@ -237,26 +339,34 @@ fn results_ui(
     ui: &mut egui::Ui,
     report: &SweepReport,
     explained: Option<&ExplainReport>,
-    charts: &mut Option<Vec<(String, egui::TextureHandle)>>,
+    (sort, charts): (&mut SortBy, &mut Option<Vec<(String, egui::TextureHandle)>>),
 ) {
+    let spread = |s: Option<sweep::report::Spread>, scale: f64, digits: usize| {
+        s.map_or("-".to_owned(), |s| {
+            format!("{:.digits$} ± {:.digits$}", scale * s.mean, scale * s.std)
+        })
+    };
     egui::Grid::new("sweep-table").striped(true).show(ui, |ui| {
-        for header in [
-            "setting",
-            "seeds",
-            report.figure_name(),
-            "test",
-            "s/epoch",
-            "against the best",
-        ] {
-            ui.strong(header);
+        let headers = [
+            (SortBy::Plan, "setting"),
+            (SortBy::Plan, "seeds"),
+            (SortBy::Validation, report.figure_name()),
+            (SortBy::Test, "test"),
+            (SortBy::EpochSecs, "s/epoch"),
+            (SortBy::Plan, "against the best"),
+        ];
+        for (key, header) in headers {
+            let chosen = *sort == key && key != SortBy::Plan;
+            if ui
+                .selectable_label(chosen, egui::RichText::new(header).strong())
+                .on_hover_text("Sort by this column (the setting's column: the plan's order)")
+                .clicked()
+            {
+                *sort = key;
+            }
         }
         ui.end_row();
-        let spread = |s: Option<sweep::report::Spread>, scale: f64, digits: usize| {
-            s.map_or("-".to_owned(), |s| {
-                format!("{:.digits$} ± {:.digits$}", scale * s.mean, scale * s.std)
-            })
-        };
-        for row in &report.rows {
+        for row in sort.rows(report) {
             ui.label(&row.setting);
             ui.label(match row.pruned {
                 0 => format!("{}/{}", row.finished, row.planned),
@@ -306,4 +416,38 @@ fn draw_charts(
             Some((name, texture))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kiln_core::sweep::report::Spread;
+
+    #[test]
+    fn the_table_sorts_best_first_by_the_chosen_column_and_rows_without_it_last() {
+        let text = "name = \"t\"\nepochs = 1\n\n[sweep]\nlr = [0.001, 0.01, 0.1]\n";
+        let sweep = Sweep::from_toml(text, "t.toml").unwrap();
+        let mut report = SweepReport::of(&sweep, std::path::Path::new("t"), &[None, None, None]);
+        for (row, (accuracy, secs)) in report.rows.iter_mut().zip([(0.8, 3.0), (0.9, 2.0)]) {
+            row.val_accuracy = Some(Spread {
+                mean: accuracy,
+                std: 0.0,
+            });
+            row.epoch_secs = Some(Spread {
+                mean: secs,
+                std: 0.0,
+            });
+        }
+        let order = |by: SortBy| -> Vec<String> {
+            by.rows(&report).iter().map(|r| r.setting.clone()).collect()
+        };
+        assert_eq!(order(SortBy::Plan), ["lr=0.001", "lr=0.01", "lr=0.1"]);
+        assert_eq!(order(SortBy::Validation), ["lr=0.01", "lr=0.001", "lr=0.1"]);
+        assert_eq!(order(SortBy::EpochSecs), ["lr=0.01", "lr=0.001", "lr=0.1"]);
+        assert_eq!(
+            order(SortBy::Test),
+            ["lr=0.001", "lr=0.01", "lr=0.1"],
+            "no test figures: plan order"
+        );
+    }
 }

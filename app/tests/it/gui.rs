@@ -1639,6 +1639,8 @@ fn the_sweep_window_runs_a_grid_of_the_ticked_setting_and_compare_shows_its_tabl
         .collect();
     assert_eq!(sweeps.len(), 1);
     assert!(sweeps[0].join("sweep.toml").is_file());
+    // Its chart is written beside the trials, as `kiln sweep` writes it.
+    assert!(sweeps[0].join("sweep-lr.png").is_file());
 }
 
 #[test]
@@ -1677,4 +1679,11 @@ fn explain_the_difference_runs_the_explain_sweep_between_two_ticked_runs() {
     // The one difference, applied alone and undone alone over three seeds each.
     harness.get_by_label_contains("lr (0.0");
     harness.get_by_label_contains("6 finished now");
+    let sweep = std::fs::read_dir(root.join("sweeps"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    assert!(sweep.join("explain.png").is_file());
 }
