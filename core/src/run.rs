@@ -295,6 +295,15 @@ struct Prepared {
     target: TrainDevice,
 }
 
+/// The data and devices of `experiment` as a run would have them, every check a run makes
+/// before its folder made, and no folder: what a measurement apart from any run trains on
+/// (the learning-rate range test, `kiln explain --loop`).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn data_and_devices(experiment: &Experiment) -> Result<(ImageDataset, TrainDevice), RunError> {
+    let prepared = prepare(experiment, None, &mut |_| {})?;
+    Ok((prepared.data, prepared.target))
+}
+
 /// Everything before the run folder: data, checks, device (of a run resuming after
 /// `resumes_after` epochs, or a new one).
 #[cfg(not(target_arch = "wasm32"))]

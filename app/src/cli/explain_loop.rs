@@ -6,7 +6,6 @@ use std::fmt::Write as _;
 
 use anyhow::Context;
 use kiln_core::config::ExperimentDraft;
-use kiln_core::train::TrainDevice;
 use kiln_core::train::bench::{self, BenchReport, LoopDefects};
 
 /// Steps of the untimed first round of each loop: the first loop in a process also pays for
@@ -32,12 +31,8 @@ pub(super) fn run(
         experiment.data_parallel.is_empty(),
         "kiln explain --loop times the loop on one device; give one --device"
     );
-    let loaded = kiln_core::data::load(&experiment.dataset, experiment.data_dir.as_deref())?;
-    let data = kiln_core::data::make_splits(loaded, &experiment)?;
-    experiment.check_against(&data)?;
-    let (info, device) = kiln_core::device::resolve(&experiment.device)?;
-    kiln_core::device::check_precision(&info, &device, experiment.precision)?;
-    let target = TrainDevice::one(device, info.id, info.name);
+    // The validation split is held out as in a run: the loops see only training images.
+    let (data, target) = kiln_core::run::data_and_devices(&experiment)?;
     for defects in [LoopDefects::NONE, LoopDefects::ALL] {
         bench::bench_loop(&experiment, &data, &target, defects, steps.min(WARM_STEPS))?;
     }

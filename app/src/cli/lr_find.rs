@@ -5,9 +5,6 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args;
-use kiln_core::data;
-use kiln_core::device;
-use kiln_core::train::TrainDevice;
 use kiln_core::train::lr_find::{self, LrFindOptions};
 
 use super::train::TrainArgs;
@@ -49,13 +46,8 @@ pub fn run(args: LrFindArgs) -> anyhow::Result<()> {
     options.check().map_err(anyhow::Error::msg)?;
     let (draft, _) = args.workload.into_draft()?;
     let experiment = draft.validate()?;
-    let loaded = data::load(&experiment.dataset, experiment.data_dir.as_deref())?;
-    // The validation split is held out here as in a run: the test sees only training images.
-    let data = data::make_splits(loaded, &experiment)?;
-    experiment.check_against(&data)?;
-    let (info, device) = device::resolve(&experiment.device)?;
-    device::check_precision(&info, &device, experiment.precision)?;
-    let target = TrainDevice::one(device, info.id, info.name);
+    // The validation split is held out as in a run: the loops see only training images.
+    let (data, target) = kiln_core::run::data_and_devices(&experiment)?;
     let report = lr_find::lr_find(&experiment, &data, &target, &options)?;
     print!("{}", report.describe());
     if let Some(lr) = report.suggested_lr {

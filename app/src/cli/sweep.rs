@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use kiln_core::sweep::{self, ExplainReport, Sweep, SweepChart, SweepEvent, SweepReport};
-use kiln_core::train::{Control, RunOutcome};
+use kiln_core::sweep::{self, ExplainReport, Sweep, SweepEvent, SweepReport};
+use kiln_core::train::Control;
 
 /// Options of `kiln sweep`.
 #[derive(Debug, Args)]
@@ -107,7 +107,7 @@ pub(super) fn run_in_folder(
         {
             planned.add_setting(first.setting.clone());
         }
-        eprintln!("{}", event_line(&planned, &event));
+        eprintln!("{}", event.describe(&planned));
     };
     let tally = sweep::run_sweep(sweep, folder, &devices, &control, &on_event)?;
     let sweep = &sweep::open_sweep_folder(folder)?;
@@ -117,31 +117,18 @@ pub(super) fn run_in_folder(
     );
     let report = SweepReport::of(sweep, folder, &sweep::trial_folders(sweep, folder));
     print!("{}", table(&report));
-    // An explain sweep's chart is its waterfall, below.
-    let charts = match sweep.spec.search {
-        sweep::Search::Explain => Vec::new(),
-        _ => write_charts(&report, folder)?,
-    };
-    if !charts.is_empty() {
-        eprintln!("the charts: {}", charts.join(", "));
-    }
-    if let Some(explained) = ExplainReport::of(sweep, &report) {
-        print!("\n{}", explained.describe());
-        for (name, bytes) in [
-            ("explain.png", explained.waterfall_png(900, 520)?),
-            (
-                "explain.svg",
-                explained.waterfall_svg(900, 520)?.into_bytes(),
-            ),
-        ] {
-            let path = folder.join(name);
-            kiln_core::atomic_file::write_atomically(&path, &bytes)
-                .with_context(|| format!("could not write {}", path.display()))?;
+    let explained = ExplainReport::of(sweep, &report);
+    let charts = sweep::write_charts(&report, explained.as_ref(), folder)?;
+    match &explained {
+        Some(explained) => {
+            print!("\n{}", explained.describe());
+            eprintln!(
+                "the waterfall chart: {}",
+                folder.join("explain.png").display()
+            );
         }
-        eprintln!(
-            "the waterfall chart: {}",
-            folder.join("explain.png").display()
-        );
+        None if !charts.is_empty() => eprintln!("the charts: {}", file_names(&charts)),
+        None => {}
     }
     if tally.cancelled + tally.not_started > 0 {
         anyhow::bail!(
@@ -159,100 +146,18 @@ pub(super) fn run_in_folder(
     Ok(())
 }
 
-/// One line on a trial's progress: its place, its setting and seed, and what happened.
-fn event_line(sweep: &Sweep, event: &SweepEvent) -> String {
-    let index = match event {
-        SweepEvent::AlreadyDone { index }
-        | SweepEvent::Started { index, .. }
-        | SweepEvent::Ended { index, .. }
-        | SweepEvent::Failed { index, .. } => *index,
-        SweepEvent::Proposed {
-            trials,
-            from_results,
-        } => {
-            return format!(
-                "proposed by {} from {from_results} setting(s) with results: {} (trial {})",
-                sweep.spec.search.word(),
-                trials.first().map(|t| t.setting_text()).unwrap_or_default(),
-                trials
-                    .iter()
-                    .map(|t| t.index.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-        }
-    };
-    let Some(trial) = sweep.trials.get(index - 1) else {
-        return format!("trial {index}");
-    };
-    let planned = sweep.trials.len() + sweep.proposals_left() * sweep.spec.seeds;
-    let what = format!(
-        "trial {index}/{planned} ({}, seed {})",
-        trial.setting_text(),
-        trial.seed
-    );
-    match event {
-        SweepEvent::AlreadyDone { .. } => format!("{what}: done before, kept"),
-        SweepEvent::Started {
-            device, resumed, ..
-        } => match resumed {
-            Some(folder) => format!(
-                "{what}: resuming {} on {device}",
-                folder.file_name().unwrap_or_default().to_string_lossy()
-            ),
-            None => format!("{what}: started on {device}"),
-        },
-        SweepEvent::Ended {
-            outcome, summary, ..
-        } => {
-            let figure = |label: &str, value: Option<f64>| {
-                value.map_or(String::new(), |v| format!(", {label} {:.2} %", 100.0 * v))
-            };
-            let ended = match &summary.pruned {
-                Some(pruned) => pruned.to_string(),
-                None => outcome_word(*outcome).to_string(),
-            };
-            format!(
-                "{what}: {ended}{}{}, {:.2} s/epoch",
-                figure("validation", summary.final_val_accuracy),
-                figure("test", summary.final_test_accuracy),
-                summary.mean_epoch_train_secs
-            )
-        }
-        SweepEvent::Failed { reason, .. } => format!("{what}: could not run: {reason}"),
-        SweepEvent::Proposed { .. } => what,
-    }
-}
-
-fn outcome_word(outcome: RunOutcome) -> &'static str {
-    match outcome {
-        RunOutcome::Completed => "completed",
-        RunOutcome::Cancelled => "cancelled",
-        RunOutcome::Diverged => "diverged",
-        RunOutcome::Failed => "failed",
-    }
-}
-
-/// Draws every chart of `report` into `dir` as PNG and SVG; the PNGs' names.
-fn write_charts(report: &SweepReport, dir: &Path) -> anyhow::Result<Vec<String>> {
-    if report.rows.iter().all(|row| row.val_accuracy.is_none()) {
-        return Ok(Vec::new());
-    }
-    std::fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
-    let mut written = Vec::new();
-    for chart in SweepChart::all(report) {
-        let stem = chart.file_stem(report);
-        for (extension, bytes) in [
-            ("png", chart.png(report, 900, 520)?),
-            ("svg", chart.svg(report, 900, 520)?.into_bytes()),
-        ] {
-            let path = dir.join(format!("{stem}.{extension}"));
-            kiln_core::atomic_file::write_atomically(&path, &bytes)
-                .with_context(|| format!("could not write {}", path.display()))?;
-        }
-        written.push(format!("{stem}.png"));
-    }
-    Ok(written)
+/// The files' names, joined for a line.
+fn file_names(paths: &[PathBuf]) -> String {
+    let names: Vec<String> = paths
+        .iter()
+        .map(|p| {
+            p.file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    names.join(", ")
 }
 
 fn show(dir: &Path, csv: Option<&Path>, plots: Option<&Path>) -> anyhow::Result<()> {
@@ -268,8 +173,8 @@ fn show(dir: &Path, csv: Option<&Path>, plots: Option<&Path>) -> anyhow::Result<
         eprintln!("wrote {}", csv.display());
     }
     if let Some(plots) = plots {
-        let charts = write_charts(&report, plots)?;
-        eprintln!("wrote {} in {}", charts.join(", "), plots.display());
+        let charts = sweep::write_charts(&report, None, plots)?;
+        eprintln!("wrote {} in {}", file_names(&charts), plots.display());
     }
     Ok(())
 }

@@ -4,7 +4,6 @@
 
 use egui_plot::{HoverPosition, Line, Plot, PlotPoints, VLine};
 use kiln_core::config::Experiment;
-use kiln_core::train::TrainDevice;
 use kiln_core::train::lr_find::{self, LrFindOptions, LrFindReport};
 
 use super::background_job::BackgroundJob;
@@ -58,18 +57,9 @@ impl LrFinder {
 
 /// Loads the workload's data and device as a run would, and runs the test.
 fn range_test(experiment: &Experiment) -> anyhow::Result<LrFindReport> {
-    let loaded = kiln_core::data::load(&experiment.dataset, experiment.data_dir.as_deref())?;
-    let data = kiln_core::data::make_splits(loaded, experiment)?;
-    experiment.check_against(&data)?;
-    let (info, device) = kiln_core::device::resolve(&experiment.device)?;
-    kiln_core::device::check_precision(&info, &device, experiment.precision)?;
-    let target = TrainDevice::one(device, info.id, info.name);
-    Ok(lr_find::lr_find(
-        experiment,
-        &data,
-        &target,
-        &LrFindOptions::default(),
-    )?)
+    let (data, target) = kiln_core::run::data_and_devices(experiment)?;
+    let options = LrFindOptions::default();
+    Ok(lr_find::lr_find(experiment, &data, &target, &options)?)
 }
 
 /// The window's contents: waiting, the reason it failed, or the chart and the suggestion.

@@ -13,8 +13,8 @@ use kiln_core::sweep::{
 };
 use kiln_core::train::{Control, ControlState};
 
-/// Charts are drawn at this size and shown scaled to the panel.
-const CHART_PX: (u32, u32) = (900, 520);
+/// Charts are drawn at the size written beside the trials, and shown scaled to the panel.
+use kiln_core::sweep::plots::CHART_PX;
 
 /// What the sweep's thread says.
 enum Message {
@@ -168,7 +168,7 @@ impl SweepJob {
                     if matches!(event, SweepEvent::Ended { .. } | SweepEvent::Failed { .. }) {
                         self.ended += 1;
                     }
-                    self.lines.push(event_line(&self.sweep, &event));
+                    self.lines.push(event.describe(&self.sweep));
                 }
                 Message::Done(outcome) => {
                     self.outcome = Some(outcome);
@@ -196,79 +196,12 @@ impl SweepJob {
 }
 
 impl SweepJob {
-    /// Writes the charts beside the trials as `kiln sweep` does (`sweep-<key>.png` and `.svg`,
-    /// or `explain.png` and `.svg`); a chart that cannot be written is a line, not an end.
+    /// Writes the charts beside the trials as `kiln sweep` does; charts that cannot be written
+    /// are a line, not an end.
     fn write_charts(&mut self) {
         let Some(report) = &self.report else { return };
-        let (w, h) = CHART_PX;
-        let mut files: Vec<(String, Result<Vec<u8>, String>)> = Vec::new();
-        match &self.explained {
-            Some(explained) => {
-                let svg = explained.waterfall_svg(w, h).map(String::into_bytes);
-                files.push((
-                    "explain.png".into(),
-                    explained.waterfall_png(w, h).map_err(|e| e.to_string()),
-                ));
-                files.push(("explain.svg".into(), svg.map_err(|e| e.to_string())));
-            }
-            None if report.rows.iter().any(|row| row.val_accuracy.is_some()) => {
-                for chart in SweepChart::all(report) {
-                    let stem = chart.file_stem(report);
-                    let png = chart.png(report, w, h).map_err(|e| e.to_string());
-                    let svg = chart.svg(report, w, h).map(String::into_bytes);
-                    files.push((format!("{stem}.png"), png));
-                    files.push((format!("{stem}.svg"), svg.map_err(|e| e.to_string())));
-                }
-            }
-            None => {}
-        }
-        for (name, bytes) in files {
-            let path = self.folder.join(&name);
-            let written = bytes.and_then(|bytes| {
-                kiln_core::atomic_file::write_atomically(&path, &bytes).map_err(|e| e.to_string())
-            });
-            if let Err(reason) = written {
-                self.lines.push(format!("could not write {name}: {reason}"));
-            }
-        }
-    }
-}
-
-/// One line on a trial: its place, setting and seed, and what happened.
-fn event_line(sweep: &Sweep, event: &SweepEvent) -> String {
-    let trial_text = |index: usize| {
-        sweep.trials.get(index - 1).map_or_else(
-            || format!("trial {index}"),
-            |t| format!("trial {index} ({}, seed {})", t.setting_text(), t.seed),
-        )
-    };
-    match event {
-        SweepEvent::AlreadyDone { index } => format!("{}: done before, kept", trial_text(*index)),
-        SweepEvent::Started { index, device, .. } => {
-            format!("{}: started on {device}", trial_text(*index))
-        }
-        SweepEvent::Ended {
-            index,
-            outcome,
-            summary,
-            ..
-        } => {
-            let ended = match &summary.pruned {
-                Some(pruned) => format!("pruned after epoch {}", pruned.after_epoch),
-                None => format!("{outcome:?}").to_lowercase(),
-            };
-            let accuracy = summary
-                .final_val_accuracy
-                .or(summary.final_test_accuracy)
-                .map_or(String::new(), |a| format!(", {:.2} %", 100.0 * a));
-            format!("{}: {ended}{accuracy}", trial_text(*index))
-        }
-        SweepEvent::Proposed { trials, .. } => format!(
-            "proposed: {}",
-            trials.first().map(|t| t.setting_text()).unwrap_or_default()
-        ),
-        SweepEvent::Failed { index, reason } => {
-            format!("{}: could not run: {reason}", trial_text(*index))
+        if let Err(e) = sweep::write_charts(report, self.explained.as_ref(), &self.folder) {
+            self.lines.push(format!("could not write the charts: {e}"));
         }
     }
 }

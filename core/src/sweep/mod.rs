@@ -20,7 +20,7 @@ pub mod tpe;
 
 pub use explain::{Difference, ExplainReport, differences, explain_config, explain_name};
 pub use plan::{Axis, PlanError, Search, Sweep, SweepSpec, Trial, Values};
-pub use plots::SweepChart;
+pub use plots::{SweepChart, write_charts};
 pub use proposals::{PROPOSALS_FILE, trial_score};
 pub use pruning::PruneRule;
 pub use report::{SettingRow, SweepReport, VersusBest};

@@ -2,6 +2,8 @@
 //! one, a band of ± one standard deviation over seeds, a line per setting of the other axes
 //! where a grid gives one), and parallel coordinates of every setting for more than two axes.
 
+use std::path::{Path, PathBuf};
+
 use plotters::coord::Shift;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
@@ -94,6 +96,52 @@ impl SweepChart {
         }
         root.present().map_err(|e| draw_error(&e))
     }
+}
+
+/// Pixels of the charts written beside a sweep's trials.
+pub const CHART_PX: (u32, u32) = (900, 520);
+
+/// Writes `report`'s charts into `dir` as PNG and SVG, as `kiln sweep` and the window leave
+/// them beside the trials: an explain sweep's waterfall (`explain.png`), or every
+/// [`SweepChart`] (`sweep-<key>.png`), none while no row has a figure; the PNGs' paths.
+pub fn write_charts(
+    report: &SweepReport,
+    explained: Option<&super::ExplainReport>,
+    dir: &Path,
+) -> Result<Vec<PathBuf>, ExportError> {
+    let (w, h) = CHART_PX;
+    let mut files: Vec<(String, Vec<u8>, Vec<u8>)> = Vec::new();
+    match explained {
+        Some(explained) => files.push((
+            "explain".into(),
+            explained.waterfall_png(w, h)?,
+            explained.waterfall_svg(w, h)?.into_bytes(),
+        )),
+        None if report.rows.iter().any(|row| row.val_accuracy.is_some()) => {
+            for chart in SweepChart::all(report) {
+                let (png, svg) = (chart.png(report, w, h)?, chart.svg(report, w, h)?);
+                files.push((chart.file_stem(report), png, svg.into_bytes()));
+            }
+        }
+        None => {}
+    }
+    let write = |path: PathBuf, bytes: &[u8]| {
+        crate::atomic_file::write_atomically(&path, bytes)
+            .map_err(|source| ExportError::Io { path, source })
+    };
+    if !files.is_empty() {
+        std::fs::create_dir_all(dir).map_err(|source| ExportError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    }
+    let mut written = Vec::new();
+    for (stem, png, svg) in files {
+        write(dir.join(format!("{stem}.png")), &png)?;
+        write(dir.join(format!("{stem}.svg")), &svg)?;
+        written.push(dir.join(format!("{stem}.png")));
+    }
+    Ok(written)
 }
 
 fn draw_error(e: &dyn std::fmt::Display) -> ExportError {

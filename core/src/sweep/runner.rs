@@ -94,6 +94,71 @@ pub enum SweepEvent {
     },
 }
 
+impl SweepEvent {
+    /// One line on what happened to a trial of `sweep`: its place, its setting and seed, and
+    /// its start, its end (its figures, or the rule that pruned it), or why it could not run.
+    pub fn describe(&self, sweep: &Sweep) -> String {
+        let index = match self {
+            Self::AlreadyDone { index }
+            | Self::Started { index, .. }
+            | Self::Ended { index, .. }
+            | Self::Failed { index, .. } => *index,
+            Self::Proposed {
+                trials,
+                from_results,
+            } => {
+                let indices: Vec<String> = trials.iter().map(|t| t.index.to_string()).collect();
+                return format!(
+                    "proposed by {} from {from_results} setting(s) with results: {} (trial {})",
+                    sweep.spec.search.word(),
+                    trials.first().map(|t| t.setting_text()).unwrap_or_default(),
+                    indices.join(", ")
+                );
+            }
+        };
+        let Some(trial) = sweep.trials.get(index - 1) else {
+            return format!("trial {index}");
+        };
+        let planned = sweep.trials.len() + sweep.proposals_left() * sweep.spec.seeds;
+        let what = format!(
+            "trial {index}/{planned} ({}, seed {})",
+            trial.setting_text(),
+            trial.seed
+        );
+        match self {
+            Self::AlreadyDone { .. } => format!("{what}: done before, kept"),
+            Self::Started {
+                device, resumed, ..
+            } => match resumed {
+                Some(folder) => format!(
+                    "{what}: resuming {} on {device}",
+                    folder.file_name().unwrap_or_default().to_string_lossy()
+                ),
+                None => format!("{what}: started on {device}"),
+            },
+            Self::Ended {
+                outcome, summary, ..
+            } => {
+                let figure = |label: &str, value: Option<f64>| {
+                    value.map_or(String::new(), |v| format!(", {label} {:.2} %", 100.0 * v))
+                };
+                let ended = match &summary.pruned {
+                    Some(pruned) => pruned.to_string(),
+                    None => format!("{outcome:?}").to_lowercase(),
+                };
+                format!(
+                    "{what}: {ended}{}{}, {:.2} s/epoch",
+                    figure("validation", summary.final_val_accuracy),
+                    figure("test", summary.final_test_accuracy),
+                    summary.mean_epoch_train_secs
+                )
+            }
+            Self::Failed { reason, .. } => format!("{what}: could not run: {reason}"),
+            Self::Proposed { .. } => what,
+        }
+    }
+}
+
 /// How a sweep's trials stand after a start of it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SweepTally {
