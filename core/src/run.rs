@@ -330,7 +330,11 @@ fn load_data(
 ) -> Result<(ImageDataset, f64), RunError> {
     on_stage(Stage::LoadingData);
     let load_started = Instant::now();
-    let loaded = data::load(&experiment.dataset, experiment.data_dir.as_deref())?;
+    let loaded = data::load(
+        &experiment.dataset,
+        experiment.data_dir.as_deref(),
+        experiment.resize,
+    )?;
     let data = data::make_splits(loaded, experiment)?;
     let load_secs = load_started.elapsed().as_secs_f64();
     on_stage(Stage::DataLoaded {
@@ -776,9 +780,12 @@ mod tests {
             .unwrap()
             .expect("a completed run keeps its test predictions");
         let predictor = crate::predict::Predictor::load(&record.path).unwrap();
-        let test = data::make_splits(data::load(&experiment.dataset, None).unwrap(), &experiment)
-            .unwrap()
-            .test;
+        let test = data::make_splits(
+            data::load(&experiment.dataset, None, experiment.resize).unwrap(),
+            &experiment,
+        )
+        .unwrap()
+        .test;
         assert_eq!(recorded.labels.len(), test.len());
         let shape = predictor.card().shape;
         let image_len: usize = shape.iter().product();

@@ -5,7 +5,8 @@
 //! images only (the engine carves stratified validation and test splits from it). Split
 //! folders are found in any case, and validation also as `valid/` or `validation/`. Classes
 //! are the sub-folder names in sorted order; a file outside every class folder is listed as
-//! skipped. Images are stretched to a square of the requested side (Triangle filter). The
+//! skipped. Images are stretched to a square of the requested side, by the caller's
+//! [`ResizeFilter`] (antialiased bilinear unless told otherwise). The
 //! data set is grayscale (1 channel) when every image is grayscale, else RGB: grayscale scans then cost a third of the memory and match MNIST-style
 //! models, while one colour image is enough to keep colour for all.
 
@@ -15,7 +16,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
 use image::imageops::FilterType;
-use image::{ColorType, DynamicImage, ImageDecoder, ImageReader, Limits};
+use image::{ColorType, DynamicImage, ImageDecoder, ImageReader, Limits, Rgb, RgbImage};
 
 use crate::files::{Disk, FileTree};
 use crate::{
@@ -224,6 +225,42 @@ fn empty_class(dir: &Path) -> DataError {
     )
 }
 
+/// How an image is brought to the training side: as torchvision does or as Keras does, so a
+/// model sees its pixels as the framework it comes from or is compared with would show them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ResizeFilter {
+    /// Bilinear whose reach widens with the shrink so every source pixel counts (PIL's and
+    /// torchvision's, the `image` crate's Triangle filter): shrinking never aliases.
+    #[default]
+    Antialiased,
+    /// TensorFlow's bilinear without antialiasing (`tf.image.resize`'s default, which Keras's
+    /// `image_dataset_from_directory` uses): the two nearest source pixels per axis, so
+    /// shrinking skips the pixels between them.
+    Bilinear,
+    /// TensorFlow's nearest neighbour with half-pixel centres: one source pixel each.
+    Nearest,
+}
+
+/// A square side to resize images to and the filter that does it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resize {
+    /// Width and height of every resized image, in 1..=[`MAX_IMAGE_SIZE_PX`].
+    pub side_px: u32,
+    /// How the source pixels are weighed into each resized one.
+    pub filter: ResizeFilter,
+}
+
+/// A bare side means the antialiased filter folder loading has always used, so callers that
+/// name only a size keep the pixels they had.
+impl From<u32> for Resize {
+    fn from(side_px: u32) -> Self {
+        Self {
+            side_px,
+            filter: ResizeFilter::default(),
+        }
+    }
+}
+
 /// One decoded image: planar RGB at the target size, and what its source was.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DecodedImage {
@@ -252,36 +289,44 @@ fn colour_name(colour: ColorType) -> &'static str {
     }
 }
 
-/// Decodes an image (PNG, JPEG, WebP, BMP, GIF or TIFF) held in memory and resizes it as folder loading does; `path` names it
-/// in errors. `side_px` must be in 1..=[`MAX_IMAGE_SIZE_PX`].
-pub fn decode_image(path: &Path, bytes: &[u8], side_px: u32) -> Result<DecodedImage, DataError> {
-    decode_from(path, Cursor::new(bytes), bytes.len() as u64, side_px)
+/// Decodes an image (PNG, JPEG, WebP, BMP, GIF or TIFF) held in memory and resizes it as folder
+/// loading does; `path` names it in errors. The side must be in 1..=[`MAX_IMAGE_SIZE_PX`].
+pub fn decode_image(
+    path: &Path,
+    bytes: &[u8],
+    resize: impl Into<Resize>,
+) -> Result<DecodedImage, DataError> {
+    decode_from(path, Cursor::new(bytes), bytes.len() as u64, resize.into())
 }
 
 /// Decodes and resizes the image file at `path`.
-pub fn decode_image_file(path: &Path, side_px: u32) -> Result<DecodedImage, DataError> {
-    decode_image_in(&Disk, path, side_px)
+pub fn decode_image_file(
+    path: &Path,
+    resize: impl Into<Resize>,
+) -> Result<DecodedImage, DataError> {
+    decode_image_in(&Disk, path, resize)
 }
 
 /// Decodes and resizes the image at `path` in `tree`.
 pub fn decode_image_in(
     tree: &dyn FileTree,
     path: &Path,
-    side_px: u32,
+    resize: impl Into<Resize>,
 ) -> Result<DecodedImage, DataError> {
     let (reader, len_bytes) = tree.open(path).map_err(|source| DataError::Read {
         path: path.to_path_buf(),
         source,
     })?;
-    decode_from(path, reader, len_bytes, side_px)
+    decode_from(path, reader, len_bytes, resize.into())
 }
 
 fn decode_from(
     path: &Path,
     reader: impl BufRead + Seek,
     len_bytes: u64,
-    side_px: u32,
+    resize: Resize,
 ) -> Result<DecodedImage, DataError> {
+    let side_px = resize.side_px;
     let bad = |detail: String| DataError::BadImage {
         path: path.to_path_buf(),
         detail,
@@ -337,11 +382,19 @@ fn decode_from(
         img.color(),
         ColorType::L8 | ColorType::La8 | ColorType::L16 | ColorType::La16
     );
-    // An image already of the size is kept as it is: the triangle filter at scale 1 weighs
-    // only the pixel itself, so resizing would cost time and change nothing.
-    let rgb = match (img.width(), img.height()) == (side_px, side_px) {
-        true => img.to_rgb8(),
-        false => image::imageops::resize(&img.to_rgb8(), side_px, side_px, FilterType::Triangle),
+    // An image already of the size is kept as it is: at scale 1 the triangle filter weighs
+    // only the pixel itself and TensorFlow's filters land on it exactly, so resizing would cost
+    // time and change nothing.
+    let rgb = img.to_rgb8();
+    let rgb = match rgb.dimensions() == (side_px, side_px) {
+        true => rgb,
+        false => match resize.filter {
+            ResizeFilter::Antialiased => {
+                image::imageops::resize(&rgb, side_px, side_px, FilterType::Triangle)
+            }
+            ResizeFilter::Bilinear => resize_half_pixel(&rgb, side_px, false),
+            ResizeFilter::Nearest => resize_half_pixel(&rgb, side_px, true),
+        },
     };
     let plane = (side_px as usize) * (side_px as usize);
     let mut planar_rgb = vec![0u8; 3 * plane];
@@ -359,14 +412,66 @@ fn decode_from(
     })
 }
 
+/// Per output index along an axis of `len_in` source pixels stretched to `len_out`: the two
+/// source indices to blend and the weight of the second, where TensorFlow's half-pixel-centred
+/// resize finds them (the nearest one twice with weight 0 for `nearest`). `len_in` is at least 1.
+fn half_pixel_taps(len_in: u32, len_out: u32, nearest: bool) -> Vec<(usize, usize, f32)> {
+    // In f32, as TensorFlow's kernels compute it, so a sample point on the edge between two
+    // pixels falls on the same side as there.
+    let scale = len_in as f32 / len_out as f32;
+    let last = len_in.saturating_sub(1) as usize;
+    (0..len_out)
+        .map(|x| {
+            let centre = (x as f32 + 0.5) * scale;
+            if nearest {
+                let i = (centre.floor() as usize).min(last);
+                return (i, i, 0.0);
+            }
+            let source = (centre - 0.5).clamp(0.0, last as f32);
+            let low = source.floor();
+            let i = low as usize;
+            (i, (i + 1).min(last), source - low)
+        })
+        .collect()
+}
+
+/// `image` stretched to `side`×`side` as TensorFlow's `tf.image.resize` does without
+/// antialiasing, bilinear or (`nearest`) nearest neighbour, rounded to the nearest byte.
+fn resize_half_pixel(image: &RgbImage, side: u32, nearest: bool) -> RgbImage {
+    let (width, height) = image.dimensions();
+    let columns = half_pixel_taps(width, side, nearest);
+    let rows = half_pixel_taps(height, side, nearest);
+    let stride = 3 * side as usize;
+    // Across first, kept in f32, then down: TensorFlow's own order of the same arithmetic, so
+    // only the final value is rounded and it is the byte TensorFlow's float rounds to.
+    let mut across = Vec::with_capacity(height as usize * stride);
+    for row in image.as_raw().chunks_exact(3 * width as usize) {
+        for &(left, right, t) in &columns {
+            for c in 0..3 {
+                let (a, b) = (row[3 * left + c], row[3 * right + c]);
+                across.push(f32::from(a) + (f32::from(b) - f32::from(a)) * t);
+            }
+        }
+    }
+    RgbImage::from_fn(side, side, |x, y| {
+        let (top, bottom, t) = rows[y as usize];
+        let at = |row: usize, c: usize| across[row * stride + 3 * x as usize + c];
+        Rgb(std::array::from_fn(|c| {
+            let (a, b) = (at(top, c), at(bottom, c));
+            (a + (b - a) * t).round().clamp(0.0, 255.0) as u8
+        }))
+    })
+}
+
 /// Decodes and resizes one file of `tree` ([`decode_image_in`]); a panic inside a decoder
 /// becomes an error naming the file.
 pub fn decode_guarded(
     tree: &dyn FileTree,
     path: &Path,
-    side_px: u32,
+    resize: impl Into<Resize>,
 ) -> Result<DecodedImage, DataError> {
-    catch_unwind(AssertUnwindSafe(|| decode_image_in(tree, path, side_px))).unwrap_or_else(|_| {
+    let resize = resize.into();
+    catch_unwind(AssertUnwindSafe(|| decode_image_in(tree, path, resize))).unwrap_or_else(|_| {
         Err(DataError::BadImage {
             path: path.to_path_buf(),
             detail: "the image decoder crashed on it".into(),
@@ -413,15 +518,15 @@ fn decode_all(
     tree: &dyn FileTree,
     root: &Path,
     files: &[PathBuf],
-    side_px: u32,
+    resize: Resize,
     out: &mut [u8],
 ) -> Result<Vec<Result<Decoded, DataError>>, DataError> {
-    let per_image = 3 * (side_px as usize) * (side_px as usize);
+    let per_image = 3 * (resize.side_px as usize) * (resize.side_px as usize);
     let decode_part = |part: &[PathBuf], slots: &mut [u8]| -> Vec<Result<Decoded, DataError>> {
         part.iter()
             .zip(slots.chunks_exact_mut(per_image))
             .map(|(path, slot)| {
-                let decoded = decode_guarded(tree, path, side_px)?;
+                let decoded = decode_guarded(tree, path, resize)?;
                 slot.copy_from_slice(&decoded.planar_rgb);
                 Ok((decoded.grayscale, decoded.source))
             })
@@ -471,18 +576,22 @@ fn decode_all(
     Ok(per_file)
 }
 
-/// Loads an image folder, every image resized to `image_size`×`image_size`.
-pub fn load_image_folder(root: &Path, image_size: u32) -> Result<ImageDataset, DataError> {
-    load_image_folder_in(&Disk, root, image_size)
+/// Loads an image folder, every image resized to a square as `resize` says.
+pub fn load_image_folder(
+    root: &Path,
+    resize: impl Into<Resize>,
+) -> Result<ImageDataset, DataError> {
+    load_image_folder_in(&Disk, root, resize)
 }
 
 /// Loads the image folder at `root` in `tree`, as [`load_image_folder`] does from the disk.
 pub fn load_image_folder_in(
     tree: &dyn FileTree,
     root: &Path,
-    image_size: u32,
+    resize: impl Into<Resize>,
 ) -> Result<ImageDataset, DataError> {
-    check_image_size(root, image_size)?;
+    let resize = resize.into();
+    check_image_size(root, resize.side_px)?;
     if !tree.is_dir(root) {
         return Err(bad_folder(
             root,
@@ -491,7 +600,7 @@ pub fn load_image_folder_in(
     }
     let metadata = crate::labels::metadata_files(tree, root);
     if !metadata.is_empty() {
-        return crate::labels::load_metadata_folder_in(tree, root, &metadata, image_size);
+        return crate::labels::load_metadata_folder_in(tree, root, &metadata, resize);
     }
     let (class_names, files, skipped) = gather_files(tree, root)?;
     let name = root
@@ -509,7 +618,7 @@ pub fn load_image_folder_in(
             notes: Vec::new(),
             problem: |root, problem| bad_folder(root, problem),
         },
-        image_size,
+        resize,
     )
 }
 
@@ -540,13 +649,13 @@ pub(crate) struct Gathered {
     pub problem: fn(&Path, String) -> DataError,
 }
 
-/// Decodes every file `gathered` lists at `image_size`, leaves out and lists those that do not
-/// decode, and makes the data set; `root` names the source in errors.
+/// Decodes every file `gathered` lists, resized as `resize` says, leaves out and lists those
+/// that do not decode, and makes the data set; `root` names the source in errors.
 pub(crate) fn assemble(
     tree: &dyn FileTree,
     root: &Path,
     gathered: Gathered,
-    image_size: u32,
+    resize: Resize,
 ) -> Result<ImageDataset, DataError> {
     let Gathered {
         name,
@@ -557,10 +666,10 @@ pub(crate) fn assemble(
         problem: gathered_problem,
     } = gathered;
     let all: Vec<PathBuf> = files.iter().flatten().map(|(p, _)| p.clone()).collect();
-    let side = image_size as usize;
+    let side = resize.side_px as usize;
     let plane = side * side;
     let mut pixels = image_buffer(root, all.len(), side)?;
-    let decoded = decode_all(tree, root, &all, image_size, &mut pixels)?;
+    let decoded = decode_all(tree, root, &all, resize, &mut pixels)?;
     // What did not decode is left out and listed; the rest moves up to close the gaps.
     let mut labels: [Vec<u8>; 3] = Default::default();
     let mut kept_files: [Vec<PathBuf>; 3] = Default::default();
@@ -764,12 +873,163 @@ mod tests {
         let mut png = Vec::new();
         img.write_to(&mut Cursor::new(&mut png), image::ImageFormat::Png)
             .unwrap();
-        let decoded = decode_image(Path::new("six.png"), &png, 6).unwrap();
-        let resized = image::imageops::resize(&img, 6, 6, FilterType::Triangle);
-        let planar: Vec<u8> = (0..3)
-            .flat_map(|c| resized.pixels().map(move |p| p.0[c]))
-            .collect();
-        assert_eq!(decoded.planar_rgb, planar);
+        for filter in [
+            ResizeFilter::Antialiased,
+            ResizeFilter::Bilinear,
+            ResizeFilter::Nearest,
+        ] {
+            let resize = Resize { side_px: 6, filter };
+            let decoded = decode_image(Path::new("six.png"), &png, resize).unwrap();
+            let resized = match filter {
+                ResizeFilter::Antialiased => {
+                    image::imageops::resize(&img, 6, 6, FilterType::Triangle)
+                }
+                ResizeFilter::Bilinear => resize_half_pixel(&img, 6, false),
+                ResizeFilter::Nearest => resize_half_pixel(&img, 6, true),
+            };
+            assert_eq!(decoded.planar_rgb, planar(&resized), "{filter:?}");
+            assert_eq!(resized, img, "{filter:?}");
+        }
+    }
+
+    /// `image`'s R, G and B planes one after the other, as [`DecodedImage`] holds them.
+    fn planar(image: &RgbImage) -> Vec<u8> {
+        (0..3)
+            .flat_map(|c| image.pixels().map(move |p| p.0[c]))
+            .collect()
+    }
+
+    /// `image` encoded as a PNG.
+    fn png_of(image: &RgbImage) -> Vec<u8> {
+        let mut png = Vec::new();
+        image
+            .write_to(&mut Cursor::new(&mut png), image::ImageFormat::Png)
+            .unwrap();
+        png
+    }
+
+    /// A `side`×`side` checkerboard of one-pixel black and white squares, white at the corner.
+    fn checkerboard(side: u32) -> RgbImage {
+        RgbImage::from_fn(side, side, |x, y| Rgb([255 * ((x + y + 1) % 2) as u8; 3]))
+    }
+
+    #[test]
+    fn shrinking_a_fine_checkerboard_aliases_with_bilinear_and_averages_to_grey_antialiased() {
+        // A third of the side: TensorFlow's sample points then fall on source pixel centres, so
+        // its bilinear copies them and skips the two between (a halving would land between two
+        // pixels and average them by chance).
+        let png = png_of(&checkerboard(9));
+        let path = Path::new("board.png");
+        let bilinear = Resize {
+            side_px: 3,
+            filter: ResizeFilter::Bilinear,
+        };
+        let aliased = decode_image(path, &png, bilinear).unwrap();
+        assert_eq!(
+            aliased.planar_rgb,
+            [255, 0, 255, 0, 255, 0, 255, 0, 255].repeat(3)
+        );
+        let antialiased = Resize {
+            side_px: 3,
+            filter: ResizeFilter::Antialiased,
+        };
+        let smooth = decode_image(path, &png, antialiased).unwrap();
+        assert!(
+            smooth.planar_rgb.iter().all(|v| (100..=155).contains(v)),
+            "{:?}",
+            smooth.planar_rgb
+        );
+    }
+
+    #[test]
+    fn bilinear_upscaling_gives_tensorflows_half_pixel_values() {
+        // Red 0, 100 over 200, 40; green its complement, blue flat. On 4 pixels the half-pixel
+        // sample points of 2 are -0.25 (clamped to 0), 0.25, 0.75 and 1.25 (clamped to 1).
+        let red = [[0u8, 100], [200, 40]];
+        let source = RgbImage::from_fn(2, 2, |x, y| {
+            let r = red[y as usize][x as usize];
+            Rgb([r, 255 - r, 7])
+        });
+        let resize = Resize {
+            side_px: 4,
+            filter: ResizeFilter::Bilinear,
+        };
+        let decoded = decode_image(Path::new("two.png"), &png_of(&source), resize).unwrap();
+        #[rustfmt::skip]
+        let expected_red: [u8; 16] = [
+            0, 25, 75, 100,
+            50, 59, 76, 85, // 58.75 and 76.25 rounded
+            150, 126, 79, 55, // 126.25 and 78.75 rounded
+            200, 160, 80, 40,
+        ];
+        let expected_green = expected_red.map(|r| 255 - r);
+        assert_eq!(decoded.planar_rgb[..16], expected_red);
+        assert_eq!(decoded.planar_rgb[16..32], expected_green);
+        assert_eq!(decoded.planar_rgb[32..], [7; 16]);
+    }
+
+    #[test]
+    fn nearest_picks_the_source_pixel_under_each_half_pixel_centre() {
+        // 5 wide to 2: centres 1.25 and 3.75 fall in columns 1 and 3; 3 tall to 2: 0.75 and
+        // 2.25 fall in rows 0 and 2.
+        let source = RgbImage::from_fn(5, 3, |x, y| Rgb([(10 * y + x) as u8, 0, 0]));
+        let resize = Resize {
+            side_px: 2,
+            filter: ResizeFilter::Nearest,
+        };
+        let shrunk = decode_image(Path::new("wide.png"), &png_of(&source), resize).unwrap();
+        assert_eq!(shrunk.planar_rgb[..4], [1, 3, 21, 23]);
+        // Doubled, each pixel is copied twice along each axis.
+        let grown = resize_half_pixel(&RgbImage::from_fn(2, 1, |x, _| Rgb([x as u8; 3])), 4, true);
+        let red: Vec<u8> = grown.pixels().map(|p| p.0[0]).collect();
+        assert_eq!(red, [[0, 0, 1, 1]; 4].concat());
+    }
+
+    #[test]
+    fn a_bare_side_still_resizes_antialiased() {
+        assert_eq!(
+            Resize::from(5),
+            Resize {
+                side_px: 5,
+                filter: ResizeFilter::Antialiased
+            }
+        );
+        let source = checkerboard(9);
+        let png = png_of(&source);
+        let decoded = decode_image(Path::new("board.png"), &png, 4).unwrap();
+        let triangle = image::imageops::resize(&source, 4, 4, FilterType::Triangle);
+        assert_eq!(decoded.planar_rgb, planar(&triangle));
+    }
+
+    #[test]
+    fn folders_and_labels_files_resize_with_the_filter_they_are_given() {
+        let mut tree = crate::files::MemoryFiles::new();
+        let board = png_of(&checkerboard(9));
+        for file in ["set/a/1.png", "set/b/1.png"] {
+            tree.insert(file, board.clone()).unwrap();
+        }
+        tree.insert(
+            "labels.csv",
+            b"file,label\nset/a/1.png,a\nset/b/1.png,b\n".to_vec(),
+        )
+        .unwrap();
+        let aliased = [255, 0, 255, 0, 255, 0, 255, 0, 255].repeat(3 * 2);
+        for filter in [ResizeFilter::Bilinear, ResizeFilter::Nearest] {
+            let resize = Resize { side_px: 3, filter };
+            let folder = load_image_folder_in(&tree, Path::new("set"), resize).unwrap();
+            assert_eq!(folder.train.images, aliased, "{filter:?}");
+            let columns = crate::labels::LabelColumns::default();
+            let listed = crate::labels::load_labels_file_in(
+                &tree,
+                Path::new("labels.csv"),
+                resize,
+                &columns,
+            )
+            .unwrap();
+            assert_eq!(listed.train.images, aliased, "{filter:?}");
+        }
+        let smooth = load_image_folder_in(&tree, Path::new("set"), 3).unwrap();
+        assert_ne!(smooth.train.images, aliased);
     }
 
     #[test]

@@ -16,7 +16,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::files::{Disk, FileTree};
-use crate::folder::{Gathered, SplitFiles, assemble, has_image_extension};
+use crate::folder::{Gathered, Resize, SplitFiles, assemble, has_image_extension};
 use crate::{DataError, ImageDataset, SkippedFile};
 
 /// Labels are one byte.
@@ -62,30 +62,31 @@ pub struct LabelColumns {
     pub label: Option<String>,
 }
 
-/// Loads the labels file `file` from the disk, every image resized to `image_size`×`image_size`.
+/// Loads the labels file `file` from the disk, every image resized to a square as `resize` says.
 pub fn load_labels_file(
     file: &Path,
-    image_size: u32,
+    resize: impl Into<Resize>,
     columns: &LabelColumns,
 ) -> Result<ImageDataset, DataError> {
-    load_labels_file_in(&Disk, file, image_size, columns)
+    load_labels_file_in(&Disk, file, resize, columns)
 }
 
 /// Loads the labels file `file` of `tree`, as [`load_labels_file`] does from the disk.
 pub fn load_labels_file_in(
     tree: &dyn FileTree,
     file: &Path,
-    image_size: u32,
+    resize: impl Into<Resize>,
     columns: &LabelColumns,
 ) -> Result<ImageDataset, DataError> {
-    crate::folder::check_image_size(file, image_size)?;
+    let resize = resize.into();
+    crate::folder::check_image_size(file, resize.side_px)?;
     let mut found = Found::default();
     found.read(tree, file, columns, None)?;
     let name = file
         .file_stem()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| file.display().to_string());
-    assemble(tree, file, found.into_gathered(file, name)?, image_size)
+    assemble(tree, file, found.into_gathered(file, name)?, resize)
 }
 
 /// The metadata files of a Hugging Face `imagefolder` at `root`, each with the split it holds
@@ -122,9 +123,10 @@ pub fn load_metadata_folder_in(
     tree: &dyn FileTree,
     root: &Path,
     files: &[(PathBuf, Option<usize>)],
-    image_size: u32,
+    resize: impl Into<Resize>,
 ) -> Result<ImageDataset, DataError> {
-    crate::folder::check_image_size(root, image_size)?;
+    let resize = resize.into();
+    crate::folder::check_image_size(root, resize.side_px)?;
     let mut found = Found::default();
     for (file, split) in files {
         found.read(tree, file, &LabelColumns::default(), *split)?;
@@ -134,12 +136,7 @@ pub fn load_metadata_folder_in(
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| root.display().to_string());
     let problem_file = files.first().map_or(root, |(file, _)| file.as_path());
-    assemble(
-        tree,
-        root,
-        found.into_gathered(problem_file, name)?,
-        image_size,
-    )
+    assemble(tree, root, found.into_gathered(problem_file, name)?, resize)
 }
 
 fn bad_labels(path: &Path, problem: impl Into<String>) -> DataError {

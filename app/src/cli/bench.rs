@@ -39,7 +39,11 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         experiment.data_parallel.is_empty(),
         "kiln bench times the loop on one device; time a data-parallel run with `kiln train --devices …`, whose summary.json has its samples per second"
     );
-    let data = data::load(&experiment.dataset, experiment.data_dir.as_deref())?;
+    let data = data::load(
+        &experiment.dataset,
+        experiment.data_dir.as_deref(),
+        experiment.resize,
+    )?;
     experiment.check_against(&data)?;
     let (info, device) = device::resolve(&experiment.device)?;
     device::check_precision(&info, &device, experiment.precision)?;

@@ -100,7 +100,11 @@ fn inspect(args: InspectArgs) -> anyhow::Result<()> {
     let mut draft = draft;
     args.augment.apply(&mut draft)?;
     let experiment = draft.validate()?;
-    let loaded = data::load(&experiment.dataset, experiment.data_dir.as_deref())?;
+    let loaded = data::load(
+        &experiment.dataset,
+        experiment.data_dir.as_deref(),
+        experiment.resize,
+    )?;
     let data = data::make_splits(loaded, &experiment)?;
     let report = data::inspect::inspect(&data);
     println!("{}", report_text(&report));

@@ -71,11 +71,20 @@ pub fn run(args: ExplainArgs) -> anyhow::Result<()> {
         a.epochs = epochs;
         b.epochs = epochs;
     }
-    let mut a_only = Vec::new();
-    let differences = sweep::differences(&a, &b, &mut a_only);
+    let sweep::Differences {
+        causes: differences,
+        unused,
+        a_only,
+    } = sweep::differences(&a, &b);
     println!("B ({b_word}) differs from A ({a_word}) in:");
     for difference in &differences {
         println!("  {}", difference.describe());
+    }
+    for difference in &unused {
+        println!(
+            "  {}: used by neither model nor data set, so it cannot change a figure; not trained",
+            difference.describe()
+        );
     }
     for key in &a_only {
         println!("  {key}: set in A only, which the path cannot undo; set it in B to include it");

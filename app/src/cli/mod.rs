@@ -212,34 +212,47 @@ fn print_presets() {
     let width = names.iter().map(|n| n.len()).max().unwrap_or(0);
     for name in names {
         match kiln_core::config::preset(name) {
-            Ok(draft) => println!("{name:<width$}  {}", preset_line(&draft)),
+            Ok(draft) => {
+                println!("{name:<width$}  {}", preset_line(&draft));
+                println!("{:<width$}  {}", "", defaults_line(&draft));
+            }
             Err(e) => println!("{name:<width$}  (unreadable: {e})"),
         }
     }
 }
 
-/// What a preset trains, with the settings its framework flavours differ in (init, input
-/// scaling, loss, Adam's ε), so `-pytorch` and `-keras` do not read alike.
+/// What a preset trains.
 fn preset_line(draft: &kiln_core::config::ExperimentDraft) -> String {
-    use kiln_core::config::OptimizerSpec;
-    let epsilon = match &draft.optimizer {
-        OptimizerSpec::Adam { epsilon, .. } | OptimizerSpec::AdamW { epsilon, .. } => {
-            format!(", ε {epsilon:e}")
-        }
-        _ => String::new(),
-    };
     format!(
-        "{} on {}, {} lr {}, batch {}, {} epochs; init {}, inputs {}, loss on {}{epsilon}",
+        "{} on {}, {} lr {}, batch {}, {} epochs",
         draft.model,
         draft.dataset,
         draft.optimizer.name(),
         draft.lr,
         draft.batch_size,
         draft.epochs,
-        draft.init,
-        draft.input_scaling,
-        draft.loss,
     )
+}
+
+/// The settings the framework flavours differ in, each marked where the preset's model and data
+/// do not use it, so `-pytorch` and `-keras` do not read alike and a reader sees which count.
+fn defaults_line(draft: &kiln_core::config::ExperimentDraft) -> String {
+    use kiln_core::config::OptimizerSpec;
+    let mut parts: Vec<String> = kiln_core::config::FRAMEWORK_DEFAULTS
+        .iter()
+        .filter_map(|setting| setting.row())
+        .filter_map(|row| {
+            let (word, value) = row.legend_entry(draft)?;
+            let unused = if row.applies(draft) { "" } else { " (unused)" };
+            Some(format!("{word} {value}{unused}"))
+        })
+        .collect();
+    if let OptimizerSpec::Adam { epsilon, .. } | OptimizerSpec::AdamW { epsilon, .. } =
+        &draft.optimizer
+    {
+        parts.push(format!("Adam ε {epsilon:e}"));
+    }
+    format!("defaults: {}", parts.join(", "))
 }
 
 #[cfg(test)]

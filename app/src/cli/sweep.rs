@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
+use kiln_core::sweep::report::SortBy;
 use kiln_core::sweep::{self, ExplainReport, Sweep, SweepEvent, SweepReport};
 use kiln_core::train::Control;
 
@@ -49,13 +50,23 @@ enum SweepCommand {
         /// axes) as PNG and SVG into this folder.
         #[arg(long, value_name = "DIR")]
         plots: Option<PathBuf>,
+        /// List the settings best first by this figure (the table and the CSV alike): plan
+        /// (the plan's order), validation, test, val-loss, secs (per epoch) or throughput.
+        #[arg(long, value_name = "FIGURE", default_value = "plan")]
+        sort: SortBy,
     },
 }
 
 /// Runs `kiln sweep …`.
 pub fn run(args: SweepArgs) -> anyhow::Result<()> {
-    if let Some(SweepCommand::Show { dir, csv, plots }) = &args.command {
-        return show(dir, csv.as_deref(), plots.as_deref());
+    if let Some(SweepCommand::Show {
+        dir,
+        csv,
+        plots,
+        sort,
+    }) = &args.command
+    {
+        return show(dir, csv.as_deref(), plots.as_deref(), *sort);
     }
     let (sweep, folder) = match (&args.resume, &args.config) {
         (Some(folder), _) => (sweep::open_sweep_folder(folder)?, folder.clone()),
@@ -160,11 +171,14 @@ fn file_names(paths: &[PathBuf]) -> String {
     names.join(", ")
 }
 
-fn show(dir: &Path, csv: Option<&Path>, plots: Option<&Path>) -> anyhow::Result<()> {
+fn show(dir: &Path, csv: Option<&Path>, plots: Option<&Path>, sort: SortBy) -> anyhow::Result<()> {
     let sweep = sweep::open_sweep_folder(dir)?;
-    let report = SweepReport::of(&sweep, dir, &sweep::trial_folders(&sweep, dir));
+    let mut report = SweepReport::of(&sweep, dir, &sweep::trial_folders(&sweep, dir));
+    // The effects read the rows in the plan's order.
+    let explained = ExplainReport::of(&sweep, &report);
+    report.sort(sort);
     print!("{}", table(&report));
-    if let Some(explained) = ExplainReport::of(&sweep, &report) {
+    if let Some(explained) = explained {
         print!("\n{}", explained.describe());
     }
     if let Some(csv) = csv {

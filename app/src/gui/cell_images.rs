@@ -88,8 +88,12 @@ fn read_test_images(
     indices: &[usize],
 ) -> Result<Vec<CellImage>, String> {
     let experiment = config.validate().map_err(|e| e.to_string())?;
-    let loaded = data::load(&experiment.dataset, experiment.data_dir.as_deref())
-        .map_err(|e| format!("the data set could not be read again: {e}"))?;
+    let loaded = data::load(
+        &experiment.dataset,
+        experiment.data_dir.as_deref(),
+        experiment.resize,
+    )
+    .map_err(|e| format!("the data set could not be read again: {e}"))?;
     let data = data::make_splits(loaded, &experiment).map_err(|e| e.to_string())?;
     if data.test.labels != expected_labels {
         return Err(

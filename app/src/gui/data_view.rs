@@ -110,8 +110,12 @@ impl DataView {
         let title = experiment.dataset.to_string();
         let data_key = Some(DataKey::of(&experiment));
         let work = move || {
-            let loaded = data::load(&experiment.dataset, experiment.data_dir.as_deref())
-                .map_err(|e| e.to_string())?;
+            let loaded = data::load(
+                &experiment.dataset,
+                experiment.data_dir.as_deref(),
+                experiment.resize,
+            )
+            .map_err(|e| e.to_string())?;
             let split = data::make_splits(loaded, &experiment).map_err(|e| e.to_string())?;
             Ok(Box::new(Inspected {
                 report: data::inspect::inspect(&split),

@@ -21,23 +21,62 @@ impl KilnApp {
 
     /// The *Sweep…* window, while open; a sweep it starts runs in the Compare view.
     pub(super) fn sweep_dialog_ui(&mut self, ctx: &egui::Context) {
+        let sweeps_dir = self.sweeps_dir();
         let Some(dialog) = &mut self.sweep_dialog else {
             return;
         };
         let draft = self.form.to_draft(&mut Default::default());
-        match dialog.window_ui(ctx, &draft) {
+        match dialog.window_ui(ctx, &draft, &sweeps_dir) {
             Some(sweep_dialog::SweepDialogAction::Start { text, sweep }) => {
                 self.sweep_dialog = None;
                 self.start_sweep(*sweep, &text);
+            }
+            Some(sweep_dialog::SweepDialogAction::Resume(folder)) => {
+                self.sweep_dialog = None;
+                self.resume_sweep(folder);
+            }
+            Some(sweep_dialog::SweepDialogAction::PickFolderToResume) => {
+                match files::pick_folder("Sweep folder to resume", Some(&sweeps_dir)) {
+                    Ok(Some(folder)) => {
+                        self.sweep_dialog = None;
+                        self.resume_sweep(folder);
+                    }
+                    Ok(None) => {}
+                    Err(e) => self.notice = Some(e),
+                }
             }
             Some(sweep_dialog::SweepDialogAction::Close) => self.sweep_dialog = None,
             None => {}
         }
     }
 
+    /// Goes on with the sweep in `folder` where it stopped, as `kiln sweep --resume` does:
+    /// finished trials are kept, a trial cut mid-way resumes from its checkpoint.
+    fn resume_sweep(&mut self, folder: PathBuf) {
+        match sweep::open_sweep_folder(&folder) {
+            Ok(sweep) => self.run_sweep_in(sweep, folder),
+            Err(e) => {
+                self.notice = Some(format!("{} cannot be resumed: {e}", folder.display()));
+            }
+        }
+    }
+
     /// Makes `sweep`'s folder (its config `text` kept as `sweep.toml`) and runs its trials on
     /// the devices its config names, shown in the Compare view.
     fn start_sweep(&mut self, sweep: Sweep, text: &str) {
+        if self.sweep_running() {
+            self.notice = Some("a sweep is running; cancel it or let it end first".to_owned());
+            return;
+        }
+        match sweep::create_sweep_folder(&self.sweeps_dir(), &sweep, text) {
+            Ok(folder) => self.run_sweep_in(sweep, folder),
+            Err(e) => self.notice = Some(format!("the sweep could not start: {e}")),
+        }
+    }
+
+    /// Runs `sweep`'s trials not yet finished in `folder` on the devices its config names,
+    /// shown in the Compare view.
+    fn run_sweep_in(&mut self, sweep: Sweep, folder: PathBuf) {
         if self.sweep_running() {
             self.notice = Some("a sweep is running; cancel it or let it end first".to_owned());
             return;
@@ -49,13 +88,6 @@ impl KilnApp {
                 return;
             }
             None => Vec::new(),
-        };
-        let folder = match sweep::create_sweep_folder(&self.sweeps_dir(), &sweep, text) {
-            Ok(folder) => folder,
-            Err(e) => {
-                self.notice = Some(format!("the sweep could not start: {e}"));
-                return;
-            }
         };
         let ctx = self.ctx.clone();
         self.notice = Some(format!("sweep folder {}", folder.display()));
@@ -84,8 +116,7 @@ impl KilnApp {
             return;
         };
         let (a, b) = ((*a).clone(), (*b).clone());
-        let mut a_only = Vec::new();
-        let differences = sweep::differences(&a, &b, &mut a_only);
+        let differences = sweep::differences(&a, &b).causes;
         if differences.is_empty() {
             self.notice = Some(
                 "the two runs differ in nothing that changes what they learn (their seed aside); there is nothing to explain"

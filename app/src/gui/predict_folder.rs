@@ -356,7 +356,7 @@ fn thumbnail_ui(
 ) {
     let size = egui::vec2(ROW_HEIGHT_PX - 4.0, ROW_HEIGHT_PX - 4.0);
     if !thumbnails.contains_key(&index)
-        && let Ok(pixels) = file_pixels(shape, path)
+        && let Ok(pixels) = file_pixels(shape, Default::default(), path)
     {
         let [_, height, width] = shape;
         let rgba = kiln_core::pixels::planar_to_rgba(shape, &pixels);

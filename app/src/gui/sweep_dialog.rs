@@ -1,11 +1,13 @@
 //! The *Sweep…* window (under Start): tick the settings to vary, give each its values (a list,
 //! or a range), choose the search, the seeds and the pruning; Start writes the Setup form's
-//! config with that `[sweep]` table, which plans exactly as `kiln sweep` would plan it.
+//! config with that `[sweep]` table, which plans exactly as `kiln sweep` would plan it. Or
+//! resume an earlier sweep that stopped short, as `kiln sweep --resume` does.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use kiln_core::config::ExperimentDraft;
-use kiln_core::sweep::{Search, Sweep};
+use kiln_core::sweep::{Search, Sweep, SweepFolder};
 
 /// Keys a sweep does not vary from here: they name a run or say where it trains, or are
 /// tables whose parts the window edits apart (the data set, the model, the weights).
@@ -46,6 +48,8 @@ pub struct SweepDialog {
     prune: Option<&'static str>,
     /// Why the last Start was refused.
     error: Option<String>,
+    /// The sweep folders beside the runs, read when the window opens.
+    earlier: Option<Vec<SweepFolder>>,
 }
 
 /// What the person did in the window.
@@ -57,6 +61,10 @@ pub enum SweepDialogAction {
         /// The plan.
         sweep: Box<Sweep>,
     },
+    /// Go on with the sweep in this folder where it stopped.
+    Resume(PathBuf),
+    /// Ask for a sweep folder to resume anywhere on the disk.
+    PickFolderToResume,
     /// Close the window.
     Close,
 }
@@ -70,24 +78,39 @@ impl Default for SweepDialog {
             trials: "20".to_owned(),
             prune: None,
             error: None,
+            earlier: None,
         }
     }
 }
 
 impl SweepDialog {
-    /// The window over the Setup form's `draft`; what the person chose.
+    /// The window over the Setup form's `draft`, offering to resume the sweeps of
+    /// `sweeps_dir` that stopped short; what the person chose.
     pub fn window_ui(
         &mut self,
         ctx: &egui::Context,
         draft: &ExperimentDraft,
+        sweeps_dir: &Path,
     ) -> Option<SweepDialogAction> {
         let mut open = true;
         let mut action = None;
+        let earlier = self
+            .earlier
+            .take()
+            .unwrap_or_else(|| kiln_core::sweep::sweep_folders(sweeps_dir));
+        let mut resume = None;
         egui::Window::new("Sweep")
             .open(&mut open)
             .collapsible(false)
             .default_size([520.0, 520.0])
-            .show(ctx, |ui| action = self.contents_ui(ui, draft));
+            .show(ctx, |ui| {
+                resume = resume_ui(ui, &earlier);
+                action = self.contents_ui(ui, draft);
+            });
+        self.earlier = Some(earlier);
+        if resume.is_some() {
+            return resume;
+        }
         if !open {
             return Some(SweepDialogAction::Close);
         }
@@ -229,6 +252,42 @@ impl SweepDialog {
         let sweep = Sweep::from_toml(&text, "the Sweep window").map_err(|e| e.problem)?;
         Ok((text, sweep))
     }
+}
+
+/// The earlier sweeps that stopped short, each with its Resume button, and a button for a
+/// sweep folder elsewhere.
+fn resume_ui(ui: &mut egui::Ui, earlier: &[SweepFolder]) -> Option<SweepDialogAction> {
+    let mut action = None;
+    let unfinished: Vec<&SweepFolder> = earlier.iter().filter(|f| f.unfinished()).collect();
+    let title = format!("Resume an earlier sweep ({})", unfinished.len());
+    egui::CollapsingHeader::new(title)
+        .id_salt("sweep-resume")
+        .default_open(!unfinished.is_empty())
+        .show(ui, |ui| {
+            for folder in unfinished.iter().take(8) {
+                ui.horizontal(|ui| {
+                    if ui.button("Resume").clicked() {
+                        action = Some(SweepDialogAction::Resume(folder.folder.clone()));
+                    }
+                    let name = folder
+                        .folder
+                        .file_name()
+                        .map_or_else(|| folder.name.clone(), |n| n.to_string_lossy().into());
+                    ui.label(format!(
+                        "{name}: {} of {} trials finished",
+                        folder.finished, folder.planned
+                    ));
+                });
+            }
+            if unfinished.is_empty() {
+                ui.label("Every sweep beside the runs has finished.");
+            }
+            if ui.button("Sweep folder elsewhere…").clicked() {
+                action = Some(SweepDialogAction::PickFolderToResume);
+            }
+        });
+    ui.separator();
+    action
 }
 
 /// A field's values as a `[sweep]` table writes them: `[a, b, c]` for a list, or

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver};
 
 use kiln_core::device::DeviceChoice;
+use kiln_core::sweep::report::SortBy;
 use kiln_core::sweep::{
     self, ExplainReport, Sweep, SweepChart, SweepEvent, SweepReport, SweepTally,
 };
@@ -46,44 +47,6 @@ pub struct SweepJob {
     charts: Option<Vec<(String, egui::TextureHandle)>>,
     /// The column the table is sorted by.
     sort: SortBy,
-}
-
-/// The column a sweep's table is sorted by: best first, or the plan's order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-enum SortBy {
-    /// The order the plan lists its settings in.
-    #[default]
-    Plan,
-    /// The highest mean validation figure first.
-    Validation,
-    /// The highest mean test accuracy first.
-    Test,
-    /// The fewest seconds per epoch first.
-    EpochSecs,
-}
-
-impl SortBy {
-    /// The report's rows in this order; rows without the figure last.
-    fn rows(self, report: &SweepReport) -> Vec<&sweep::SettingRow> {
-        let mut rows: Vec<&sweep::SettingRow> = report.rows.iter().collect();
-        let key = |row: &sweep::SettingRow| -> Option<f64> {
-            match self {
-                Self::Plan => None,
-                Self::Validation => row.val_accuracy.map(|s| -s.mean),
-                Self::Test => row.test_accuracy.map(|s| -s.mean),
-                Self::EpochSecs => row.epoch_secs.map(|s| s.mean),
-            }
-        };
-        if self != Self::Plan {
-            rows.sort_by(|a, b| match (key(a), key(b)) {
-                (Some(a), Some(b)) => a.total_cmp(&b),
-                (Some(_), None) => std::cmp::Ordering::Less,
-                (None, Some(_)) => std::cmp::Ordering::Greater,
-                (None, None) => std::cmp::Ordering::Equal,
-            });
-        }
-        rows
-    }
 }
 
 impl SweepJob {
@@ -299,7 +262,7 @@ fn results_ui(
             }
         }
         ui.end_row();
-        for row in sort.rows(report) {
+        for row in report.sorted_rows(*sort) {
             ui.label(&row.setting);
             ui.label(match row.pruned {
                 0 => format!("{}/{}", row.finished, row.planned),
@@ -349,38 +312,4 @@ fn draw_charts(
             Some((name, texture))
         })
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use kiln_core::sweep::report::Spread;
-
-    #[test]
-    fn the_table_sorts_best_first_by_the_chosen_column_and_rows_without_it_last() {
-        let text = "name = \"t\"\nepochs = 1\n\n[sweep]\nlr = [0.001, 0.01, 0.1]\n";
-        let sweep = Sweep::from_toml(text, "t.toml").unwrap();
-        let mut report = SweepReport::of(&sweep, std::path::Path::new("t"), &[None, None, None]);
-        for (row, (accuracy, secs)) in report.rows.iter_mut().zip([(0.8, 3.0), (0.9, 2.0)]) {
-            row.val_accuracy = Some(Spread {
-                mean: accuracy,
-                std: 0.0,
-            });
-            row.epoch_secs = Some(Spread {
-                mean: secs,
-                std: 0.0,
-            });
-        }
-        let order = |by: SortBy| -> Vec<String> {
-            by.rows(&report).iter().map(|r| r.setting.clone()).collect()
-        };
-        assert_eq!(order(SortBy::Plan), ["lr=0.001", "lr=0.01", "lr=0.1"]);
-        assert_eq!(order(SortBy::Validation), ["lr=0.01", "lr=0.001", "lr=0.1"]);
-        assert_eq!(order(SortBy::EpochSecs), ["lr=0.01", "lr=0.001", "lr=0.1"]);
-        assert_eq!(
-            order(SortBy::Test),
-            ["lr=0.001", "lr=0.01", "lr=0.1"],
-            "no test figures: plan order"
-        );
-    }
 }

@@ -341,29 +341,46 @@ fn presets_are_listed() {
 fn presets_show_what_their_flavours_differ_in_within_one_column() {
     let output = kiln(&["presets"]);
     let stdout = String::from_utf8_lossy(&output.stdout);
-    let line = |name: &str| {
-        stdout
-            .lines()
-            .find(|l| l.split_whitespace().next() == Some(name))
-            .unwrap_or_else(|| panic!("{name} in {stdout}"))
-            .to_owned()
+    let lines: Vec<&str> = stdout.lines().collect();
+    // A preset's line, then its framework defaults' line below it.
+    let description = |name: &str| -> String {
+        let at = lines
+            .iter()
+            .position(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("{name} in {stdout}"));
+        let defaults = lines.get(at + 1).map_or("", |l| l.trim());
+        format!("{} | {defaults}", lines[at][name.len()..].trim())
     };
-    let description = |name: &str| line(name)[name.len()..].trim().to_owned();
-    assert_ne!(
-        description("fashion-mlp-pytorch"),
-        description("fashion-mlp-keras")
+    for workload in ["fashion-mlp", "cifar-vgg16", "mnist-tiny-fullbatch"] {
+        let (pytorch, keras) = (
+            description(&format!("{workload}-pytorch")),
+            description(&format!("{workload}-keras")),
+        );
+        assert_ne!(pytorch, keras);
+        assert!(
+            keras.contains("| defaults: init glorot-uniform,"),
+            "{keras}"
+        );
+    }
+    assert!(
+        description("cifar-vgg16-keras").contains("Adam ε 1e-7"),
+        "{stdout}"
     );
-    assert_ne!(
-        description("cifar-vgg16-pytorch"),
-        description("cifar-vgg16-keras")
-    );
-    assert!(line("cifar-vgg16-keras").contains("ε "), "{stdout}");
-    // Every description starts in the same column.
-    let starts: Vec<usize> = stdout
-        .lines()
+    // A default the preset's model or data does not use says so.
+    let mlp = description("fashion-mlp-keras");
+    assert!(mlp.contains("BN momentum 0.01 (unused)"), "{mlp}");
+    assert!(mlp.contains("decay decoupled (unused)"), "{mlp}");
+    assert!(mlp.contains("scaling raw,"), "{mlp}");
+    // Every description, and every defaults line under one, starts in the same column.
+    let starts: Vec<usize> = lines
+        .iter()
         .map(|l| {
-            let name = l.split_whitespace().next().unwrap_or("");
-            name.len() + l[name.len()..].len() - l[name.len()..].trim_start().len()
+            let name_end = if l.starts_with(' ') {
+                0
+            } else {
+                l.split_whitespace().next().unwrap_or("").len()
+            };
+            name_end + l[name_end..].len() - l[name_end..].trim_start().len()
         })
         .collect();
     assert!(starts.windows(2).all(|w| w[0] == w[1]), "{stdout}");
@@ -1273,6 +1290,15 @@ fn a_sweep_runs_every_trial_into_one_folder_and_shows_a_row_per_setting() {
             .starts_with("setting,planned,finished,val_accuracy_mean")
     );
     assert_eq!(lines.count(), 2);
+    // Sorted by validation, the best row comes first.
+    let output = kiln(&["sweep", "show", &path(&sweep), "--sort", "validation"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let sorted = String::from_utf8_lossy(&output.stdout).into_owned();
+    let first = sorted.lines().find(|l| l.starts_with("lr=")).unwrap();
+    assert!(first.ends_with("best"), "{sorted}");
+    let output = kiln(&["sweep", "show", &path(&sweep), "--sort", "fastest"]);
+    assert!(!output.status.success());
+    assert!(stderr(&output).contains("val-loss"), "{}", stderr(&output));
 }
 
 #[test]

@@ -127,7 +127,7 @@ fn setup_panel_snapshot() {
 /// The settings table's promise for the window: each row has its field in the Setup panel (the
 /// panel draws rows from the table, so a new row needs no line in the panel). The form chosen
 /// here makes every row apply: a folder data set (test split), a pretrained start and a linear
-/// probe (fine-tuning rows), a validation split.
+/// probe (fine-tuning rows), a validation split, weight decay on Adam (how it decays).
 #[test]
 fn every_row_of_the_settings_table_has_its_field_in_the_setup_panel() {
     let mut form = SetupForm {
@@ -138,6 +138,7 @@ fn every_row_of_the_settings_table_has_its_field_in_the_setup_panel() {
         ..SetupForm::default()
     };
     form.draft.fine_tune = kiln_core::config::FineTune::LinearProbe;
+    *form.text_mut(Setting::WeightDecay) = "0.0001".to_owned();
     let mut harness = Harness::builder()
         .with_size([380.0, 2400.0])
         .build_ui_state(
@@ -1641,6 +1642,41 @@ fn the_sweep_window_runs_a_grid_of_the_ticked_setting_and_compare_shows_its_tabl
     assert!(sweeps[0].join("sweep.toml").is_file());
     // Its chart is written beside the trials, as `kiln sweep` writes it.
     assert!(sweeps[0].join("sweep-lr.png").is_file());
+}
+
+#[test]
+fn the_sweep_window_resumes_an_earlier_sweep_that_stopped_short() {
+    let root = scratch_dir("gui-sweep-resume");
+    let runs_dir = root.join("runs");
+    let draft = small_run_form("again", 1, 64)
+        .check()
+        .experiment
+        .unwrap()
+        .draft()
+        .clone();
+    let text = format!("{}\n[sweep]\nlr = [0.001, 0.02]\n", draft.to_toml());
+    let sweep = kiln_core::sweep::Sweep::from_toml(&text, "sweep.toml").unwrap();
+    let sweeps_dir = root.join("sweeps");
+    let folder = kiln_core::sweep::create_sweep_folder(&sweeps_dir, &sweep, &text).unwrap();
+    let mut harness = app_harness(&runs_dir);
+    harness.state_mut().form = small_run_form("again", 1, 64);
+    harness.run();
+    harness.get_by_label("Sweep…").click_accesskit();
+    harness.run();
+    harness.get_by_label_contains("0 of 2 trials finished");
+    harness.get_by_label("Resume").click();
+    // The sweep's spinner keeps the window busy: step, do not `run`.
+    harness.step();
+    assert_eq!(harness.state().stage, Stage::Compare);
+    step_until_label(&mut harness, "finished now", 120);
+    harness.step();
+    harness.get_by_label_contains("2 finished now");
+    let found = kiln_core::sweep::sweep_folders(&sweeps_dir);
+    assert_eq!(found.len(), 1, "no second sweep folder: {found:?}");
+    assert_eq!(
+        (&found[0].folder, found[0].finished, found[0].unfinished()),
+        (&folder, 2, false)
+    );
 }
 
 #[test]

@@ -73,3 +73,30 @@ crate::settings::choice! {
         Probabilities => "probabilities", "on clipped probabilities",
     }
 }
+
+crate::settings::choice! {
+    /// How a folder's images are brought to the image size.
+    ResizeFilter for Resize {
+        /// Bilinear over each output pixel's whole footprint, as PIL and torchvision's `Resize`
+        /// do: shrinking averages fine detail away.
+        #[default]
+        Antialiased => "antialiased", "bilinear, antialiased (PIL, torchvision)",
+        /// Bilinear from the four nearest source pixels, as `tf.image.resize` and Keras's
+        /// `image_dataset_from_directory` do: shrinking aliases fine detail.
+        Bilinear => "bilinear", "bilinear, no antialias (Keras, TensorFlow)",
+        /// The nearest source pixel, as TensorFlow's `nearest`.
+        Nearest => "nearest", "nearest pixel",
+    }
+}
+
+impl ResizeFilter {
+    /// The filter the image loader applies.
+    pub fn loader_filter(self) -> kiln_formats::folder::ResizeFilter {
+        use kiln_formats::folder::ResizeFilter as Loader;
+        match self {
+            ResizeFilter::Antialiased => Loader::Antialiased,
+            ResizeFilter::Bilinear => Loader::Bilinear,
+            ResizeFilter::Nearest => Loader::Nearest,
+        }
+    }
+}

@@ -6,11 +6,11 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     ClassWeights, ConfigError, FineTune, InputScaling, Keep, LossInput, Monitor, OptimizerSpec,
-    Precision, Schedule, Validation,
+    Precision, ResizeFilter, Schedule, Validation, WeightDecayMode,
 };
 use crate::data::DatasetSpec;
 use crate::device::DeviceChoice;
-use crate::model::{InitScheme, ModelSpec};
+use crate::model::{ConvInit, ConvPadding, InitScheme, LayerDefaults, ModelSpec};
 
 /// An experiment as written: every field a person can set, not yet checked.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -25,8 +25,17 @@ pub struct ExperimentDraft {
     pub data_dir: Option<PathBuf>,
     /// Architecture.
     pub model: ModelSpec,
-    /// How weights and biases start.
+    /// How dense layers' weights and biases start (and convolutions', unless `conv_init` says).
     pub init: InitScheme,
+    /// How convolutions' weights and biases start, when not as `init` says.
+    pub conv_init: ConvInit,
+    /// The share of each batch's statistics in batch norm's running averages (PyTorch's sense:
+    /// Keras's momentum 0.99 is 0.01 here).
+    pub batch_norm_momentum: f64,
+    /// Added to batch norm's variance before the square root.
+    pub batch_norm_epsilon: f64,
+    /// How convolutions padded by half their kernel pad where a stride leaves a pixel over.
+    pub conv_padding: ConvPadding,
     /// The pretrained weights the network starts from instead of `init`'s random draw (the
     /// word `imagenet`, or a .pth or .safetensors file); only for the torchvision architectures.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -39,10 +48,15 @@ pub struct ExperimentDraft {
     pub unfreeze_after: usize,
     /// How pixel bytes are scaled for the network.
     pub input_scaling: InputScaling,
+    /// How a folder's images are brought to the image size.
+    pub resize: ResizeFilter,
     /// Whether the loss is taken on logits or on clipped softmax probabilities.
     pub loss: LossInput,
     /// Optimizer and its settings.
     pub optimizer: OptimizerSpec,
+    /// Whether SGD's and Adam's weight decay is an L2 term of the gradient or shrinks the
+    /// weights apart from it (AdamW's is always apart).
+    pub weight_decay_mode: WeightDecayMode,
     /// Base learning rate.
     pub lr: f64,
     /// How the learning rate changes over the run.
@@ -110,13 +124,19 @@ impl Default for ExperimentDraft {
                 dropout: 0.0,
             },
             init: InitScheme::default(),
+            conv_init: ConvInit::AsInit,
+            batch_norm_momentum: LayerDefaults::PYTORCH_BATCH_NORM_MOMENTUM,
+            batch_norm_epsilon: LayerDefaults::PYTORCH_BATCH_NORM_EPSILON,
+            conv_padding: ConvPadding::Symmetric,
             weights: None,
             fine_tune: FineTune::Full,
             backbone_lr_scale: 0.1,
             unfreeze_after: 0,
             input_scaling: InputScaling::UnitRange,
+            resize: ResizeFilter::Antialiased,
             loss: LossInput::Logits,
             optimizer: OptimizerSpec::adam(),
+            weight_decay_mode: WeightDecayMode::L2,
             lr: 1e-3,
             schedule: Schedule::Constant,
             batch_size: 64,
@@ -163,6 +183,16 @@ pub const MAX_PROFILE_STEPS: usize = 10_000;
 pub const MAX_EPOCHS: usize = 100_000;
 
 impl ExperimentDraft {
+    /// How each kind of layer of the network starts and computes.
+    pub fn layers(&self) -> LayerDefaults {
+        LayerDefaults::new(
+            self.init,
+            self.conv_init,
+            [self.batch_norm_momentum, self.batch_norm_epsilon],
+            self.conv_padding,
+        )
+    }
+
     /// Reads a draft from TOML text; `source_name` names the file in errors.
     pub fn from_toml(text: &str, source_name: &str) -> Result<Self, ConfigError> {
         toml::from_str(text).map_err(|e| ConfigError::Parse {

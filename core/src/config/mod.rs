@@ -17,13 +17,13 @@ use std::fmt;
 
 pub use crate::selection::{Keep, Monitor, Validation};
 pub use crate::settings::Setting;
-pub use choices::{ClassWeights, FineTune, InputScaling, LossInput, Precision};
+pub use choices::{ClassWeights, FineTune, InputScaling, LossInput, Precision, ResizeFilter};
 pub use draft::{
     DEFAULT_TEST_SPLIT, DEFAULT_VAL_SPLIT, ExperimentDraft, MAX_BATCH_SIZE, MAX_CROP_PADDING,
     MAX_EPOCHS, MAX_HOLDOUT_SPLIT, MAX_PROFILE_STEPS,
 };
-pub use optimizer::OptimizerSpec;
-pub use presets::{preset, preset_names};
+pub use optimizer::{OptimizerSpec, WeightDecayMode};
+pub use presets::{FRAMEWORK_DEFAULTS, preset, preset_names};
 pub use schedule::Schedule;
 pub use validate::Experiment;
 

@@ -4,6 +4,19 @@ use serde::{Deserialize, Serialize};
 
 use super::{ConfigError, Setting, invalid};
 
+crate::settings::choice! {
+    /// How SGD's and Adam's weight decay reaches the weights.
+    WeightDecayMode for WeightDecayMode {
+        /// An L2 term added to the gradient, as PyTorch's `weight_decay` (it then passes through
+        /// momentum and Adam's scaling).
+        #[default]
+        L2 => "l2", "L2 in the gradient (PyTorch)",
+        /// The weights shrink by lr × decay each step apart from the gradient, as Keras 3's
+        /// `weight_decay` and AdamW do.
+        Decoupled => "decoupled", "decoupled (Keras, AdamW)",
+    }
+}
+
 /// The optimizer and its own settings; the learning rate lives in [`ExperimentDraft::lr`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]

@@ -1,6 +1,20 @@
 //! The presets shipped with Kiln: the reference workloads and their framework flavours.
 
-use super::{ConfigError, ExperimentDraft};
+use super::{ConfigError, ExperimentDraft, Setting};
+
+/// The settings whose defaults PyTorch and Keras differ in, which the `-pytorch` and `-keras`
+/// flavours write out (Adam's ε, part of the optimizer's spec, is the one more).
+pub const FRAMEWORK_DEFAULTS: &[Setting] = &[
+    Setting::Init,
+    Setting::ConvInit,
+    Setting::InputScaling,
+    Setting::Loss,
+    Setting::BatchNormMomentum,
+    Setting::BatchNormEpsilon,
+    Setting::ConvPadding,
+    Setting::WeightDecayMode,
+    Setting::Resize,
+];
 
 struct Preset {
     name: &'static str,

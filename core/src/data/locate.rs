@@ -147,7 +147,7 @@ mod tests {
         assert_eq!(locate(RemoteDataset::Mnist, Some(&parent)).unwrap(), mnist);
         // Direct form.
         assert_eq!(locate(RemoteDataset::Mnist, Some(&mnist)).unwrap(), mnist);
-        let ds = load(&DatasetSpec::Mnist, Some(&parent)).unwrap();
+        let ds = load(&DatasetSpec::Mnist, Some(&parent), Default::default()).unwrap();
         assert_eq!(ds.name, "MNIST");
         assert_eq!(ds.class_names.len(), 10);
         // A folder named `mnist` is not mistaken for Fashion-MNIST.

@@ -32,6 +32,8 @@ pub use synthetic::synthetic;
 
 use std::path::Path;
 
+use crate::config::ResizeFilter;
+
 use fetch::RemoteDataset;
 
 /// Runs `read` on the files a data set is read from here: this computer's disk natively, the
@@ -48,9 +50,13 @@ pub(crate) fn with_files<R>(read: impl FnOnce(&dyn FileTree) -> R) -> R {
 }
 
 /// Loads the data set `spec` names into host memory, searching for named sets as
-/// [`search_dirs`] describes.
-pub fn load(spec: &DatasetSpec, data_dir: Option<&Path>) -> Result<ImageDataset, DataError> {
-    with_files(|tree| load_in(tree, spec, data_dir))
+/// [`search_dirs`] describes; a folder's images are brought to its image size by `resize`.
+pub fn load(
+    spec: &DatasetSpec,
+    data_dir: Option<&Path>,
+    resize: ResizeFilter,
+) -> Result<ImageDataset, DataError> {
+    with_files(|tree| load_in(tree, spec, data_dir, resize))
 }
 
 /// Loads the data set `spec` names from the files of `tree`, as [`load`] does from the disk.
@@ -58,7 +64,12 @@ pub fn load_in(
     tree: &dyn FileTree,
     spec: &DatasetSpec,
     data_dir: Option<&Path>,
+    resize: ResizeFilter,
 ) -> Result<ImageDataset, DataError> {
+    let side = |image_size: u32| folder::Resize {
+        side_px: image_size,
+        filter: resize.loader_filter(),
+    };
     let named = |which: RemoteDataset| {
         let dir = locate::locate_in(tree, which, &search_dirs(which, data_dir))?;
         load_named(tree, which, &dir)
@@ -69,7 +80,7 @@ pub fn load_in(
         DatasetSpec::FashionMnist => named(RemoteDataset::FashionMnist),
         DatasetSpec::Cifar10 => named(RemoteDataset::Cifar10),
         DatasetSpec::Folder { path, image_size } => {
-            folder::load_image_folder_in(tree, path, *image_size)
+            folder::load_image_folder_in(tree, path, side(*image_size))
         }
         DatasetSpec::LabelsFile {
             path,
@@ -81,7 +92,7 @@ pub fn load_in(
                 path: path_column.clone(),
                 label: label_column.clone(),
             };
-            kiln_formats::labels::load_labels_file_in(tree, path, *image_size, &columns)
+            kiln_formats::labels::load_labels_file_in(tree, path, side(*image_size), &columns)
         }
     }
 }
@@ -149,6 +160,7 @@ mod tests {
             &tree,
             &DatasetSpec::FashionMnist,
             Some(Path::new("chosen files")),
+            ResizeFilter::default(),
         );
         let fashion = fashion.unwrap();
         assert_eq!(
@@ -156,13 +168,14 @@ mod tests {
             ("Fashion-MNIST", vec![0, 1, 9])
         );
         assert_eq!(fashion.class_names.len(), 10);
-        let missing = load_in(&tree, &DatasetSpec::Mnist, None).unwrap_err();
+        let missing =
+            load_in(&tree, &DatasetSpec::Mnist, None, ResizeFilter::default()).unwrap_err();
         assert!(matches!(missing, DataError::NotFound { .. }), "{missing}");
         let folder = DatasetSpec::Folder {
             path: "pets".into(),
             image_size: 2,
         };
-        let pets = load_in(&tree, &folder, None).unwrap();
+        let pets = load_in(&tree, &folder, None, ResizeFilter::default()).unwrap();
         assert_eq!(pets.class_names, ["cat", "dog"]);
         assert_eq!(pets.train.images, [vec![10; 8], vec![240; 8]].concat());
     }

@@ -7,7 +7,7 @@ use burn::nn::pool::{AdaptiveAvgPool2d, AdaptiveAvgPool2dConfig, MaxPool2d, MaxP
 use burn::tensor::activation::relu;
 use burn::tensor::{Device, Tensor};
 
-use super::InitScheme;
+use super::LayerDefaults;
 use super::layers::{conv, linear};
 
 /// Smallest image side the CNN accepts: two 2×2 max-pools must leave at least one pixel.
@@ -43,14 +43,14 @@ impl Cnn {
         height: usize,
         width: usize,
         classes: usize,
-        init: InitScheme,
+        layers: LayerDefaults,
         device: &Device,
     ) -> Self {
         let convs = vec![
-            conv([channels, 32], 3, 1, 1, true, init, device),
-            conv([32, 32], 3, 1, 1, true, init, device),
-            conv([32, 64], 3, 1, 1, true, init, device),
-            conv([64, 64], 3, 1, 1, true, init, device),
+            conv([channels, 32], 3, 1, 1, true, layers, device),
+            conv([32, 32], 3, 1, 1, true, layers, device),
+            conv([32, 64], 3, 1, 1, true, layers, device),
+            conv([64, 64], 3, 1, 1, true, layers, device),
         ];
         let [pooled_h, pooled_w] = Self::pooled_size(height, width);
         let shrink = (pooled_h > MAX_POOLED_SIDE || pooled_w > MAX_POOLED_SIDE).then(|| {
@@ -65,8 +65,8 @@ impl Cnn {
             convs,
             pool: MaxPool2dConfig::new([2, 2]).init(),
             shrink,
-            fc1: linear(features, HIDDEN, init, device),
-            fc2: linear(HIDDEN, classes, init, device),
+            fc1: linear(features, HIDDEN, layers, device),
+            fc2: linear(HIDDEN, classes, layers, device),
         }
     }
 

@@ -1,11 +1,75 @@
-//! Layer constructors that apply an [`InitScheme`] uniformly.
+//! Layer constructors that apply a run's [`LayerDefaults`]: its initializers, batch norm and padding.
 
 use burn::module::Param;
 use burn::nn::conv::{Conv2d, Conv2dConfig};
 use burn::nn::{BatchNorm, BatchNormConfig, Initializer, Linear, LinearConfig, PaddingConfig2d};
 use burn::tensor::{DType, Device, FloatDType, Tensor};
 
-use super::InitScheme;
+use super::{ConvInit, ConvPadding, InitScheme};
+
+/// How every kind of layer starts and computes where frameworks differ: the initializers of
+/// dense layers and convolutions, batch norm's momentum and ε, and how a convolution pads. Batch
+/// norm itself starts at γ = 1, β = 0 in PyTorch and Keras alike, so it has no initializer here.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LayerDefaults {
+    /// How dense (Linear) layers' weights and biases start.
+    pub dense_init: InitScheme,
+    /// How convolutions' weights and biases start.
+    pub conv_init: InitScheme,
+    /// The share of each batch's statistics in batch norm's running averages (PyTorch's sense).
+    pub batch_norm_momentum: f64,
+    /// Added to batch norm's variance before the square root.
+    pub batch_norm_epsilon: f64,
+    /// Whether a convolution padded by half its kernel pads symmetrically or as TensorFlow's
+    /// "same" (the extra row and column at the bottom and right).
+    pub conv_padding: ConvPadding,
+}
+
+impl LayerDefaults {
+    /// PyTorch's batch norm momentum.
+    pub const PYTORCH_BATCH_NORM_MOMENTUM: f64 = 0.1;
+    /// PyTorch's batch norm ε.
+    pub const PYTORCH_BATCH_NORM_EPSILON: f64 = 1e-5;
+
+    /// The layers of a draft that names `init` for dense layers, `conv_init` for convolutions
+    /// (as `init` unless it names its own) and the batch norm and padding settings.
+    pub fn new(
+        init: InitScheme,
+        conv_init: ConvInit,
+        batch_norm: [f64; 2],
+        conv_padding: ConvPadding,
+    ) -> Self {
+        let [batch_norm_momentum, batch_norm_epsilon] = batch_norm;
+        LayerDefaults {
+            dense_init: init,
+            conv_init: conv_init.scheme().unwrap_or(init),
+            batch_norm_momentum,
+            batch_norm_epsilon,
+            conv_padding,
+        }
+    }
+}
+
+impl From<InitScheme> for LayerDefaults {
+    /// Every layer drawn by `init`, with PyTorch's batch norm and symmetric padding.
+    fn from(init: InitScheme) -> Self {
+        LayerDefaults::new(
+            init,
+            ConvInit::AsInit,
+            [
+                Self::PYTORCH_BATCH_NORM_MOMENTUM,
+                Self::PYTORCH_BATCH_NORM_EPSILON,
+            ],
+            ConvPadding::Symmetric,
+        )
+    }
+}
+
+impl Default for LayerDefaults {
+    fn default() -> Self {
+        InitScheme::default().into()
+    }
+}
 
 impl InitScheme {
     /// The Burn initializer for weights (and, for `PytorchDefault`, biases too).
@@ -20,10 +84,17 @@ impl InitScheme {
                 fan_out_only: false,
             },
             InitScheme::GlorotUniform => Initializer::XavierUniform { gain: 1.0 },
+            // Burn's KaimingNormal std is gain/sqrt(fan); gain √2 over fan-out is torchvision's
+            // kaiming_normal_(mode="fan_out", nonlinearity="relu").
+            InitScheme::KaimingNormal => Initializer::KaimingNormal {
+                gain: 2.0f64.sqrt(),
+                fan_out_only: true,
+            },
         }
     }
 
-    /// Keras initializes biases to zero; Burn would otherwise draw them from the weight scheme.
+    /// Keras and torchvision's CNNs start biases at zero; Burn would otherwise draw them from the
+    /// weight scheme.
     fn zero_bias(
         self,
         bias: Option<Param<Tensor<1>>>,
@@ -31,7 +102,7 @@ impl InitScheme {
     ) -> Option<Param<Tensor<1>>> {
         match self {
             InitScheme::PytorchDefault => bias,
-            InitScheme::GlorotUniform => bias.map(|bias| {
+            InitScheme::GlorotUniform | InitScheme::KaimingNormal => bias.map(|bias| {
                 let [features] = bias.lazy_shape().dims();
                 Initializer::Zeros.init([features], device)
             }),
@@ -40,7 +111,13 @@ impl InitScheme {
 }
 
 /// A fully connected layer `d_input → d_output` with bias.
-pub(crate) fn linear(d_input: usize, d_output: usize, init: InitScheme, device: &Device) -> Linear {
+pub(crate) fn linear(
+    d_input: usize,
+    d_output: usize,
+    layers: LayerDefaults,
+    device: &Device,
+) -> Linear {
+    let init = layers.dense_init;
     let mut layer = LinearConfig::new(d_input, d_output)
         .with_initializer(init.weight_initializer())
         .init(device);
@@ -48,18 +125,18 @@ pub(crate) fn linear(d_input: usize, d_output: usize, init: InitScheme, device: 
     layer
 }
 
-/// A square convolution with symmetric zero padding.
+/// A square convolution zero-padded by `padding` (as `layers` pads when that is half the kernel).
 pub(crate) fn conv(
     channels: [usize; 2],
     kernel: usize,
     stride: usize,
     padding: usize,
     bias: bool,
-    init: InitScheme,
+    layers: LayerDefaults,
     device: &Device,
 ) -> Conv2d {
-    let config = square_conv(channels, kernel, stride, padding).with_bias(bias);
-    init_conv(config, init, device)
+    let config = square_conv(channels, kernel, stride, padding, layers).with_bias(bias);
+    init_conv(config, layers, device)
 }
 
 /// A square convolution without bias whose channels split into `groups` (as many as channels:
@@ -70,24 +147,40 @@ pub(crate) fn grouped_conv(
     stride: usize,
     padding: usize,
     groups: usize,
-    init: InitScheme,
+    layers: LayerDefaults,
     device: &Device,
 ) -> Conv2d {
-    let config = square_conv(channels, kernel, stride, padding)
+    let config = square_conv(channels, kernel, stride, padding, layers)
         .with_groups(groups)
         .with_bias(false);
-    init_conv(config, init, device)
+    init_conv(config, layers, device)
 }
 
-fn square_conv(channels: [usize; 2], kernel: usize, stride: usize, padding: usize) -> Conv2dConfig {
+fn square_conv(
+    channels: [usize; 2],
+    kernel: usize,
+    stride: usize,
+    padding: usize,
+    layers: LayerDefaults,
+) -> Conv2dConfig {
     Conv2dConfig::new(channels, [kernel, kernel])
         .with_stride([stride, stride])
-        .with_padding(PaddingConfig2d::Explicit(
-            padding, padding, padding, padding,
-        ))
+        .with_padding(conv_padding(kernel, padding, layers.conv_padding))
 }
 
-fn init_conv(config: Conv2dConfig, init: InitScheme, device: &Device) -> Conv2d {
+/// The padding of a `kernel`-wide convolution written with `padding` on each side. TensorFlow's
+/// "same" differs from it only for a padding of half an odd kernel: Burn's `Same` then puts the
+/// lesser half first, as TensorFlow does (a 3×3 stride-2 convolution of an even side pads 0
+/// before and 1 after, where PyTorch's padding=1 pads 1 and 1).
+fn conv_padding(kernel: usize, padding: usize, style: ConvPadding) -> PaddingConfig2d {
+    match style {
+        ConvPadding::Same if kernel % 2 == 1 && padding == kernel / 2 => PaddingConfig2d::Same,
+        _ => PaddingConfig2d::Explicit(padding, padding, padding, padding),
+    }
+}
+
+fn init_conv(config: Conv2dConfig, layers: LayerDefaults, device: &Device) -> Conv2d {
+    let init = layers.conv_init;
     let mut layer = config
         .with_initializer(init.weight_initializer())
         .init(device);
@@ -95,9 +188,12 @@ fn init_conv(config: Conv2dConfig, init: InitScheme, device: &Device) -> Conv2d 
     layer
 }
 
-/// Batch norm with PyTorch's defaults (ε = 1e-5, momentum 0.1); γ = 1, β = 0 under every scheme.
-pub(crate) fn batch_norm(features: usize, device: &Device) -> BatchNorm {
-    BatchNormConfig::new(features).init(device)
+/// Batch norm with `layers`' momentum and ε (PyTorch's 0.1 and 1e-5 unless set); γ = 1, β = 0.
+pub(crate) fn batch_norm(features: usize, layers: LayerDefaults, device: &Device) -> BatchNorm {
+    BatchNormConfig::new(features)
+        .with_momentum(layers.batch_norm_momentum)
+        .with_epsilon(layers.batch_norm_epsilon)
+        .init(device)
 }
 
 /// Batch norm computed in f32 whatever the activations' float type: batch statistics and running

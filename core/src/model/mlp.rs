@@ -6,7 +6,7 @@ use burn::tensor::activation::{gelu, relu, tanh};
 use burn::tensor::{Device, Tensor};
 
 use super::layers::linear;
-use super::{Activation, InitScheme};
+use super::{Activation, LayerDefaults};
 
 /// Multilayer perceptron: flatten, then hidden Linear + activation (+ dropout) layers, then a
 /// Linear to the class logits.
@@ -31,18 +31,18 @@ impl Mlp {
         activation: Activation,
         dropout: f64,
         classes: usize,
-        init: InitScheme,
+        layers: LayerDefaults,
         device: &Device,
     ) -> Self {
         let mut hidden = Vec::with_capacity(widths.len());
         let mut previous = inputs;
         for &width in widths {
-            hidden.push(linear(previous, width, init, device));
+            hidden.push(linear(previous, width, layers, device));
             previous = width;
         }
         Mlp {
             hidden,
-            output: linear(previous, classes, init, device),
+            output: linear(previous, classes, layers, device),
             dropout: (dropout > 0.0).then(|| DropoutConfig::new(dropout).init()),
             activation,
         }

@@ -50,6 +50,7 @@ use crate::data::ImageShape;
 
 pub use card::ModelCard;
 pub use cnn::Cnn;
+pub use layers::LayerDefaults;
 pub use mlp::Mlp;
 pub use resnet::{BasicBlock, Downsample, ResNet18};
 pub use spec::{Activation, DEFAULT_MLP_WIDTHS, ModelSpec, SPEC_FORMS};
@@ -70,6 +71,48 @@ crate::settings::choice! {
         PytorchDefault => "pytorch-default" | "pytorch", "PyTorch default",
         /// Keras's default: Glorot/Xavier-uniform weights, zero biases.
         GlorotUniform => "glorot-uniform" | "glorot" | "xavier-uniform" | "keras", "Glorot uniform (Keras)",
+        /// What torchvision's VGG, ResNet and MobileNet apply to their convolutions: weights from
+        /// N(0, 2/fan_out) (`kaiming_normal_(mode="fan_out", nonlinearity="relu")`), zero biases.
+        KaimingNormal => "kaiming-normal", "Kaiming normal, fan-out (torchvision's CNNs)",
+    }
+}
+
+crate::settings::choice! {
+    /// How convolutions' weights and biases are drawn, when not as dense layers'.
+    ConvInit for ConvInit {
+        /// As `init` says for dense layers (PyTorch and Keras each use one scheme for both).
+        #[default]
+        AsInit => "as-init", "as Init",
+        /// PyTorch's default: weights and biases from U(±1/√fan_in).
+        PytorchDefault => "pytorch-default", "PyTorch default",
+        /// Keras's default: Glorot/Xavier-uniform weights, zero biases.
+        GlorotUniform => "glorot-uniform", "Glorot uniform (Keras)",
+        /// torchvision's CNNs: N(0, 2/fan_out) weights, zero biases.
+        KaimingNormal => "kaiming-normal", "Kaiming normal, fan-out (torchvision's CNNs)",
+    }
+}
+
+impl ConvInit {
+    /// The scheme it names, or `None` for "as `init`".
+    pub fn scheme(self) -> Option<InitScheme> {
+        match self {
+            ConvInit::AsInit => None,
+            ConvInit::PytorchDefault => Some(InitScheme::PytorchDefault),
+            ConvInit::GlorotUniform => Some(InitScheme::GlorotUniform),
+            ConvInit::KaimingNormal => Some(InitScheme::KaimingNormal),
+        }
+    }
+}
+
+crate::settings::choice! {
+    /// How a convolution padded by half its kernel pads where a stride leaves one pixel over.
+    ConvPadding for ConvPadding {
+        /// The same number of zeros on every side, as PyTorch's `padding=k//2`.
+        #[default]
+        Symmetric => "symmetric", "symmetric (PyTorch)",
+        /// TensorFlow and Keras's `padding="same"`: the output is ⌈side/stride⌉ and an odd total
+        /// padding puts its extra zero at the bottom and right.
+        Same => "same", "\"same\" (Keras, TensorFlow)",
     }
 }
 
@@ -226,6 +269,29 @@ impl ModelSpec {
         }
     }
 
+    /// Whether it has convolutions, whose initializer `conv_init` sets.
+    pub fn has_convolutions(&self) -> bool {
+        !matches!(self, ModelSpec::Mlp { .. })
+    }
+
+    /// Whether it has batch norm layers, whose momentum and ε the settings name.
+    pub fn has_batch_norm(&self) -> bool {
+        match self {
+            ModelSpec::Mlp { .. } | ModelSpec::Cnn => false,
+            ModelSpec::Vgg16 { batch_norm, .. } => *batch_norm,
+            _ => true,
+        }
+    }
+
+    /// Whether a convolution padded by half its kernel also strides, the only place where
+    /// "same" padding and symmetric padding part (VGG16's and the CNN's all have stride 1).
+    pub fn has_strided_padded_convolutions(&self) -> bool {
+        !matches!(
+            self,
+            ModelSpec::Mlp { .. } | ModelSpec::Cnn | ModelSpec::Vgg16 { .. }
+        )
+    }
+
     /// Checks that this model can be built for `input` images and `num_classes` classes.
     pub fn validate(&self, input: ImageShape, num_classes: usize) -> Result<(), ModelError> {
         self.check_spec()?;
@@ -332,10 +398,11 @@ impl ModelSpec {
         &self,
         input: ImageShape,
         num_classes: usize,
-        init: InitScheme,
+        layers: impl Into<LayerDefaults>,
         device: &Device,
     ) -> Result<Classifier, ModelError> {
         self.validate(input, num_classes)?;
+        let layers = layers.into();
         let ImageShape {
             channels,
             height,
@@ -352,12 +419,17 @@ impl ModelSpec {
                 *activation,
                 *dropout,
                 num_classes,
-                init,
+                layers,
                 device,
             )),
-            ModelSpec::Cnn => {
-                Classifier::Cnn(Cnn::new(channels, height, width, num_classes, init, device))
-            }
+            ModelSpec::Cnn => Classifier::Cnn(Cnn::new(
+                channels,
+                height,
+                width,
+                num_classes,
+                layers,
+                device,
+            )),
             ModelSpec::Vgg16 {
                 batch_norm,
                 resize_to,
@@ -367,11 +439,11 @@ impl ModelSpec {
                 *batch_norm,
                 *resize_to,
                 num_classes,
-                init,
+                layers,
                 device,
             )),
             ModelSpec::ResNet18 => {
-                Classifier::ResNet18(ResNet18::new(channels, num_classes, init, device))
+                Classifier::ResNet18(ResNet18::new(channels, num_classes, layers, device))
             }
             ModelSpec::ResNet18ImageNet
             | ModelSpec::ResNet34
@@ -380,7 +452,7 @@ impl ModelSpec {
                 let arch = self.torchvision().ok_or_else(|| ModelError::UnknownModel {
                     text: self.to_string(),
                 })?;
-                Classifier::Torchvision(arch.build(channels, num_classes, init, device))
+                Classifier::Torchvision(arch.build(channels, num_classes, layers, device))
             }
         })
     }

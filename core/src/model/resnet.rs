@@ -7,7 +7,7 @@ use burn::nn::{BatchNorm, Linear};
 use burn::tensor::activation::relu;
 use burn::tensor::{Device, Tensor};
 
-use super::InitScheme;
+use super::LayerDefaults;
 use super::layers::{batch_norm, conv, linear, normalize};
 
 /// Smallest image side ResNet-18 accepts: its three stride-2 stages divide the side by 8, and
@@ -46,19 +46,19 @@ impl BasicBlock {
         inputs: usize,
         outputs: usize,
         stride: usize,
-        init: InitScheme,
+        layers: LayerDefaults,
         device: &Device,
     ) -> Self {
         let downsample = (stride != 1 || inputs != outputs).then(|| Downsample {
-            conv: conv([inputs, outputs], 1, stride, 0, false, init, device),
-            norm: batch_norm(outputs, device),
+            conv: conv([inputs, outputs], 1, stride, 0, false, layers, device),
+            norm: batch_norm(outputs, layers, device),
         });
         BasicBlock {
             // No conv bias: the batch norm that follows has its own shift (torchvision does this).
-            conv1: conv([inputs, outputs], 3, stride, 1, false, init, device),
-            norm1: batch_norm(outputs, device),
-            conv2: conv([outputs, outputs], 3, 1, 1, false, init, device),
-            norm2: batch_norm(outputs, device),
+            conv1: conv([inputs, outputs], 3, stride, 1, false, layers, device),
+            norm1: batch_norm(outputs, layers, device),
+            conv2: conv([outputs, outputs], 3, 1, 1, false, layers, device),
+            norm2: batch_norm(outputs, layers, device),
             downsample,
         }
     }
@@ -92,21 +92,26 @@ pub struct ResNet18 {
 
 impl ResNet18 {
     /// Builds the network for `channels`-channel images.
-    pub(crate) fn new(channels: usize, classes: usize, init: InitScheme, device: &Device) -> Self {
+    pub(crate) fn new(
+        channels: usize,
+        classes: usize,
+        layers: LayerDefaults,
+        device: &Device,
+    ) -> Self {
         let mut blocks = Vec::with_capacity(8);
         let mut previous = 64;
         for (stage, &width) in STAGE_WIDTHS.iter().enumerate() {
             let stride = if stage == 0 { 1 } else { 2 };
-            blocks.push(BasicBlock::new(previous, width, stride, init, device));
-            blocks.push(BasicBlock::new(width, width, 1, init, device));
+            blocks.push(BasicBlock::new(previous, width, stride, layers, device));
+            blocks.push(BasicBlock::new(width, width, 1, layers, device));
             previous = width;
         }
         ResNet18 {
-            stem: conv([channels, 64], 3, 1, 1, false, init, device),
-            stem_norm: batch_norm(64, device),
+            stem: conv([channels, 64], 3, 1, 1, false, layers, device),
+            stem_norm: batch_norm(64, layers, device),
             blocks,
             avgpool: AdaptiveAvgPool2dConfig::new([1, 1]).init(),
-            fc: linear(previous, classes, init, device),
+            fc: linear(previous, classes, layers, device),
         }
     }
 

@@ -198,7 +198,7 @@ fn init_scheme_text() {
     let refusal = "he".parse::<InitScheme>().unwrap_err().to_string();
     assert_eq!(
         refusal,
-        "init = he: expected pytorch-default or glorot-uniform"
+        "init = he: expected pytorch-default, glorot-uniform or kaiming-normal"
     );
 }
 
@@ -360,7 +360,7 @@ fn resize_and_batch_norm_train_on_autodiff() {
 #[test]
 fn cnn_shrinks_large_feature_maps() {
     let device = Device::flex();
-    let model = Cnn::new(3, 64, 64, 10, InitScheme::PytorchDefault, &device);
+    let model = Cnn::new(3, 64, 64, 10, InitScheme::PytorchDefault.into(), &device);
     assert!(model.shrink.is_some());
     assert_eq!(Cnn::flat_features(64, 64), 64 * 8 * 8);
     assert_eq!(Cnn::flat_features(28, 28), 64 * 7 * 7);
@@ -372,7 +372,7 @@ fn cnn_shrinks_large_feature_maps() {
 fn pytorch_default_bounds() {
     let device = Device::flex();
     device.seed(1);
-    let layer = linear(100, 50, InitScheme::PytorchDefault, &device);
+    let layer = linear(100, 50, InitScheme::PytorchDefault.into(), &device);
     let weights = values(layer.weight.val());
     assert_eq!(weights.len(), 5000);
     assert!(weights.iter().all(|w| w.abs() <= 0.1), "U(±1/√100)");
@@ -382,7 +382,15 @@ fn pytorch_default_bounds() {
     assert!(bias.iter().any(|b| *b != 0.0), "PyTorch draws biases too");
 
     // Conv: fan_in = 3·3·3 = 27.
-    let layer = conv([3, 8], 3, 1, 1, true, InitScheme::PytorchDefault, &device);
+    let layer = conv(
+        [3, 8],
+        3,
+        1,
+        1,
+        true,
+        InitScheme::PytorchDefault.into(),
+        &device,
+    );
     let bound = 1.0 / 27f32.sqrt();
     let weights = values(layer.weight.val());
     assert!(weights.iter().all(|w| w.abs() <= bound));
@@ -395,7 +403,7 @@ fn pytorch_default_bounds() {
 fn glorot_bounds_and_zero_bias() {
     let device = Device::flex();
     device.seed(2);
-    let layer = linear(100, 50, InitScheme::GlorotUniform, &device);
+    let layer = linear(100, 50, InitScheme::GlorotUniform.into(), &device);
     let bound = (6.0f32 / 150.0).sqrt();
     let weights = values(layer.weight.val());
     assert!(weights.iter().all(|w| w.abs() <= bound));
@@ -408,7 +416,15 @@ fn glorot_bounds_and_zero_bias() {
     assert!(bias.iter().all(|b| *b == 0.0));
 
     // Conv: fan_in = 27, fan_out = 72.
-    let layer = conv([3, 8], 3, 1, 1, true, InitScheme::GlorotUniform, &device);
+    let layer = conv(
+        [3, 8],
+        3,
+        1,
+        1,
+        true,
+        InitScheme::GlorotUniform.into(),
+        &device,
+    );
     let bound = (6.0f32 / 99.0).sqrt();
     let weights = values(layer.weight.val());
     assert!(weights.iter().all(|w| w.abs() <= bound));
@@ -529,4 +545,122 @@ fn module_derive_visits_every_variant() {
     assert!(matches!(eval, Classifier::Cnn(_)));
     assert_eq!(values(eval.forward(input)), a);
     assert_eq!(eval.num_params(), model.num_params());
+}
+
+#[test]
+fn kaiming_normal_draws_convolutions_as_torchvision_does_with_zero_biases() {
+    let device = Device::flex();
+    device.seed(3);
+    // fan_out = 64 outputs × 3·3 = 576: std √(2/576).
+    let layer = conv(
+        [16, 64],
+        3,
+        1,
+        1,
+        true,
+        InitScheme::KaimingNormal.into(),
+        &device,
+    );
+    let weights = values(layer.weight.val());
+    let mean = weights.iter().sum::<f32>() / weights.len() as f32;
+    let std =
+        (weights.iter().map(|w| (w - mean).powi(2)).sum::<f32>() / weights.len() as f32).sqrt();
+    let expected = (2.0f32 / 576.0).sqrt();
+    assert!(
+        (std / expected - 1.0).abs() < 0.05,
+        "std {std} against {expected}"
+    );
+    assert!(mean.abs() < 0.01 * expected * 10.0, "mean {mean}");
+    let bias = values(layer.bias.expect("bias").val());
+    assert!(bias.iter().all(|b| *b == 0.0));
+}
+
+#[test]
+fn conv_init_follows_init_unless_it_names_its_own_scheme() {
+    let layers = |conv_init| {
+        LayerDefaults::new(
+            InitScheme::GlorotUniform,
+            conv_init,
+            [0.1, 1e-5],
+            ConvPadding::Symmetric,
+        )
+    };
+    assert_eq!(
+        layers(ConvInit::AsInit).conv_init,
+        InitScheme::GlorotUniform
+    );
+    let own = layers(ConvInit::KaimingNormal);
+    assert_eq!(
+        (own.dense_init, own.conv_init),
+        (InitScheme::GlorotUniform, InitScheme::KaimingNormal)
+    );
+    // A config written before conv_init existed reads as before: one scheme for both.
+    let old: crate::config::ExperimentDraft =
+        crate::config::ExperimentDraft::from_toml("init = \"glorot-uniform\"\n", "old").unwrap();
+    assert_eq!(old.layers(), InitScheme::GlorotUniform.into());
+}
+
+#[test]
+fn batch_norm_layers_take_the_runs_momentum_and_epsilon() {
+    let device = Device::flex();
+    let keras = LayerDefaults::new(
+        InitScheme::GlorotUniform,
+        ConvInit::AsInit,
+        [0.01, 1e-3],
+        ConvPadding::Same,
+    );
+    let Classifier::ResNet18(net) = ModelSpec::ResNet18
+        .init(shape(3, 8, 8), 2, keras, &device)
+        .unwrap()
+    else {
+        panic!("a ResNet-18");
+    };
+    let norms = [&net.stem_norm, &net.blocks[7].norm2];
+    for norm in norms {
+        assert_eq!((norm.momentum, norm.epsilon), (0.01, 1e-3));
+    }
+    let Classifier::ResNet18(net) = ModelSpec::ResNet18
+        .init(shape(3, 8, 8), 2, InitScheme::PytorchDefault, &device)
+        .unwrap()
+    else {
+        panic!("a ResNet-18");
+    };
+    assert_eq!((net.stem_norm.momentum, net.stem_norm.epsilon), (0.1, 1e-5));
+}
+
+#[test]
+fn same_padding_puts_the_extra_zero_bottom_right_where_a_stride_leaves_one() {
+    let device = Device::flex();
+    let ones = |conv: burn::nn::conv::Conv2d| {
+        let mut conv = conv;
+        conv.weight = conv.weight.map(|w| w.ones_like());
+        conv
+    };
+    let layers = |padding| {
+        LayerDefaults::new(
+            InitScheme::PytorchDefault,
+            ConvInit::AsInit,
+            [0.1, 1e-5],
+            padding,
+        )
+    };
+    let input = Tensor::<4>::ones([1, 1, 4, 4], &device);
+    let out = |padding| {
+        let conv = ones(conv([1, 1], 3, 2, 1, false, layers(padding), &device));
+        values(conv.forward(input.clone()))
+    };
+    // PyTorch's padding=1: the first 3×3 window reaches one zero row and column before the
+    // image (4 ones), the last one past it (4 ones again).
+    assert_eq!(out(ConvPadding::Symmetric), [4.0, 6.0, 6.0, 9.0]);
+    // TensorFlow's "same": no zero before, one after, so the first window is all image.
+    assert_eq!(out(ConvPadding::Same), [9.0, 6.0, 6.0, 4.0]);
+    // Without a stride both pad one zero on every side.
+    let unstrided = |padding| {
+        let conv = ones(conv([1, 1], 3, 1, 1, false, layers(padding), &device));
+        values(conv.forward(input.clone()))
+    };
+    assert_eq!(
+        unstrided(ConvPadding::Same),
+        unstrided(ConvPadding::Symmetric)
+    );
 }

@@ -15,7 +15,7 @@ use burn::tensor::activation::{relu, relu6};
 use burn::tensor::{Device, Tensor};
 use serde::{Deserialize, Serialize};
 
-use super::InitScheme;
+use super::LayerDefaults;
 use super::layers::{batch_norm, conv, grouped_conv, linear, normalize};
 
 /// Smallest image side these networks take: five stride-2 stages divide the side by 32.
@@ -115,14 +115,14 @@ impl TorchvisionArch {
         self,
         channels: usize,
         classes: usize,
-        init: InitScheme,
+        layers: LayerDefaults,
         device: &Device,
     ) -> TorchvisionNet {
         match self {
             Self::MobileNetV2 => {
-                TorchvisionNet::MobileNetV2(MobileNetV2::new(channels, classes, init, device))
+                TorchvisionNet::MobileNetV2(MobileNetV2::new(channels, classes, layers, device))
             }
-            _ => TorchvisionNet::ResNet(ResNet::new(self, channels, classes, init, device)),
+            _ => TorchvisionNet::ResNet(ResNet::new(self, channels, classes, layers, device)),
         }
     }
 }
@@ -249,15 +249,21 @@ pub struct Projection {
 const BOTTLENECK_EXPANSION: usize = 4;
 
 impl Block {
-    fn basic(inputs: usize, width: usize, stride: usize, init: InitScheme, dev: &Device) -> Self {
+    fn basic(
+        inputs: usize,
+        width: usize,
+        stride: usize,
+        layers: LayerDefaults,
+        dev: &Device,
+    ) -> Self {
         Block {
-            conv1: conv([inputs, width], 3, stride, 1, false, init, dev),
-            bn1: batch_norm(width, dev),
-            conv2: conv([width, width], 3, 1, 1, false, init, dev),
-            bn2: batch_norm(width, dev),
+            conv1: conv([inputs, width], 3, stride, 1, false, layers, dev),
+            bn1: batch_norm(width, layers, dev),
+            conv2: conv([width, width], 3, 1, 1, false, layers, dev),
+            bn2: batch_norm(width, layers, dev),
             conv3: None,
             bn3: None,
-            downsample: projection(inputs, width, stride, init, dev),
+            downsample: projection(inputs, width, stride, layers, dev),
         }
     }
 
@@ -265,18 +271,18 @@ impl Block {
         inputs: usize,
         width: usize,
         stride: usize,
-        init: InitScheme,
+        layers: LayerDefaults,
         dev: &Device,
     ) -> Self {
         let outputs = width * BOTTLENECK_EXPANSION;
         Block {
-            conv1: conv([inputs, width], 1, 1, 0, false, init, dev),
-            bn1: batch_norm(width, dev),
-            conv2: conv([width, width], 3, stride, 1, false, init, dev),
-            bn2: batch_norm(width, dev),
-            conv3: Some(conv([width, outputs], 1, 1, 0, false, init, dev)),
-            bn3: Some(batch_norm(outputs, dev)),
-            downsample: projection(inputs, outputs, stride, init, dev),
+            conv1: conv([inputs, width], 1, 1, 0, false, layers, dev),
+            bn1: batch_norm(width, layers, dev),
+            conv2: conv([width, width], 3, stride, 1, false, layers, dev),
+            bn2: batch_norm(width, layers, dev),
+            conv3: Some(conv([width, outputs], 1, 1, 0, false, layers, dev)),
+            bn3: Some(batch_norm(outputs, layers, dev)),
+            downsample: projection(inputs, outputs, stride, layers, dev),
         }
     }
 
@@ -298,12 +304,12 @@ fn projection(
     inputs: usize,
     outputs: usize,
     stride: usize,
-    init: InitScheme,
+    layers: LayerDefaults,
     device: &Device,
 ) -> Option<Projection> {
     (stride != 1 || inputs != outputs).then(|| Projection {
-        conv: conv([inputs, outputs], 1, stride, 0, false, init, device),
-        bn: batch_norm(outputs, device),
+        conv: conv([inputs, outputs], 1, stride, 0, false, layers, device),
+        bn: batch_norm(outputs, layers, device),
     })
 }
 
@@ -334,7 +340,7 @@ impl ResNet {
         arch: TorchvisionArch,
         channels: usize,
         classes: usize,
-        init: InitScheme,
+        layers: LayerDefaults,
         device: &Device,
     ) -> Self {
         let bottleneck = arch == TorchvisionArch::ResNet50;
@@ -348,9 +354,9 @@ impl ResNet {
             for index in 0..count {
                 let stride = if stage > 0 && index == 0 { 2 } else { 1 };
                 stages[stage].push(if bottleneck {
-                    Block::bottleneck(inputs, width, stride, init, device)
+                    Block::bottleneck(inputs, width, stride, layers, device)
                 } else {
-                    Block::basic(inputs, width, stride, init, device)
+                    Block::basic(inputs, width, stride, layers, device)
                 });
                 inputs = if bottleneck {
                     width * BOTTLENECK_EXPANSION
@@ -361,8 +367,8 @@ impl ResNet {
         }
         let [layer1, layer2, layer3, layer4] = stages;
         ResNet {
-            conv1: conv([channels, 64], 7, 2, 3, false, init, device),
-            bn1: batch_norm(64, device),
+            conv1: conv([channels, 64], 7, 2, 3, false, layers, device),
+            bn1: batch_norm(64, layers, device),
             maxpool: MaxPool2dConfig::new([3, 3])
                 .with_strides([2, 2])
                 .with_padding(PaddingConfig2d::Explicit(1, 1, 1, 1))
@@ -371,7 +377,7 @@ impl ResNet {
             layer2,
             layer3,
             layer4,
-            fc: linear(arch.feature_width(), classes, init, device),
+            fc: linear(arch.feature_width(), classes, layers, device),
         }
     }
 
@@ -412,12 +418,12 @@ impl ConvNormAct {
         kernel: usize,
         stride: usize,
         groups: usize,
-        init: InitScheme,
+        layers: LayerDefaults,
         device: &Device,
     ) -> Self {
         ConvNormAct {
-            conv: grouped_conv(channels, kernel, stride, kernel / 2, groups, init, device),
-            bn: batch_norm(channels[1], device),
+            conv: grouped_conv(channels, kernel, stride, kernel / 2, groups, layers, device),
+            bn: batch_norm(channels[1], layers, device),
         }
     }
 
@@ -446,15 +452,15 @@ impl InvertedResidual {
         outputs: usize,
         stride: usize,
         t: usize,
-        init: InitScheme,
+        layers: LayerDefaults,
         dev: &Device,
     ) -> Self {
         let hidden = inputs * t;
         InvertedResidual {
-            expand: (t != 1).then(|| ConvNormAct::new([inputs, hidden], 1, 1, 1, init, dev)),
-            depthwise: ConvNormAct::new([hidden, hidden], 3, stride, hidden, init, dev),
-            project: conv([hidden, outputs], 1, 1, 0, false, init, dev),
-            project_bn: batch_norm(outputs, dev),
+            expand: (t != 1).then(|| ConvNormAct::new([inputs, hidden], 1, 1, 1, layers, dev)),
+            depthwise: ConvNormAct::new([hidden, hidden], 3, stride, hidden, layers, dev),
+            project: conv([hidden, outputs], 1, 1, 0, false, layers, dev),
+            project_bn: batch_norm(outputs, layers, dev),
         }
     }
 
@@ -511,21 +517,21 @@ pub struct MobileNetV2 {
 }
 
 impl MobileNetV2 {
-    fn new(channels: usize, classes: usize, init: InitScheme, device: &Device) -> Self {
+    fn new(channels: usize, classes: usize, layers: LayerDefaults, device: &Device) -> Self {
         let mut inputs = 32;
         let mut blocks = Vec::new();
         for (t, c, n, s) in MOBILENET_STAGES {
             for index in 0..n {
                 let stride = if index == 0 { s } else { 1 };
-                blocks.push(InvertedResidual::new(inputs, c, stride, t, init, device));
+                blocks.push(InvertedResidual::new(inputs, c, stride, t, layers, device));
                 inputs = c;
             }
         }
         MobileNetV2 {
-            stem: ConvNormAct::new([channels, 32], 3, 2, 1, init, device),
+            stem: ConvNormAct::new([channels, 32], 3, 2, 1, layers, device),
             blocks,
-            last: ConvNormAct::new([inputs, LAST_CHANNELS], 1, 1, 1, init, device),
-            classifier: linear(LAST_CHANNELS, classes, init, device),
+            last: ConvNormAct::new([inputs, LAST_CHANNELS], 1, 1, 1, layers, device),
+            classifier: linear(LAST_CHANNELS, classes, layers, device),
         }
     }
 

@@ -9,7 +9,7 @@ use burn::tensor::module::interpolate;
 use burn::tensor::ops::{InterpolateMode, InterpolateOptions};
 use burn::tensor::{Device, Tensor};
 
-use super::InitScheme;
+use super::LayerDefaults;
 use super::layers::{batch_norm, conv, linear, normalize};
 
 /// Smallest image side VGG16 accepts: five 2×2 max-pools must leave at least one pixel.
@@ -85,7 +85,7 @@ impl Vgg16 {
         batch_norm_on: bool,
         resize_to: Option<usize>,
         classes: usize,
-        init: InitScheme,
+        layers: LayerDefaults,
         device: &Device,
     ) -> Self {
         let mut previous = channels;
@@ -97,8 +97,8 @@ impl Vgg16 {
                     .map(|&width| {
                         let layer = VggConv {
                             // torchvision keeps the conv bias even before batch norm.
-                            conv: conv([previous, width], 3, 1, 1, true, init, device),
-                            norm: batch_norm_on.then(|| batch_norm(width, device)),
+                            conv: conv([previous, width], 3, 1, 1, true, layers, device),
+                            norm: batch_norm_on.then(|| batch_norm(width, layers, device)),
                         };
                         previous = width;
                         layer
@@ -112,9 +112,9 @@ impl Vgg16 {
             pool: MaxPool2dConfig::new([2, 2]).init(),
             avgpool: AdaptiveAvgPool2dConfig::new([grid, grid]).init(),
             classifier: vec![
-                linear(512 * grid * grid, hidden, init, device),
-                linear(hidden, hidden, init, device),
-                linear(hidden, classes, init, device),
+                linear(512 * grid * grid, hidden, layers, device),
+                linear(hidden, hidden, layers, device),
+                linear(hidden, classes, layers, device),
             ],
             dropout: DropoutConfig::new(HEAD_DROPOUT).init(),
             resize_to,

@@ -63,7 +63,7 @@ impl Predictor {
     /// Planar C×H×W bytes of the image file at `path` for this model ([`file_pixels`]), or why
     /// the file cannot be read.
     pub fn pixels_of_file(&self, path: &Path) -> Result<Vec<u8>, String> {
-        file_pixels(self.card.shape, path)
+        file_pixels(self.card.shape, self.resize, path)
     }
 
     /// Classifies the files at `paths` in batches of `batch` on the model's device, in order:
@@ -106,13 +106,13 @@ impl Predictor {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let per_thread = chunk.len().div_ceil(threads).max(1);
         std::thread::scope(|scope| {
-            let shape = self.card.shape;
+            let (shape, resize) = (self.card.shape, self.resize);
             let handles: Vec<_> = chunk
                 .chunks(per_thread)
                 .map(|part| {
                     scope.spawn(move || {
                         part.iter()
-                            .map(|path| file_pixels(shape, path))
+                            .map(|path| file_pixels(shape, resize, path))
                             .collect::<Vec<_>>()
                     })
                 })
@@ -130,12 +130,20 @@ impl Predictor {
     }
 }
 
-/// Planar C×H×W bytes of the image file at `path` for a model of `shape`, decoded as the
-/// window's *Try* decodes an image ([`super::model_pixels`]); or why the file cannot be read. A
-/// crash inside a decoder is a reason like any other.
-pub fn file_pixels(shape: [usize; 3], path: &Path) -> Result<Vec<u8>, String> {
-    let side = super::square_side(shape)?;
-    let decoded = kiln_formats::folder::decode_guarded(&kiln_formats::files::Disk, path, side)
+/// Planar C×H×W bytes of the image file at `path` for a model of `shape` trained on images
+/// brought to its side by `resize`, decoded as the window's *Try* decodes an image
+/// ([`super::model_pixels`]); or why the file cannot be read. A crash inside a decoder is a
+/// reason like any other.
+pub fn file_pixels(
+    shape: [usize; 3],
+    resize: crate::config::ResizeFilter,
+    path: &Path,
+) -> Result<Vec<u8>, String> {
+    let resize = kiln_formats::folder::Resize {
+        side_px: super::square_side(shape)?,
+        filter: resize.loader_filter(),
+    };
+    let decoded = kiln_formats::folder::decode_guarded(&kiln_formats::files::Disk, path, resize)
         .map_err(|e| match kiln_formats::folder::has_image_extension(path) {
             true => e.to_string(),
             false => format!(

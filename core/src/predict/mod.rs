@@ -60,6 +60,8 @@ pub struct Predictor {
     model: Classifier,
     spec: crate::model::ModelSpec,
     card: ModelCard,
+    /// How the run's images were brought to its side, which files to classify must match.
+    resize: crate::config::ResizeFilter,
     device: Device,
 }
 
@@ -108,7 +110,7 @@ impl Predictor {
         };
         let model = config
             .model
-            .init(shape, card.class_names.len(), config.init, &device)
+            .init(shape, card.class_names.len(), config.layers(), &device)
             .map_err(|e| mismatch(e.to_string()))?
             .try_load_record(
                 ModuleRecord::from_bytes(Bytes::from_bytes_vec(read(MODEL_FILE)?))
@@ -119,6 +121,7 @@ impl Predictor {
             model,
             spec: config.model,
             card,
+            resize: config.resize,
             device,
         })
     }
@@ -203,7 +206,11 @@ impl Predictor {
     /// a folder data set decodes its files ([`model_pixels`]); or why it cannot be read.
     pub fn pixels_of_bytes(&self, name: &str, bytes: &[u8]) -> Result<Vec<u8>, String> {
         let side = square_side(self.card.shape)?;
-        let decoded = kiln_formats::folder::decode_image(Path::new(name), bytes, side)
+        let resize = kiln_formats::folder::Resize {
+            side_px: side,
+            filter: self.resize.loader_filter(),
+        };
+        let decoded = kiln_formats::folder::decode_image(Path::new(name), bytes, resize)
             .map_err(|e| e.to_string())?;
         Ok(model_pixels(self.card.shape, decoded.planar_rgb))
     }

@@ -6,9 +6,10 @@
 use super::{Range, Row, Section, choice_of, number, switch_of};
 use crate::config::{
     ClassWeights, FineTune, InputScaling, Keep, LossInput, MAX_BATCH_SIZE, MAX_CROP_PADDING,
-    MAX_EPOCHS, MAX_HOLDOUT_SPLIT, MAX_PROFILE_STEPS, Monitor, Precision, Validation,
+    MAX_EPOCHS, MAX_HOLDOUT_SPLIT, MAX_PROFILE_STEPS, Monitor, OptimizerSpec, Precision,
+    ResizeFilter, Validation, WeightDecayMode,
 };
-use crate::model::InitScheme;
+use crate::model::{ConvInit, ConvPadding, InitScheme};
 
 // Limits are given as f64: the whole-number ones are far below 2^53, where the cast is exact.
 settings! {
@@ -20,6 +21,13 @@ settings! {
     /// The side images of a folder data set are resized to.
     FolderImageSize => "dataset", "Image size",
         "Images are resized to this many pixels on each side.";
+    /// How a folder's images are brought to the image size.
+    Resize => "resize", "Resize",
+        "How a folder's images are brought to the image size: bilinear over each output pixel's footprint (antialiased, as PIL and torchvision's Resize), bilinear from the four nearest pixels (as Keras's image_dataset_from_directory and tf.image.resize, which alias fine detail when shrinking), or the nearest pixel.",
+        choice_of!(resize: ResizeFilter)
+            .section(Section::Data)
+            .legend("resize")
+            .applies(|draft| draft.dataset.own_files().is_some());
     /// How pixel bytes become the network's input.
     InputScaling => "input_scaling", "Input scaling",
         "How pixel bytes become inputs: /255 like PyTorch's ToTensor, raw 0–255 like the Keras report, standardized, or ImageNet's mean and std, as pretrained weights expect.",
@@ -125,12 +133,44 @@ settings! {
             .section(Section::Model)
             .legend("backbone lr")
             .applies(|draft| draft.weights.is_some());
-    /// How weights start.
+    /// How dense layers' weights start, and convolutions' unless Conv init says otherwise.
     Init => "init", "Init",
-        "How weights start: PyTorch's default uniform, or Keras's Glorot-uniform with zero biases.",
+        "How weights start: PyTorch's default uniform, Keras's Glorot-uniform with zero biases, or torchvision's Kaiming normal over fan-out; convolutions too unless Conv init names their own.",
         choice_of!(init: InitScheme)
             .section(Section::Model)
             .legend("init");
+    /// How convolutions' weights start, when not as dense layers'.
+    ConvInit => "conv_init", "Conv init",
+        "How convolutions' weights start: as Init (PyTorch and Keras each use one scheme for both), or a scheme of their own, such as the Kaiming normal torchvision's VGG, ResNet and MobileNet give their convolutions.",
+        choice_of!(conv_init: ConvInit)
+            .section(Section::Model)
+            .legend("conv init")
+            .applies(|draft| draft.model.has_convolutions());
+    /// Batch norm's momentum, in PyTorch's sense.
+    BatchNormMomentum => "batch_norm_momentum", "BN momentum",
+        "The share of each batch's mean and variance in batch norm's running averages: PyTorch's 0.1; Keras's momentum=0.99 keeps 0.99 of the old average, which is 0.01 here.",
+        number!(batch_norm_momentum: f64)
+            .value_name("SHARE")
+            .range(Range::at_least(0.0).to(1.0).advice("PyTorch's 0.1, Keras's 0.01"))
+            .section(Section::Model)
+            .legend("BN momentum")
+            .applies(|draft| draft.model.has_batch_norm());
+    /// Batch norm's ε.
+    BatchNormEpsilon => "batch_norm_epsilon", "BN ε",
+        "Added to batch norm's variance before its square root: PyTorch's 1e-5, Keras's 1e-3.",
+        number!(batch_norm_epsilon: f64)
+            .value_name("EPSILON")
+            .range(Range::above(0.0).to(1.0).advice("PyTorch's 1e-5, Keras's 1e-3"))
+            .section(Section::Model)
+            .legend("BN ε")
+            .applies(|draft| draft.model.has_batch_norm());
+    /// How a strided convolution pads.
+    ConvPadding => "conv_padding", "Conv padding",
+        "How a convolution padded by half its kernel pads when it strides: the same zeros on every side (PyTorch's padding=1), or as Keras's padding=\"same\", whose extra zero goes to the bottom and right (a 3×3 stride-2 convolution of an even side pads 0 before and 1 after).",
+        choice_of!(conv_padding: ConvPadding)
+            .section(Section::Model)
+            .legend("padding")
+            .applies(|draft| draft.model.has_strided_padded_convolutions());
     /// What the loss is taken on.
     Loss => "loss", "Loss",
         "Cross-entropy from the logits (PyTorch, and Keras on TensorFlow), or from softmax probabilities clipped at 1e-7 (Keras on JAX or PyTorch), which stops learning from confidently wrong images.",
@@ -165,7 +205,17 @@ settings! {
         "Looks ahead along the momentum before taking the gradient; needs momentum above 0.";
     /// Weight decay of any optimizer.
     WeightDecay => "optimizer.weight_decay", "Weight decay",
-        "Pulls weights toward zero each step to reduce overfitting: as L2 in the gradient for SGD and Adam, decoupled for AdamW.";
+        "Pulls weights toward zero each step to reduce overfitting: as L2 in the gradient for SGD and Adam unless Decay as says decoupled, always decoupled for AdamW.";
+    /// Whether SGD's and Adam's weight decay is L2 or decoupled.
+    WeightDecayMode => "weight_decay_mode", "Decay as",
+        "How SGD's and Adam's weight decay reaches the weights: as an L2 term of the gradient, which momentum and Adam's scaling then reshape (PyTorch's weight_decay), or decoupled, the weights shrinking by lr × decay each step apart from the gradient (Keras 3's weight_decay; AdamW always does this).",
+        choice_of!(weight_decay_mode: WeightDecayMode)
+            .section(Section::Optimizer)
+            .legend("decay")
+            .applies(|draft| {
+                !matches!(draft.optimizer, OptimizerSpec::AdamW { .. })
+                    && draft.optimizer.weight_decay() > 0.0
+            });
     /// Adam's β₁.
     Beta1 => "optimizer.beta_1", "β₁",
         "Decay of Adam's running mean of gradients (usually 0.9).";

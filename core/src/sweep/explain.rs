@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use plotters::prelude::*;
 
-use crate::config::ExperimentDraft;
+use crate::config::{ExperimentDraft, Setting};
 use crate::export::{ExportError, encode_png, register_font};
 
 use super::plan::{SWEEP_TABLE, Search, Sweep, get, value_text};
@@ -48,20 +48,44 @@ impl Difference {
     }
 }
 
+/// The settings in which two configs differ, sorted by what the path can do with them.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Differences {
+    /// Each difference the path applies alone to A and undoes alone from B.
+    pub causes: Vec<Difference>,
+    /// Differences in a setting neither model nor data set uses (batch norm's momentum between
+    /// two MLPs): they cannot change a figure, so they are named and not trained.
+    pub unused: Vec<Difference>,
+    /// The keys only A sets (an optional setting B leaves out), which the path cannot undo.
+    pub a_only: Vec<String>,
+}
+
 /// Every setting in which `b` differs from `a`, every default written out; a table whose `kind`
-/// differs (another model, optimizer, schedule, data set) is one difference. `also_in_a_only`
-/// gets the keys only A sets (an optional setting B leaves out), which the path cannot undo.
-pub fn differences(
-    a: &ExperimentDraft,
-    b: &ExperimentDraft,
-    also_in_a_only: &mut Vec<String>,
-) -> Vec<Difference> {
+/// differs (another model, optimizer, schedule, data set) is one difference.
+pub fn differences(a: &ExperimentDraft, b: &ExperimentDraft) -> Differences {
     let table = |draft: &ExperimentDraft| -> toml::Table {
         toml::from_str(&draft.to_toml()).unwrap_or_default()
     };
     let mut found = Vec::new();
-    walk("", &table(a), &table(b), &mut found, also_in_a_only);
-    found
+    let mut a_only = Vec::new();
+    walk("", &table(a), &table(b), &mut found, &mut a_only);
+    let (unused, causes) = found
+        .into_iter()
+        .partition(|difference| used_by_neither(&difference.key, a, b));
+    Differences {
+        causes,
+        unused,
+        a_only,
+    }
+}
+
+/// Whether `key` is a setting of its own row that matters to neither draft.
+fn used_by_neither(key: &str, a: &ExperimentDraft, b: &ExperimentDraft) -> bool {
+    Setting::ALL
+        .iter()
+        .filter(|setting| setting.key() == key)
+        .find_map(|setting| setting.row())
+        .is_some_and(|row| !row.applies(a) && !row.applies(b))
 }
 
 fn walk(

@@ -18,15 +18,17 @@ pub mod runner;
 pub mod stats;
 pub mod tpe;
 
-pub use explain::{Difference, ExplainReport, differences, explain_config, explain_name};
+pub use explain::{
+    Difference, Differences, ExplainReport, differences, explain_config, explain_name,
+};
 pub use plan::{Axis, PlanError, Search, Sweep, SweepSpec, Trial, Values};
 pub use plots::{SweepChart, write_charts};
 pub use proposals::{PROPOSALS_FILE, trial_score};
 pub use pruning::PruneRule;
 pub use report::{SettingRow, SweepReport, VersusBest};
 pub use runner::{
-    SWEEP_CONFIG_FILE, SweepError, SweepEvent, SweepTally, create_sweep_folder, open_sweep_folder,
-    run_sweep, trial_folders,
+    SWEEP_CONFIG_FILE, SweepError, SweepEvent, SweepFolder, SweepTally, create_sweep_folder,
+    open_sweep_folder, run_sweep, sweep_folders, trial_folders,
 };
 
 #[cfg(test)]

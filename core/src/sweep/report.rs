@@ -190,6 +190,94 @@ impl SweepReport {
     }
 }
 
+/// The order a sweep's table lists its settings in: the plan's, or best first by one figure
+/// (rows without that figure last, in plan order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SortBy {
+    /// The order the plan lists its settings in.
+    #[default]
+    Plan,
+    /// The highest mean validation figure first.
+    Validation,
+    /// The highest mean test accuracy first.
+    Test,
+    /// The lowest mean validation loss first.
+    ValLoss,
+    /// The fewest training seconds per epoch first.
+    EpochSecs,
+    /// The most training images per second first.
+    Throughput,
+}
+
+impl SortBy {
+    /// Every order with the word `kiln sweep show --sort` takes for it.
+    pub const WORDS: [(SortBy, &'static str); 6] = [
+        (SortBy::Plan, "plan"),
+        (SortBy::Validation, "validation"),
+        (SortBy::Test, "test"),
+        (SortBy::ValLoss, "val-loss"),
+        (SortBy::EpochSecs, "secs"),
+        (SortBy::Throughput, "throughput"),
+    ];
+
+    /// What a row is sorted on, smaller first; none where the row lacks the figure.
+    fn key(self, row: &SettingRow) -> Option<f64> {
+        match self {
+            Self::Plan => None,
+            Self::Validation => row.val_accuracy.map(|s| -s.mean),
+            Self::Test => row.test_accuracy.map(|s| -s.mean),
+            Self::ValLoss => row.val_loss.map(|s| s.mean),
+            Self::EpochSecs => row.epoch_secs.map(|s| s.mean),
+            Self::Throughput => row.samples_per_sec.map(|s| -s.mean),
+        }
+    }
+}
+
+impl std::str::FromStr for SortBy {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Self::WORDS
+            .iter()
+            .find(|(_, word)| *word == text.trim())
+            .map(|(by, _)| *by)
+            .ok_or_else(|| {
+                let words: Vec<&str> = Self::WORDS.iter().map(|(_, word)| *word).collect();
+                format!(
+                    "`{text}` is no order of a sweep's table; use {}",
+                    crate::settings::one_of(&words)
+                )
+            })
+    }
+}
+
+impl SweepReport {
+    /// Its rows in the order `by` gives; a stable sort, so ties keep the plan's order.
+    pub fn sorted_rows(&self, by: SortBy) -> Vec<&SettingRow> {
+        let mut rows: Vec<&SettingRow> = self.rows.iter().collect();
+        if by != SortBy::Plan {
+            rows.sort_by(|a, b| match (by.key(a), by.key(b)) {
+                (Some(a), Some(b)) => a.total_cmp(&b),
+                (Some(_), None) => std::cmp::Ordering::Less,
+                (None, Some(_)) => std::cmp::Ordering::Greater,
+                (None, None) => std::cmp::Ordering::Equal,
+            });
+        }
+        rows
+    }
+
+    /// Lists its rows in the order `by` gives, for a table and its CSV alike.
+    pub fn sort(&mut self, by: SortBy) {
+        let order: Vec<String> = self
+            .sorted_rows(by)
+            .iter()
+            .map(|row| row.setting.clone())
+            .collect();
+        self.rows
+            .sort_by_key(|row| order.iter().position(|s| *s == row.setting));
+    }
+}
+
 fn empty_row(setting: &[(String, toml::Value)]) -> SettingRow {
     SettingRow {
         setting: setting_text(setting),

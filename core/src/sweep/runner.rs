@@ -243,6 +243,58 @@ pub fn trial_folders(sweep: &Sweep, folder: &Path) -> Vec<Option<PathBuf>> {
     found
 }
 
+/// A sweep folder found beside others, and how far its trials got.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SweepFolder {
+    /// The folder.
+    pub folder: PathBuf,
+    /// The sweep's name.
+    pub name: String,
+    /// Its trials that finished.
+    pub finished: usize,
+    /// Its trials planned so far (a TPE sweep plans more as it goes).
+    pub planned: usize,
+}
+
+impl SweepFolder {
+    /// Whether trials are left to run.
+    pub fn unfinished(&self) -> bool {
+        self.finished < self.planned
+    }
+}
+
+/// The sweep folders directly in `sweeps_dir`, newest first, each with how far it got; a
+/// folder whose `sweep.toml` no longer plans is left out.
+pub fn sweep_folders(sweeps_dir: &Path) -> Vec<SweepFolder> {
+    let Ok(entries) = std::fs::read_dir(sweeps_dir) else {
+        return Vec::new();
+    };
+    let mut folders: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.join(SWEEP_CONFIG_FILE).is_file())
+        .collect();
+    // Folder names start with their timestamp.
+    folders.sort();
+    folders.reverse();
+    folders
+        .into_iter()
+        .filter_map(|folder| {
+            let sweep = open_sweep_folder(&folder).ok()?;
+            let finished = trial_folders(&sweep, &folder)
+                .iter()
+                .filter(|run| run.as_deref().is_some_and(is_finished))
+                .count();
+            Some(SweepFolder {
+                name: sweep.name.clone(),
+                planned: sweep.trials.len(),
+                finished,
+                folder,
+            })
+        })
+        .collect()
+}
+
 /// Whether a trial's run folder holds a finished trial: completed, diverged, or stopped early.
 fn is_finished(folder: &Path) -> bool {
     let Ok(history) = RunHistory::load(folder) else {

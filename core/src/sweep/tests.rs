@@ -282,11 +282,9 @@ fn explain_lists_every_difference_defaults_included_and_a_new_kind_as_one() {
         "b",
     )
     .unwrap();
-    let mut a_only = Vec::new();
-    let found: Vec<String> = differences(&a, &b, &mut a_only)
-        .iter()
-        .map(|d| d.describe())
-        .collect();
+    let all = differences(&a, &b);
+    assert!(all.a_only.is_empty() && all.unused.is_empty(), "{all:#?}");
+    let found: Vec<String> = all.causes.iter().map(|d| d.describe()).collect();
     // The name, the seed and the device say nothing about what is learnt; Adam's epsilon
     // differs from the default A never wrote; another model kind is one difference.
     assert_eq!(found.len(), 4, "{found:#?}");
@@ -298,7 +296,55 @@ fn explain_lists_every_difference_defaults_included_and_a_new_kind_as_one() {
         found[2]
     );
     assert_eq!(found[3], "optimizer.epsilon (1e-8 → 1e-7)");
-    assert!(a_only.is_empty());
+}
+
+#[test]
+fn explain_names_framework_defaults_neither_model_uses_and_leaves_them_off_the_path() {
+    use super::explain::differences;
+    let keras = |model: &str| {
+        crate::config::ExperimentDraft::from_toml(
+            &format!(
+                "init = \"glorot-uniform\"\nbatch_norm_momentum = 0.01\nbatch_norm_epsilon = 0.001\nconv_padding = \"same\"\nresize = \"bilinear\"\n[model]\nkind = \"{model}\"\n"
+            ),
+            "keras",
+        )
+        .unwrap()
+    };
+    let pytorch = |model: &str| {
+        crate::config::ExperimentDraft::from_toml(
+            &format!("[model]\nkind = \"{model}\"\n"),
+            "pytorch",
+        )
+        .unwrap()
+    };
+    let keys = |found: &[super::Difference]| -> Vec<String> {
+        found.iter().map(|d| d.key.clone()).collect()
+    };
+    // Two MLPs on built-in data: only the dense layers' init can change a figure.
+    let mlps = differences(&pytorch("mlp"), &keras("mlp"));
+    assert_eq!(keys(&mlps.causes), ["init"]);
+    assert_eq!(
+        keys(&mlps.unused),
+        [
+            "batch_norm_epsilon",
+            "batch_norm_momentum",
+            "conv_padding",
+            "resize"
+        ]
+    );
+    // ResNet-18 has batch norm and strided convolutions: those now count; a folder is still
+    // not read, so the resize does not.
+    let resnets = differences(&pytorch("resnet18"), &keras("resnet18"));
+    assert_eq!(
+        keys(&resnets.causes),
+        [
+            "batch_norm_epsilon",
+            "batch_norm_momentum",
+            "conv_padding",
+            "init"
+        ]
+    );
+    assert_eq!(keys(&resnets.unused), ["resize"]);
 }
 
 #[test]
@@ -345,4 +391,44 @@ fn a_change_over_seeds_has_welchs_interval_and_test() {
     assert_eq!(change.points(), "+10.00 ± 2.27 points");
     let one = Change::between(&[0.8], &[0.9]).unwrap();
     assert_eq!(one.points(), "+10.00 points (one seed: no interval)");
+}
+
+#[test]
+fn a_sweeps_table_sorts_best_first_by_the_chosen_figure_and_rows_without_it_last() {
+    use super::report::{SortBy, Spread};
+    let text = "name = \"t\"\nepochs = 1\n\n[sweep]\nlr = [0.001, 0.01, 0.1]\n";
+    let sweep = Sweep::from_toml(text, "t.toml").unwrap();
+    let mut report = super::SweepReport::of(&sweep, std::path::Path::new("t"), &[None, None, None]);
+    let spread = |mean| Some(Spread { mean, std: 0.0 });
+    for (row, (accuracy, secs)) in report.rows.iter_mut().zip([(0.8, 3.0), (0.9, 2.0)]) {
+        row.val_accuracy = spread(accuracy);
+        row.epoch_secs = spread(secs);
+        row.val_loss = spread(accuracy);
+        row.samples_per_sec = spread(1.0 / secs);
+    }
+    let order = |by: SortBy| -> Vec<String> {
+        report
+            .sorted_rows(by)
+            .iter()
+            .map(|r| r.setting.clone())
+            .collect()
+    };
+    assert_eq!(order(SortBy::Plan), ["lr=0.001", "lr=0.01", "lr=0.1"]);
+    assert_eq!(order(SortBy::Validation), ["lr=0.01", "lr=0.001", "lr=0.1"]);
+    assert_eq!(order(SortBy::EpochSecs), ["lr=0.01", "lr=0.001", "lr=0.1"]);
+    assert_eq!(order(SortBy::Throughput), ["lr=0.01", "lr=0.001", "lr=0.1"]);
+    assert_eq!(order(SortBy::ValLoss), ["lr=0.001", "lr=0.01", "lr=0.1"]);
+    assert_eq!(
+        order(SortBy::Test),
+        ["lr=0.001", "lr=0.01", "lr=0.1"],
+        "no test figures: plan order"
+    );
+    // Sorted in place, the CSV lists the rows in that order too.
+    report.sort(SortBy::Validation);
+    let csv = report.to_csv();
+    let first = csv.lines().nth(1).unwrap();
+    assert!(first.starts_with("\"lr=0.01\""), "{first}");
+    assert_eq!("secs".parse::<SortBy>(), Ok(SortBy::EpochSecs));
+    let refusal = "fastest".parse::<SortBy>().unwrap_err();
+    assert!(refusal.contains("val-loss"), "{refusal}");
 }

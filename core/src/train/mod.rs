@@ -34,6 +34,7 @@
 pub mod bench;
 mod control;
 mod counters;
+mod decay;
 pub(crate) mod error;
 mod events;
 mod judge;
@@ -450,8 +451,8 @@ mod tests {
         let record =
             burn::optim::OptimizerRecord::from_bytes(burn::tensor::Bytes::from_bytes_vec(kept))
                 .unwrap();
-        let optimizer =
-            step::build_optimizer(&experiment.optimizer).load_record_on(record, &Device::flex());
+        let optimizer = step::build_optimizer(&experiment.optimizer, experiment.weight_decay_mode)
+            .load_record_on(record, &Device::flex());
         let blocking = optimizer.into_bytes().unwrap();
         let waited = crate::executor::block_on(optimizer.to_record_async())
             .unwrap()
@@ -471,7 +472,12 @@ mod tests {
         let model = "resnet18"
             .parse::<crate::model::ModelSpec>()
             .unwrap()
-            .init(shape, 2, Default::default(), &Device::flex())
+            .init(
+                shape,
+                2,
+                crate::model::LayerDefaults::default(),
+                &Device::flex(),
+            )
             .unwrap();
         let before = device_reads::weights_bytes(&model).unwrap();
         let moved = crate::executor::block_on(device_reads::on_cpu_async(model)).unwrap();

@@ -337,7 +337,7 @@ mod tests {
         let model = "mlp:8"
             .parse::<crate::model::ModelSpec>()
             .unwrap()
-            .init(shape, 2, Default::default(), &device)
+            .init(shape, 2, crate::model::LayerDefaults::default(), &device)
             .unwrap();
         let frozen = model.no_grad().map(&mut MarkDistributed);
         // Two linear layers, each a weight and a bias.

@@ -11,16 +11,37 @@ use burn::optim::momentum::MomentumConfig;
 use burn::optim::{AdamConfig, AdamWConfig, ModuleOptimizer, SgdConfig};
 use burn::tensor::{Device, Int, Tensor};
 
+use super::decay::shrink_weights;
 use super::parallel::{Shard, ShardOutput, StepGradients};
 use super::precision::StepPrecision;
 use super::store::RunStore;
 use super::threads::CpuThreads;
 use super::{RunCounters, TrainError};
-use crate::config::{ClassWeights, Experiment, LossInput, OptimizerSpec};
+use crate::config::{ClassWeights, Experiment, LossInput, OptimizerSpec, WeightDecayMode};
 use crate::data::ImageDataset;
 use crate::model::Classifier;
 
-pub(super) fn build_optimizer(spec: &OptimizerSpec) -> ModuleOptimizer {
+/// The optimizer `spec` and `mode` name. Decoupled decay is Burn's AdamW for Adam and, for SGD
+/// without momentum, the same update as L2; SGD with momentum leaves it to [`sgd_shrink`].
+pub(super) fn build_optimizer(spec: &OptimizerSpec, mode: WeightDecayMode) -> ModuleOptimizer {
+    if let (
+        WeightDecayMode::Decoupled,
+        OptimizerSpec::Adam {
+            beta_1,
+            beta_2,
+            epsilon,
+            weight_decay,
+        },
+    ) = (mode, spec)
+    {
+        let adamw = OptimizerSpec::AdamW {
+            beta_1: *beta_1,
+            beta_2: *beta_2,
+            epsilon: *epsilon,
+            weight_decay: *weight_decay,
+        };
+        return build_optimizer(&adamw, WeightDecayMode::L2);
+    }
     match *spec {
         OptimizerSpec::Sgd {
             momentum,
@@ -37,7 +58,7 @@ pub(super) fn build_optimizer(spec: &OptimizerSpec) -> ModuleOptimizer {
                         .with_nesterov(nesterov),
                 ));
             }
-            if weight_decay > 0.0 {
+            if weight_decay > 0.0 && sgd_shrink(spec, mode).is_none() {
                 config =
                     config.with_weight_decay(Some(WeightDecayConfig::new(weight_decay as f32)));
             }
@@ -73,6 +94,21 @@ pub(super) fn build_optimizer(spec: &OptimizerSpec) -> ModuleOptimizer {
     }
 }
 
+/// The decay SGD's weights shrink by apart from its step: decoupled decay with momentum (without
+/// momentum it is the same update as L2, which the optimizer then applies).
+pub(super) fn sgd_shrink(spec: &OptimizerSpec, mode: WeightDecayMode) -> Option<f64> {
+    match *spec {
+        OptimizerSpec::Sgd {
+            momentum,
+            weight_decay,
+            ..
+        } if mode == WeightDecayMode::Decoupled && momentum > 0.0 && weight_decay > 0.0 => {
+            Some(weight_decay)
+        }
+        _ => None,
+    }
+}
+
 /// How a run and `kiln bench` train: the optimizer, the loss and the CPU threads of the steps.
 pub(super) struct Stepper {
     pub(super) optimizer: ModuleOptimizer,
@@ -81,6 +117,8 @@ pub(super) struct Stepper {
     pub(super) threads: CpuThreads,
     /// A pretrained network's head and the share of the rate the rest learns at.
     head_rate: Option<(ParamGroup, f64)>,
+    /// SGD's decoupled weight decay, applied before each step.
+    shrink: Option<f64>,
 }
 
 /// The learning rate of every parameter in a step: `lr` throughout, or, for a pretrained
@@ -117,17 +155,18 @@ impl Stepper {
         let classes = data.num_classes();
         let model = experiment
             .model
-            .init(data.shape, classes, experiment.init, &autodiff)?;
+            .init(data.shape, classes, experiment.layers(), &autodiff)?;
         Ok((
             model,
             Self {
-                optimizer: build_optimizer(&experiment.optimizer),
+                optimizer: build_optimizer(&experiment.optimizer, experiment.weight_decay_mode),
                 loss_fn: CrossEntropyLossConfig::new()
                     .with_weights(class_weights(experiment.class_weights, data))
                     .init(&autodiff),
                 loss_input: experiment.loss,
                 threads: CpuThreads::new(is_cpu(device)),
                 head_rate: None,
+                shrink: sgd_shrink(&experiment.optimizer, experiment.weight_decay_mode),
             },
         ))
     }
@@ -152,6 +191,7 @@ impl Stepper {
             loss_input,
             threads,
             head_rate,
+            shrink,
         } = self;
         let restored = store.restore(model, optimizer).map_err(TrainError::Store)?;
         let stepper = Self {
@@ -160,6 +200,7 @@ impl Stepper {
             loss_input,
             threads,
             head_rate,
+            shrink,
         };
         Ok((restored.model, stepper, restored.counters))
     }
@@ -184,8 +225,10 @@ impl Stepper {
             loss_input,
             threads,
             head_rate,
+            shrink,
         } = self;
         let loss_input = *loss_input;
+        let shrink = shrink.map(|decay| (head_rate.as_ref(), lr, decay));
         let lr = rates(head_rate.as_ref(), lr);
         threads.run(move || {
             let logits = precision.forward(&model, images.autodiff());
@@ -205,6 +248,10 @@ impl Stepper {
             let (grads, overflowed) = precision.gradients(loss, &model);
             settle()?;
             let backward_done = Instant::now();
+            let model = match shrink {
+                Some((head_rate, rate, decay)) => shrink_weights(model, rate, decay, head_rate),
+                None => model,
+            };
             let model = optimizer.step(lr, model, grads);
             settle()?;
             Ok(Stepped {
@@ -232,6 +279,10 @@ impl Stepper {
     ) -> (Classifier, Vec<ShardOutput>) {
         let (grads, outputs) =
             super::parallel::gradients(&model, &self.loss_fn, self.loss_input, shards, collective);
+        let model = match self.shrink {
+            Some(decay) => shrink_weights(model, lr, decay, self.head_rate.as_ref()),
+            None => model,
+        };
         let lr = rates(self.head_rate.as_ref(), lr);
         let model = match grads {
             StepGradients::PerDevice(grads) => self.optimizer.step_multi(lr, model, grads),

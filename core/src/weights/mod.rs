@@ -364,7 +364,7 @@ fn load_into_grey(
     let mut colour = Classifier::Torchvision(arch.build(
         3,
         classes,
-        crate::model::InitScheme::PytorchDefault,
+        crate::model::LayerDefaults::default(),
         &head.device(),
     ));
     let loaded = load_as_is(&mut colour, spec, source)?;

@@ -16,7 +16,7 @@ use flate2::Compression;
 use flate2::write::GzEncoder;
 use image::{DynamicImage, GrayImage, ImageFormat, RgbImage};
 use kiln_formats::cifar::{RECORD_BYTES, encode_cifar_batch, parse_cifar_batch};
-use kiln_formats::folder::decode_image;
+use kiln_formats::folder::{Resize, ResizeFilter, decode_image};
 use kiln_formats::idx::{
     IDX_IMAGES_MAGIC, IDX_LABELS_MAGIC, check_labels, encode_idx_images, encode_idx_labels,
     parse_idx_images, parse_idx_labels,
@@ -210,6 +210,34 @@ proptest! {
         let decoded = decode_image(path(), &png(img), side).unwrap();
         prop_assert_eq!(decoded.grayscale, gray);
         prop_assert_eq!(decoded.planar_rgb, planar);
+    }
+
+    #[test]
+    fn tensorflows_filters_keep_every_value_within_the_sources_at_any_sizes(
+        width in 1u32..12,
+        height in 1u32..12,
+        side in 1u32..12,
+        seed in any::<u8>(),
+        nearest in any::<bool>(),
+    ) {
+        let raw: Vec<u8> = (0..3 * width * height)
+            .map(|i| (i as u8).wrapping_mul(53).wrapping_add(seed))
+            .collect();
+        let img = RgbImage::from_raw(width, height, raw.clone()).unwrap();
+        let filter = if nearest { ResizeFilter::Nearest } else { ResizeFilter::Bilinear };
+        let resize = Resize { side_px: side, filter };
+        let decoded = decode_image(path(), &png(DynamicImage::ImageRgb8(img)), resize).unwrap();
+        let plane = (side * side) as usize;
+        prop_assert_eq!(decoded.planar_rgb.len(), 3 * plane);
+        for (c, values) in decoded.planar_rgb.chunks(plane).enumerate() {
+            let source: Vec<u8> = raw.iter().skip(c).step_by(3).copied().collect();
+            let (low, high) = (source.iter().min().unwrap(), source.iter().max().unwrap());
+            for v in values {
+                // Bilinear blends, so it stays between the extremes; nearest only copies.
+                prop_assert!(low <= v && v <= high, "{v} outside {low}..={high}");
+                prop_assert!(!nearest || source.contains(v), "{v} is no source value");
+            }
+        }
     }
 
     #[test]

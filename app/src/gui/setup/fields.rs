@@ -205,6 +205,10 @@ pub(super) fn table_row_ui(
     }
 }
 
+/// Rows of the table the panel draws under a field of a spec rather than in their section's
+/// run: *Decay as* under the optimizer's *Weight decay*.
+const DRAWN_APART: &[Setting] = &[Setting::WeightDecayMode];
+
 /// Draws every row of the settings table in `section` that applies to `shown` (the draft the
 /// form would start now), in the table's order; `after` adds what belongs under a row (a
 /// warning) or follows from its change.
@@ -216,10 +220,9 @@ pub(super) fn section_rows_ui(
     errors: &BTreeMap<Setting, String>,
     mut after: impl FnMut(&mut egui::Ui, &mut SetupForm, Setting),
 ) {
-    for row in kiln_core::settings::rows()
-        .iter()
-        .filter(|row| row.section() == section && row.applies(shown))
-    {
+    for row in kiln_core::settings::rows().iter().filter(|row| {
+        row.section() == section && row.applies(shown) && !DRAWN_APART.contains(&row.setting())
+    }) {
         table_row_ui(ui, form, row, errors);
         after(ui, form, row.setting());
     }

@@ -24,7 +24,7 @@ use super::fetch::Download;
 use devices::{device_row, precision_problem_ui};
 use fields::{
     combo_row, error_row, found_row, path_label, row_label_ui, search_ui, section_rows_ui,
-    text_row, typed_row,
+    table_row_ui, text_row, typed_row,
 };
 use form::new_form;
 
@@ -509,6 +509,11 @@ fn optimizer_rows_ui(
         }
     }
     typed_row(ui, form, Setting::WeightDecay, errors);
+    if let Some(row) = Setting::WeightDecayMode.row()
+        && row.applies(shown)
+    {
+        table_row_ui(ui, form, row, errors);
+    }
     let options = [
         (ScheduleKind::Constant, "constant"),
         (ScheduleKind::Step, "step decay"),
