@@ -25,7 +25,8 @@
 //! lr_finder.rs       the Find lr… window: the learning-rate range test on a thread, its chart
 //! experiments.rs     starting a sweep or an explain sweep from the window, where their folders go
 //! sweep_dialog.rs    the Sweep… window: the settings to vary, the search, seeds and pruning
-//! sweep_job.rs       a sweep the window runs (Sweep…, Explain the difference), its table and charts
+//! sweep_job.rs       a sweep the window runs (Sweep…, Explain the difference), its table
+//! sweep_charts.rs    a finished sweep's charts: a plot per axis to hover and zoom, drawn images
 //! page_store.rs      a browser page's runs kept in its IndexedDB between visits
 //! background_job.rs  one answer computed on a named thread: the Data and cell windows, a model export
 //! ```
@@ -57,8 +58,9 @@ mod setup;
 mod stage;
 mod status;
 #[cfg(not(target_arch = "wasm32"))]
-mod sweep_dialog;
+mod sweep_charts;
 #[cfg(not(target_arch = "wasm32"))]
+mod sweep_dialog;
 mod sweep_job;
 mod training_panel;
 mod try_model;

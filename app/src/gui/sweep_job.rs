@@ -9,13 +9,10 @@ use std::sync::mpsc::{self, Receiver};
 
 use kiln_core::device::DeviceChoice;
 use kiln_core::sweep::report::SortBy;
-use kiln_core::sweep::{
-    self, ExplainReport, Sweep, SweepChart, SweepEvent, SweepReport, SweepTally,
-};
+use kiln_core::sweep::{self, ExplainReport, Sweep, SweepEvent, SweepReport, SweepTally};
 use kiln_core::train::{Control, ControlState};
 
-/// Charts are drawn at the size written beside the trials, and shown scaled to the panel.
-use kiln_core::sweep::plots::CHART_PX;
+use super::sweep_charts::DrawnCharts;
 
 /// What the sweep's thread says.
 enum Message {
@@ -43,8 +40,8 @@ pub struct SweepJob {
     report: Option<SweepReport>,
     /// An explain sweep's effects.
     explained: Option<ExplainReport>,
-    /// Each chart's title and texture, drawn once after the end.
-    charts: Option<Vec<(String, egui::TextureHandle)>>,
+    /// The drawn charts' titles and textures, made once after the end.
+    charts: Option<DrawnCharts>,
     /// The column the table is sorted by.
     sort: SortBy,
 }
@@ -235,7 +232,7 @@ fn results_ui(
     ui: &mut egui::Ui,
     report: &SweepReport,
     explained: Option<&ExplainReport>,
-    (sort, charts): (&mut SortBy, &mut Option<Vec<(String, egui::TextureHandle)>>),
+    (sort, charts): (&mut SortBy, &mut Option<DrawnCharts>),
 ) {
     let spread = |s: Option<sweep::report::Spread>, scale: f64, digits: usize| {
         s.map_or("-".to_owned(), |s| {
@@ -279,37 +276,5 @@ fn results_ui(
         ui.separator();
         ui.label(egui::RichText::new(explained.describe()).monospace());
     }
-    let charts = charts.get_or_insert_with(|| draw_charts(ui.ctx(), report, explained));
-    for (title, texture) in charts.iter() {
-        let width = ui.available_width().min(CHART_PX.0 as f32);
-        let size = texture.size_vec2() * (width / texture.size_vec2().x);
-        ui.add(egui::Image::new((texture.id(), size)))
-            .on_hover_text(title);
-    }
-}
-
-/// Every chart of the report (the waterfall for an explain sweep), as textures.
-fn draw_charts(
-    ctx: &egui::Context,
-    report: &SweepReport,
-    explained: Option<&ExplainReport>,
-) -> Vec<(String, egui::TextureHandle)> {
-    let (w, h) = CHART_PX;
-    let drawn: Vec<(String, Option<Vec<u8>>)> = match explained {
-        Some(explained) => vec![("explain".to_owned(), explained.waterfall_png(w, h).ok())],
-        None => SweepChart::all(report)
-            .into_iter()
-            .map(|chart| (chart.file_stem(report), chart.png(report, w, h).ok()))
-            .collect(),
-    };
-    drawn
-        .into_iter()
-        .filter_map(|(name, png)| {
-            let rgba = image::load_from_memory(&png?).ok()?.to_rgba8();
-            let size = [rgba.width() as usize, rgba.height() as usize];
-            let image = egui::ColorImage::from_rgba_unmultiplied(size, rgba.as_raw());
-            let texture = ctx.load_texture(&name, image, egui::TextureOptions::LINEAR);
-            Some((name, texture))
-        })
-        .collect()
+    super::sweep_charts::charts_ui(ui, report, explained, charts);
 }

@@ -1633,6 +1633,8 @@ fn the_sweep_window_runs_a_grid_of_the_ticked_setting_and_compare_shows_its_tabl
     harness.get_by_label("lr=0.001");
     harness.get_by_label("lr=0.02");
     harness.get_by_label_contains("2 finished now");
+    // The chart against the axis is a plot to hover and zoom, not a picture of one.
+    harness.get_by_label("validation accuracy against lr");
     // The sweep folder sits beside the runs folder, its trials inside it.
     let sweeps: Vec<PathBuf> = std::fs::read_dir(root.join("sweeps"))
         .unwrap()

@@ -148,6 +148,47 @@ fn draw_error(e: &dyn std::fmt::Display) -> ExportError {
     ExportError::Draw(e.to_string())
 }
 
+/// One axis's chart as numbers rather than pixels, for a chart a person can hover and zoom (the
+/// window's): the same lines and seed bands the drawn chart has.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AxisPoints {
+    /// The axis's key.
+    pub key: String,
+    /// Whether x is the log10 of the axis's value.
+    pub log: bool,
+    /// Each line: the other axes' values it holds, and its `[x, mean, std]` points (validation
+    /// accuracy in percent) in x order.
+    pub series: Vec<(String, Vec<[f64; 3]>)>,
+    scale: Scale,
+}
+
+impl AxisPoints {
+    /// The chart of the axis at place `axis` of the plan, none past the last axis.
+    pub fn of(report: &SweepReport, axis: usize) -> Option<Self> {
+        let key = report.axes.get(axis)?.key.clone();
+        let scale = Scale::of(report, axis);
+        let series = series(report, axis, &scale)
+            .into_iter()
+            .map(|s| {
+                let points = s.points.iter().map(|&(x, m, sd)| [x, m, sd]).collect();
+                (s.label, points)
+            })
+            .collect();
+        Some(Self {
+            key,
+            log: matches!(scale, Scale::Numeric { log: true, .. }),
+            series,
+            scale,
+        })
+    }
+
+    /// The axis's value at position `x` as the config writes it: the number (undone from its
+    /// logarithm), or the word at a whole place and nothing between words.
+    pub fn x_label(&self, x: f64) -> String {
+        self.scale.label(x)
+    }
+}
+
 /// Where a row sits on one axis: its own value, or the base's where it leaves the axis alone
 /// (the base row, a one-at-a-time row changing another axis).
 fn value_on(report: &SweepReport, row: &SettingRow, axis: usize) -> Option<toml::Value> {
@@ -664,6 +705,16 @@ mod tests {
         assert!(svg.contains("validation accuracy against lr"));
         let png = SweepChart::Axis(lr).png(&report, 900, 520).unwrap();
         assert!(png.starts_with(b"\x89PNG"));
+        // The window's plot gets the same lines as numbers, its ticks labelled as the axis's
+        // values rather than their logarithms.
+        let points = AxisPoints::of(&report, lr).unwrap();
+        assert!(points.log);
+        assert_eq!(points.series.len(), 2);
+        let [x, mean, std] = points.series[0].1[1];
+        assert_eq!(x, -3.0);
+        assert!((mean - 55.0).abs() < 1e-9 && (std - 1.0).abs() < 1e-9);
+        assert_eq!(points.x_label(-3.0), "0.001");
+        assert!(AxisPoints::of(&report, 2).is_none(), "no third axis");
     }
 
     #[test]
