@@ -13,6 +13,7 @@
 //!   counters     RunCounters (what survives a resume), the readback window rule, the speed
 //!                book
 //!   step         Stepper: one optimizer step (optimizer, loss, CPU threads)
+//!   decay        decoupled weight decay for SGD with momentum, before each step
 //!   precision    f16 mixed precision: the scaled loss and its scale, decided on the device
 //!   threads      how a CPU run's steps use every core (workers kept awake through a step)
 //!   parallel     a step split across devices (data parallel), combined by Burn's step_multi
