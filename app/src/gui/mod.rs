@@ -61,6 +61,7 @@ mod status;
 mod sweep_charts;
 #[cfg(not(target_arch = "wasm32"))]
 mod sweep_dialog;
+#[cfg(not(target_arch = "wasm32"))]
 mod sweep_job;
 mod training_panel;
 mod try_model;

@@ -10,7 +10,7 @@ use super::{
 };
 use crate::data::DatasetSpec;
 use crate::device::DeviceChoice;
-use crate::model::{ConvInit, ConvPadding, InitScheme, LayerDefaults, ModelSpec};
+use crate::model::{BatchNormInit, ConvInit, ConvPadding, InitScheme, LayerDefaults, ModelSpec};
 
 /// An experiment as written: every field a person can set, not yet checked.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -34,6 +34,8 @@ pub struct ExperimentDraft {
     pub batch_norm_momentum: f64,
     /// Added to batch norm's variance before the square root.
     pub batch_norm_epsilon: f64,
+    /// How batch norm's scale starts.
+    pub batch_norm_init: BatchNormInit,
     /// How convolutions padded by half their kernel pad where a stride leaves a pixel over.
     pub conv_padding: ConvPadding,
     /// The pretrained weights the network starts from instead of `init`'s random draw (the
@@ -127,6 +129,7 @@ impl Default for ExperimentDraft {
             conv_init: ConvInit::AsInit,
             batch_norm_momentum: LayerDefaults::PYTORCH_BATCH_NORM_MOMENTUM,
             batch_norm_epsilon: LayerDefaults::PYTORCH_BATCH_NORM_EPSILON,
+            batch_norm_init: BatchNormInit::Ones,
             conv_padding: ConvPadding::Symmetric,
             weights: None,
             fine_tune: FineTune::Full,
@@ -191,6 +194,7 @@ impl ExperimentDraft {
             [self.batch_norm_momentum, self.batch_norm_epsilon],
             self.conv_padding,
         )
+        .with_batch_norm_init(self.batch_norm_init)
     }
 
     /// Reads a draft from TOML text; `source_name` names the file in errors.

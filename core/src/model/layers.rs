@@ -5,11 +5,11 @@ use burn::nn::conv::{Conv2d, Conv2dConfig};
 use burn::nn::{BatchNorm, BatchNormConfig, Initializer, Linear, LinearConfig, PaddingConfig2d};
 use burn::tensor::{DType, Device, FloatDType, Tensor};
 
-use super::{ConvInit, ConvPadding, InitScheme};
+use super::{BatchNormInit, ConvInit, ConvPadding, InitScheme};
 
 /// How every kind of layer starts and computes where frameworks differ: the initializers of
-/// dense layers and convolutions, batch norm's momentum and ε, and how a convolution pads. Batch
-/// norm itself starts at γ = 1, β = 0 in PyTorch and Keras alike, so it has no initializer here.
+/// dense layers, convolutions and batch norm, batch norm's momentum and ε, and how a
+/// convolution pads.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LayerDefaults {
     /// How dense (Linear) layers' weights and biases start.
@@ -20,6 +20,8 @@ pub struct LayerDefaults {
     pub batch_norm_momentum: f64,
     /// Added to batch norm's variance before the square root.
     pub batch_norm_epsilon: f64,
+    /// How batch norm's scale starts: at 1 everywhere, or at 0 where it closes a residual block.
+    pub batch_norm_init: BatchNormInit,
     /// Whether a convolution padded by half its kernel pads symmetrically or as TensorFlow's
     /// "same" (the extra row and column at the bottom and right).
     pub conv_padding: ConvPadding,
@@ -45,7 +47,16 @@ impl LayerDefaults {
             conv_init: conv_init.scheme().unwrap_or(init),
             batch_norm_momentum,
             batch_norm_epsilon,
+            batch_norm_init: BatchNormInit::Ones,
             conv_padding,
+        }
+    }
+
+    /// These layers with batch norm's scale starting as `init` says.
+    pub fn with_batch_norm_init(self, batch_norm_init: BatchNormInit) -> Self {
+        LayerDefaults {
+            batch_norm_init,
+            ..self
         }
     }
 }
@@ -194,6 +205,21 @@ pub(crate) fn batch_norm(features: usize, layers: LayerDefaults, device: &Device
         .with_momentum(layers.batch_norm_momentum)
         .with_epsilon(layers.batch_norm_epsilon)
         .init(device)
+}
+
+/// The batch norm that closes a residual block, before the shortcut is added: as
+/// [`batch_norm`], with γ = 0 where `layers` asks (torchvision's `zero_init_residual=True`), so
+/// each block starts out as its shortcut alone.
+pub(crate) fn residual_batch_norm(
+    features: usize,
+    layers: LayerDefaults,
+    device: &Device,
+) -> BatchNorm {
+    let mut norm = batch_norm(features, layers, device);
+    if layers.batch_norm_init == BatchNormInit::ZeroResidual {
+        norm.gamma = Initializer::Zeros.init([features], device);
+    }
+    norm
 }
 
 /// Batch norm computed in f32 whatever the activations' float type: batch statistics and running

@@ -105,6 +105,18 @@ impl ConvInit {
 }
 
 crate::settings::choice! {
+    /// How batch norm's scale γ starts (its shift β starts at 0 in every framework).
+    BatchNormInit for BatchNormInit {
+        /// γ = 1 in every batch norm, as PyTorch and Keras start it.
+        #[default]
+        Ones => "ones", "γ = 1 (PyTorch, Keras)",
+        /// γ = 0 in the batch norm closing each residual block, as torchvision's
+        /// `zero_init_residual=True` (Goyal et al.), so each block starts as its shortcut.
+        ZeroResidual => "zero-residual", "γ = 0 closing each residual block",
+    }
+}
+
+crate::settings::choice! {
     /// How a convolution padded by half its kernel pads where a stride leaves one pixel over.
     ConvPadding for ConvPadding {
         /// The same number of zeros on every side, as PyTorch's `padding=k//2`.
@@ -281,6 +293,18 @@ impl ModelSpec {
             ModelSpec::Vgg16 { batch_norm, .. } => *batch_norm,
             _ => true,
         }
+    }
+
+    /// Whether it has residual blocks closed by a batch norm (the ResNets), where
+    /// `batch_norm_init` can start that batch norm's scale at 0.
+    pub fn has_residual_blocks(&self) -> bool {
+        matches!(
+            self,
+            ModelSpec::ResNet18
+                | ModelSpec::ResNet18ImageNet
+                | ModelSpec::ResNet34
+                | ModelSpec::ResNet50
+        )
     }
 
     /// Whether a convolution padded by half its kernel also strides, the only place where

@@ -8,7 +8,7 @@ use burn::tensor::activation::relu;
 use burn::tensor::{Device, Tensor};
 
 use super::LayerDefaults;
-use super::layers::{batch_norm, conv, linear, normalize};
+use super::layers::{batch_norm, conv, linear, normalize, residual_batch_norm};
 
 /// Smallest image side ResNet-18 accepts: its three stride-2 stages divide the side by 8, and
 /// below 8×8 the later stages see a single pixel and stop being convolutional.
@@ -58,7 +58,7 @@ impl BasicBlock {
             conv1: conv([inputs, outputs], 3, stride, 1, false, layers, device),
             norm1: batch_norm(outputs, layers, device),
             conv2: conv([outputs, outputs], 3, 1, 1, false, layers, device),
-            norm2: batch_norm(outputs, layers, device),
+            norm2: residual_batch_norm(outputs, layers, device),
             downsample,
         }
     }

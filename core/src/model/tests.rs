@@ -664,3 +664,32 @@ fn same_padding_puts_the_extra_zero_bottom_right_where_a_stride_leaves_one() {
         unstrided(ConvPadding::Symmetric)
     );
 }
+
+#[test]
+fn zero_residual_starts_each_residual_blocks_closing_batch_norm_at_zero_scale() {
+    let device = Device::flex();
+    let layers = LayerDefaults::from(InitScheme::PytorchDefault)
+        .with_batch_norm_init(BatchNormInit::ZeroResidual);
+    let Classifier::ResNet18(net) = ModelSpec::ResNet18
+        .init(shape(3, 8, 8), 2, layers, &device)
+        .unwrap()
+    else {
+        panic!("a ResNet-18");
+    };
+    for block in &net.blocks {
+        assert!(values(block.norm2.gamma.val()).iter().all(|g| *g == 0.0));
+        assert!(values(block.norm1.gamma.val()).iter().all(|g| *g == 1.0));
+    }
+    assert!(values(net.stem_norm.gamma.val()).iter().all(|g| *g == 1.0));
+    // torchvision's bottleneck closes on its third batch norm.
+    let Classifier::Torchvision(TorchvisionNet::ResNet(net)) = ModelSpec::ResNet50
+        .init(shape(3, 32, 32), 2, layers, &device)
+        .unwrap()
+    else {
+        panic!("a ResNet-50");
+    };
+    let first = &net.layer1[0];
+    let bn3 = first.bn3.as_ref().expect("a bottleneck");
+    assert!(values(bn3.gamma.val()).iter().all(|g| *g == 0.0));
+    assert!(values(first.bn2.gamma.val()).iter().all(|g| *g == 1.0));
+}

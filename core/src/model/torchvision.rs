@@ -16,7 +16,7 @@ use burn::tensor::{Device, Tensor};
 use serde::{Deserialize, Serialize};
 
 use super::LayerDefaults;
-use super::layers::{batch_norm, conv, grouped_conv, linear, normalize};
+use super::layers::{batch_norm, conv, grouped_conv, linear, normalize, residual_batch_norm};
 
 /// Smallest image side these networks take: five stride-2 stages divide the side by 32.
 pub const MIN_SIDE: usize = 32;
@@ -260,7 +260,7 @@ impl Block {
             conv1: conv([inputs, width], 3, stride, 1, false, layers, dev),
             bn1: batch_norm(width, layers, dev),
             conv2: conv([width, width], 3, 1, 1, false, layers, dev),
-            bn2: batch_norm(width, layers, dev),
+            bn2: residual_batch_norm(width, layers, dev),
             conv3: None,
             bn3: None,
             downsample: projection(inputs, width, stride, layers, dev),
@@ -281,7 +281,7 @@ impl Block {
             conv2: conv([width, width], 3, stride, 1, false, layers, dev),
             bn2: batch_norm(width, layers, dev),
             conv3: Some(conv([width, outputs], 1, 1, 0, false, layers, dev)),
-            bn3: Some(batch_norm(outputs, layers, dev)),
+            bn3: Some(residual_batch_norm(outputs, layers, dev)),
             downsample: projection(inputs, outputs, stride, layers, dev),
         }
     }

@@ -9,7 +9,7 @@ use crate::config::{
     MAX_EPOCHS, MAX_HOLDOUT_SPLIT, MAX_PROFILE_STEPS, Monitor, OptimizerSpec, Precision,
     ResizeFilter, Validation, WeightDecayMode,
 };
-use crate::model::{ConvInit, ConvPadding, InitScheme};
+use crate::model::{BatchNormInit, ConvInit, ConvPadding, InitScheme};
 
 // Limits are given as f64: the whole-number ones are far below 2^53, where the cast is exact.
 settings! {
@@ -146,6 +146,13 @@ settings! {
             .section(Section::Model)
             .legend("conv init")
             .applies(|draft| draft.model.has_convolutions());
+    /// How batch norm's scale starts.
+    BatchNormInit => "batch_norm_init", "BN init",
+        "How batch norm's scale γ starts: at 1 everywhere, as PyTorch and Keras start it, or at 0 in the batch norm closing each residual block, as torchvision's zero_init_residual=True, so every block starts out as its shortcut (β starts at 0 either way; pretrained weights bring their own).",
+        choice_of!(batch_norm_init: BatchNormInit)
+            .section(Section::Model)
+            .legend("BN init")
+            .applies(|draft| draft.model.has_residual_blocks());
     /// Batch norm's momentum, in PyTorch's sense.
     BatchNormMomentum => "batch_norm_momentum", "BN momentum",
         "The share of each batch's mean and variance in batch norm's running averages: PyTorch's 0.1; Keras's momentum=0.99 keeps 0.99 of the old average, which is 0.01 here.",
