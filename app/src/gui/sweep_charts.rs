@@ -63,12 +63,11 @@ fn axis_plot_ui(ui: &mut egui::Ui, figure: &str, points: &AxisPoints) {
         .show(ui, |plot| {
             for (label, series) in &points.series {
                 let name = if label.is_empty() { "mean" } else { label };
-                let means: PlotPoints = series.iter().map(|&[x, mean, _]| [x, mean]).collect();
+                let means: Vec<[f64; 2]> = series.iter().map(|&[x, mean, _]| [x, mean]).collect();
                 if series.len() > 1 {
-                    plot.line(Line::new(name, means).width(1.5));
+                    plot.line(Line::new(name, means.clone()).width(1.5));
                 }
-                let dots: PlotPoints = series.iter().map(|&[x, mean, _]| [x, mean]).collect();
-                plot.points(Points::new(name, dots).radius(3.0));
+                plot.points(Points::new(name, means).radius(3.0));
                 for &[x, mean, std] in series.iter().filter(|p| p[2] > 0.0) {
                     let bar: PlotPoints = vec![[x, mean - std], [x, mean + std]].into();
                     plot.line(Line::new(name, bar).width(1.0));

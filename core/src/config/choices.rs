@@ -90,13 +90,14 @@ crate::settings::choice! {
 }
 
 impl ResizeFilter {
-    /// The filter the image loader applies.
-    pub fn loader_filter(self) -> kiln_formats::folder::ResizeFilter {
+    /// What the image loader is asked for: images brought to `side_px` square by this filter.
+    pub fn at(self, side_px: u32) -> kiln_formats::folder::Resize {
         use kiln_formats::folder::ResizeFilter as Loader;
-        match self {
+        let filter = match self {
             ResizeFilter::Antialiased => Loader::Antialiased,
             ResizeFilter::Bilinear => Loader::Bilinear,
             ResizeFilter::Nearest => Loader::Nearest,
-        }
+        };
+        kiln_formats::folder::Resize { side_px, filter }
     }
 }

@@ -66,10 +66,6 @@ pub fn load_in(
     data_dir: Option<&Path>,
     resize: ResizeFilter,
 ) -> Result<ImageDataset, DataError> {
-    let side = |image_size: u32| folder::Resize {
-        side_px: image_size,
-        filter: resize.loader_filter(),
-    };
     let named = |which: RemoteDataset| {
         let dir = locate::locate_in(tree, which, &search_dirs(which, data_dir))?;
         load_named(tree, which, &dir)
@@ -80,7 +76,7 @@ pub fn load_in(
         DatasetSpec::FashionMnist => named(RemoteDataset::FashionMnist),
         DatasetSpec::Cifar10 => named(RemoteDataset::Cifar10),
         DatasetSpec::Folder { path, image_size } => {
-            folder::load_image_folder_in(tree, path, side(*image_size))
+            folder::load_image_folder_in(tree, path, resize.at(*image_size))
         }
         DatasetSpec::LabelsFile {
             path,
@@ -92,7 +88,7 @@ pub fn load_in(
                 path: path_column.clone(),
                 label: label_column.clone(),
             };
-            kiln_formats::labels::load_labels_file_in(tree, path, side(*image_size), &columns)
+            kiln_formats::labels::load_labels_file_in(tree, path, resize.at(*image_size), &columns)
         }
     }
 }

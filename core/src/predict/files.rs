@@ -139,10 +139,7 @@ pub fn file_pixels(
     resize: crate::config::ResizeFilter,
     path: &Path,
 ) -> Result<Vec<u8>, String> {
-    let resize = kiln_formats::folder::Resize {
-        side_px: super::square_side(shape)?,
-        filter: resize.loader_filter(),
-    };
+    let resize = resize.at(super::square_side(shape)?);
     let decoded = kiln_formats::folder::decode_guarded(&kiln_formats::files::Disk, path, resize)
         .map_err(|e| match kiln_formats::folder::has_image_extension(path) {
             true => e.to_string(),

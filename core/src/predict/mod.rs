@@ -206,12 +206,9 @@ impl Predictor {
     /// a folder data set decodes its files ([`model_pixels`]); or why it cannot be read.
     pub fn pixels_of_bytes(&self, name: &str, bytes: &[u8]) -> Result<Vec<u8>, String> {
         let side = square_side(self.card.shape)?;
-        let resize = kiln_formats::folder::Resize {
-            side_px: side,
-            filter: self.resize.loader_filter(),
-        };
-        let decoded = kiln_formats::folder::decode_image(Path::new(name), bytes, resize)
-            .map_err(|e| e.to_string())?;
+        let decoded =
+            kiln_formats::folder::decode_image(Path::new(name), bytes, self.resize.at(side))
+                .map_err(|e| e.to_string())?;
         Ok(model_pixels(self.card.shape, decoded.planar_rgb))
     }
 }

@@ -220,6 +220,17 @@ impl SortBy {
         (SortBy::Throughput, "throughput"),
     ];
 
+    /// How two rows compare in this order: by the figure, smaller key first, a row without it
+    /// after one with it; equal throughout in the plan's order, which a stable sort then keeps.
+    fn compare(self, a: &SettingRow, b: &SettingRow) -> std::cmp::Ordering {
+        match (self.key(a), self.key(b)) {
+            (Some(a), Some(b)) => a.total_cmp(&b),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => std::cmp::Ordering::Equal,
+        }
+    }
+
     /// What a row is sorted on, smaller first; none where the row lacks the figure.
     fn key(self, row: &SettingRow) -> Option<f64> {
         match self {
@@ -255,26 +266,13 @@ impl SweepReport {
     /// Its rows in the order `by` gives; a stable sort, so ties keep the plan's order.
     pub fn sorted_rows(&self, by: SortBy) -> Vec<&SettingRow> {
         let mut rows: Vec<&SettingRow> = self.rows.iter().collect();
-        if by != SortBy::Plan {
-            rows.sort_by(|a, b| match (by.key(a), by.key(b)) {
-                (Some(a), Some(b)) => a.total_cmp(&b),
-                (Some(_), None) => std::cmp::Ordering::Less,
-                (None, Some(_)) => std::cmp::Ordering::Greater,
-                (None, None) => std::cmp::Ordering::Equal,
-            });
-        }
+        rows.sort_by(|a, b| by.compare(a, b));
         rows
     }
 
     /// Lists its rows in the order `by` gives, for a table and its CSV alike.
     pub fn sort(&mut self, by: SortBy) {
-        let order: Vec<String> = self
-            .sorted_rows(by)
-            .iter()
-            .map(|row| row.setting.clone())
-            .collect();
-        self.rows
-            .sort_by_key(|row| order.iter().position(|s| *s == row.setting));
+        self.rows.sort_by(|a, b| by.compare(a, b));
     }
 }
 
