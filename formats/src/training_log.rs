@@ -68,6 +68,40 @@ pub struct TrainingLog {
     pub hparams: Vec<(String, String)>,
     /// Sentences on what was read how, and what was left out.
     pub notes: Vec<String>,
+    /// Series it holds that are none of the figures by the conventions' names, in the order
+    /// met: a person can name one as a figure ([`SeriesNames`]) to read it.
+    pub unnamed_series: Vec<String>,
+}
+
+/// Why a log could not be read, with the series it holds that no convention names (a person
+/// who names one as a figure may read it after all).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LogError {
+    /// The reason, as a sentence's end ("it is empty").
+    pub why: String,
+    /// Its series that are none of the figures by their names.
+    pub unnamed_series: Vec<String>,
+}
+
+impl std::fmt::Display for LogError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.why)
+    }
+}
+
+impl From<String> for LogError {
+    fn from(why: String) -> Self {
+        LogError {
+            why,
+            unnamed_series: Vec::new(),
+        }
+    }
+}
+
+impl From<&str> for LogError {
+    fn from(why: &str) -> Self {
+        LogError::from(why.to_owned())
+    }
 }
 
 /// The figures of [`LogEpoch`] a series can fill; a person names one for a series whose name
@@ -144,6 +178,37 @@ impl SeriesNames {
 }
 
 impl Figure {
+    /// Every figure, in the order a log's columns usually come.
+    pub const ALL: [Figure; 5] = [
+        Figure::TrainLoss,
+        Figure::TrainAccuracy,
+        Figure::ValLoss,
+        Figure::ValAccuracy,
+        Figure::Lr,
+    ];
+
+    /// Its name in a `FIGURE=SERIES` spec (`val_accuracy`), which [`str::parse`] reads back.
+    pub fn key(self) -> &'static str {
+        match self {
+            Figure::TrainLoss => "loss",
+            Figure::TrainAccuracy => "accuracy",
+            Figure::ValLoss => "val_loss",
+            Figure::ValAccuracy => "val_accuracy",
+            Figure::Lr => "lr",
+        }
+    }
+
+    /// How a person reads it: "validation accuracy".
+    pub fn label(self) -> &'static str {
+        match self {
+            Figure::TrainLoss => "training loss",
+            Figure::TrainAccuracy => "training accuracy",
+            Figure::ValLoss => "validation loss",
+            Figure::ValAccuracy => "validation accuracy",
+            Figure::Lr => "learning rate",
+        }
+    }
+
     /// The figure a series name stands for in the logs of Keras, Lightning and PyTorch scripts.
     fn of(name: &str) -> Option<Self> {
         let name = name.trim().to_ascii_lowercase();
@@ -241,7 +306,7 @@ impl Gathered {
 
     /// The epochs, each figure averaged over its values in the epoch, accuracies logged in
     /// percent made fractions.
-    fn into_log(mut self, framework: Framework) -> Result<TrainingLog, String> {
+    fn into_log(mut self, framework: Framework) -> Result<TrainingLog, LogError> {
         let unknown = self
             .unknown
             .iter()
@@ -253,9 +318,12 @@ impl Gathered {
                 true => String::new(),
                 false => format!("; it holds {unknown}"),
             };
-            return Err(format!(
-                "it holds no loss or accuracy by epoch (looked for columns or tags such as loss, accuracy, val_loss, val_accuracy, train_loss, val_acc{held}; name a series as a figure to read it: val_accuracy=SERIES)"
-            ));
+            return Err(LogError {
+                why: format!(
+                    "it holds no loss or accuracy by epoch (looked for columns or tags such as loss, accuracy, val_loss, val_accuracy, train_loss, val_acc{held}; name a series as a figure to read it: val_accuracy=SERIES)"
+                ),
+                unnamed_series: self.unknown,
+            });
         }
         if !unknown.is_empty() {
             self.notes.push(format!(
@@ -311,6 +379,7 @@ impl Gathered {
             epochs: epochs.into_values().collect(),
             hparams: Vec::new(),
             notes: self.notes,
+            unnamed_series: self.unknown,
         })
     }
 }
@@ -319,7 +388,7 @@ impl Gathered {
 /// its metrics) or any script's (`epoch` from 0 or 1; the others by name). Rows without an
 /// epoch number are left out and counted.
 pub fn read_epoch_csv(text: &str, framework: Framework) -> Result<TrainingLog, String> {
-    read_epoch_csv_naming(text, framework, &SeriesNames::default())
+    read_epoch_csv_naming(text, framework, &SeriesNames::default()).map_err(|e| e.why)
 }
 
 /// [`read_epoch_csv`], with the person's names for series.
@@ -327,11 +396,11 @@ pub(crate) fn read_epoch_csv_naming(
     text: &str,
     framework: Framework,
     names: &SeriesNames,
-) -> Result<TrainingLog, String> {
+) -> Result<TrainingLog, LogError> {
     let table = crate::csv::records(text.strip_prefix('\u{feff}').unwrap_or(text), ',')
         .map_err(|line| format!("a quoted cell opened on line {line} is never closed"))?;
     let Some(((_, header), rows)) = table.split_first() else {
-        return Err("it is empty".to_owned());
+        return Err("it is empty".into());
     };
     let epoch_column = header
         .iter()
@@ -384,14 +453,14 @@ pub(crate) fn read_epoch_csv_naming(
 /// Reads Keras's `History.history` saved as JSON: `{"loss": [..], "val_accuracy": [..], …}`,
 /// one value per epoch.
 pub fn read_keras_history(text: &str) -> Result<TrainingLog, String> {
-    read_keras_history_naming(text, &SeriesNames::default())
+    read_keras_history_naming(text, &SeriesNames::default()).map_err(|e| e.why)
 }
 
 /// [`read_keras_history`], with the person's names for series.
 pub(crate) fn read_keras_history_naming(
     text: &str,
     names: &SeriesNames,
-) -> Result<TrainingLog, String> {
+) -> Result<TrainingLog, LogError> {
     let value: serde_json::Value =
         serde_json::from_str(text).map_err(|e| format!("it is not JSON ({e})"))?;
     let object = value
@@ -418,7 +487,7 @@ pub fn read_lightning(
     metrics_csv: &str,
     hparams_yaml: Option<&str>,
 ) -> Result<TrainingLog, String> {
-    read_lightning_naming(metrics_csv, hparams_yaml, &SeriesNames::default())
+    read_lightning_naming(metrics_csv, hparams_yaml, &SeriesNames::default()).map_err(|e| e.why)
 }
 
 /// [`read_lightning`], with the person's names for series.
@@ -426,7 +495,7 @@ pub(crate) fn read_lightning_naming(
     metrics_csv: &str,
     hparams_yaml: Option<&str>,
     names: &SeriesNames,
-) -> Result<TrainingLog, String> {
+) -> Result<TrainingLog, LogError> {
     let mut log = read_epoch_csv_naming(metrics_csv, Framework::Lightning, names)?;
     if let Some(yaml) = hparams_yaml {
         log.hparams = flat_yaml(yaml);
@@ -441,7 +510,7 @@ pub(crate) fn read_lightning_naming(
 /// epochs through an `epoch` tag where the log has one (Lightning logs it), else taken as
 /// epochs.
 pub fn read_scalars(train: &[Scalar], validation: &[Scalar]) -> Result<TrainingLog, String> {
-    read_scalars_naming(train, validation, &SeriesNames::default())
+    read_scalars_naming(train, validation, &SeriesNames::default()).map_err(|e| e.why)
 }
 
 /// [`read_scalars`], with the person's names for series: a named tag is its figure in either
@@ -450,7 +519,7 @@ pub(crate) fn read_scalars_naming(
     train: &[Scalar],
     validation: &[Scalar],
     names: &SeriesNames,
-) -> Result<TrainingLog, String> {
+) -> Result<TrainingLog, LogError> {
     let mut gathered = Gathered::default();
     let epoch_at = epoch_of_step(train);
     for (scalars, evaluated) in [(train, false), (validation, true)] {

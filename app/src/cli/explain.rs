@@ -17,8 +17,12 @@ pub struct ExplainArgs {
     #[arg(value_name = "A", required_unless_present_any = ["resume", "speed"])]
     a: Option<String>,
     /// B: a config file, a run folder or a preset's name; its differences from A are explained.
-    #[arg(value_name = "B", required_unless_present_any = ["resume", "speed"])]
+    #[arg(value_name = "B", required_unless_present_any = ["resume", "speed", "flavour"])]
     b: Option<String>,
+    /// Instead of B: A under that framework's defaults (as `kiln train --flavour`), to split a
+    /// gap to a run of that framework into the defaults that make it.
+    #[arg(long, value_name = "pytorch|keras", value_parser = config::Flavour::from_word, conflicts_with_all = ["b", "speed", "resume"])]
+    flavour: Option<config::Flavour>,
     /// Explain a speed gap instead: Kiln's loop against the naive user loop on A's workload
     /// (the built-in default without A), each of the naive loop's habits taken up alone.
     #[arg(long = "loop", conflicts_with_all = ["b", "resume", "list"])]
@@ -63,10 +67,21 @@ pub fn run(args: ExplainArgs) -> anyhow::Result<()> {
         let sweep = sweep::open_sweep_folder(folder)?;
         return super::sweep::run_in_folder(&sweep, folder, args.devices.as_deref());
     }
-    let (Some(a_word), Some(b_word)) = (&args.a, &args.b) else {
-        anyhow::bail!("give two configs, run folders or presets to explain, or --resume SWEEP_DIR");
+    let (a_word, b_word, mut a, mut b) = match (&args.a, &args.b, args.flavour) {
+        (Some(a_word), _, Some(flavour)) => {
+            let a = draft_of(a_word)?;
+            let b = flavour.apply(&a);
+            let b_word = format!("{a_word} with {}'s defaults", flavour.name());
+            (a_word.clone(), b_word, a, b)
+        }
+        (Some(a_word), Some(b_word), None) => {
+            let (a, b) = (draft_of(a_word)?, draft_of(b_word)?);
+            (a_word.clone(), b_word.clone(), a, b)
+        }
+        _ => anyhow::bail!(
+            "give two configs, run folders or presets to explain (or one and --flavour), or --resume SWEEP_DIR"
+        ),
     };
-    let (mut a, mut b) = (draft_of(a_word)?, draft_of(b_word)?);
     if let Some(epochs) = args.epochs {
         a.epochs = epochs;
         b.epochs = epochs;

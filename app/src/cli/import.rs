@@ -23,6 +23,11 @@ pub struct ImportArgs {
     /// loss, accuracy, val_loss, val_accuracy or lr. Repeat for several.
     #[arg(long, value_name = "FIGURE=SERIES")]
     series: Vec<String>,
+    /// The logs' validation series were computed on the test set (Keras's
+    /// `validation_data=(x_test, y_test)`): import them as test figures, so `kiln compare` puts
+    /// them beside Kiln runs validated on test.
+    #[arg(long)]
+    validated_on_test: bool,
 }
 
 /// Runs `kiln import`: each path is checked before its folders are written; one that cannot be
@@ -37,7 +42,11 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<()> {
     }
     let mut refused = 0;
     for path in &args.paths {
-        match run_folder::import_path(path, &args.runs_dir, &names) {
+        let validation = match args.validated_on_test {
+            true => run_folder::LogValidation::Test,
+            false => run_folder::LogValidation::Validation,
+        };
+        match run_folder::import_path(path, &args.runs_dir, &names, validation) {
             Ok(outcome) => {
                 for folder in &outcome.folders {
                     println!("{}", folder.display());

@@ -69,6 +69,11 @@ struct TrainFlags {
     /// Start from a config file, e.g. a run's config.toml to rerun it.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// Lay that framework's defaults over the preset or config (init, input scaling, loss,
+    /// batch norm, padding, decay, resize, Adam's ε), as its `-pytorch`/`-keras` preset has
+    /// them; the other flags still apply after it.
+    #[arg(long, value_name = "pytorch|keras", value_parser = config::Flavour::from_word)]
+    flavour: Option<config::Flavour>,
     // Every flag that sets a setting takes its help from the settings table the window's
     // tooltips use, so the two never say different things; the value's syntax is its name.
     #[arg(long, value_name = "synthetic|mnist|fashion-mnist|cifar10|folder:PATH[@SIZE]|csv:PATH[@SIZE]", help = Setting::Dataset.help())]
@@ -157,6 +162,9 @@ impl TrainFlags {
             }
             (None, None) => ExperimentDraft::default(),
         };
+        if let Some(flavour) = self.flavour {
+            draft = flavour.apply(&draft);
+        }
         if let Some(v) = self.dataset {
             draft.dataset = v;
         }

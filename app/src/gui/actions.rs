@@ -57,6 +57,28 @@ impl KilnApp {
         }
     }
 
+    /// Starts what the Compare table offered beside a parting: the Kiln run under another
+    /// framework's defaults (its curve joins the charts as it trains), or an explain sweep.
+    pub(super) fn handle_compare_action(&mut self, action: CompareAction) {
+        match action {
+            CompareAction::Train(draft) => {
+                if self.is_training() {
+                    self.notice = Some("a run is going; start this one when it ends".to_owned());
+                    return;
+                }
+                self.form = SetupForm::from_draft(&draft);
+                self.start();
+            }
+            #[cfg(not(target_arch = "wasm32"))]
+            CompareAction::Explain(a, b) => self.explain_between(*a, *b),
+            #[cfg(target_arch = "wasm32")]
+            CompareAction::Explain(..) => {
+                self.notice =
+                    Some("explain sweeps run in the desktop app (kiln explain)".to_owned())
+            }
+        }
+    }
+
     /// Why Start cannot run now: a field of the form, or a named data set not on this computer.
     pub(super) fn start_blocker(&mut self, check: &FormCheck) -> Option<String> {
         check
@@ -478,21 +500,7 @@ impl KilnApp {
             let Some(path) = picked else {
                 return;
             };
-            let runs_dir = self.runs_dir.clone();
-            self.notice = Some(format!("importing {}…", path.display()));
-            self.start_file_job("kiln-import", move || {
-                let names = kiln_core::run_folder::SeriesNames::default();
-                let outcome = run_folder::import_path(&path, &runs_dir, &names)
-                    .map_err(|e| format!("{} was not imported: {e}", path.display()))?;
-                let mut said = match outcome.folders.as_slice() {
-                    [one] => format!("imported {}", one.display()),
-                    many => format!("imported {} runs from {}", many.len(), path.display()),
-                };
-                if !outcome.problems.is_empty() {
-                    said.push_str(&format!("; left out: {}", outcome.problems.join("; ")));
-                }
-                Ok(said)
-            });
+            self.import_picked(path);
         }
         #[cfg(target_arch = "wasm32")]
         match kind {
@@ -507,6 +515,87 @@ impl KilnApp {
                 );
             }
         }
+    }
+
+    /// Imports a picked archive or log as *Import run…* does once its path is chosen: the log
+    /// is read first, off the window's thread, for series no convention names, which the
+    /// *Name series* window asks about before the import; else the import goes on at once.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn import_picked(&mut self, path: PathBuf) {
+        let ctx = self.ctx.clone();
+        self.notice = Some(format!("reading {}…", path.display()));
+        self.series_scan = Some(BackgroundJob::start(
+            "kiln-import-scan",
+            move || {
+                let unnamed = run_folder::unnamed_series_at(&path, &Default::default());
+                Ok((path, unnamed))
+            },
+            move || ctx.request_repaint(),
+        ));
+    }
+
+    /// Takes in the finished scan of a picked log: the *Name series* window where it has
+    /// unnamed series, else the import.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(super) fn poll_series_scan(&mut self) {
+        let Some(job) = &mut self.series_scan else {
+            return;
+        };
+        job.poll();
+        if matches!(job, BackgroundJob::Waiting(_)) {
+            return;
+        }
+        match self.series_scan.take() {
+            Some(BackgroundJob::Ready((path, unnamed))) => match unnamed.is_empty() {
+                true => self.import_with(path, Default::default()),
+                false => {
+                    self.notice = None;
+                    self.series_dialog = Some(series_dialog::SeriesDialog::new(path, unnamed));
+                }
+            },
+            Some(BackgroundJob::Failed(reason)) => self.notice = Some(reason),
+            _ => {}
+        }
+    }
+
+    /// The *Name series* window, while open.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(super) fn series_dialog_ui(&mut self, ctx: &egui::Context) {
+        let Some(dialog) = &mut self.series_dialog else {
+            return;
+        };
+        match dialog.window_ui(ctx) {
+            Some(series_dialog::SeriesDialogAction::Import(path, names)) => {
+                self.series_dialog = None;
+                self.import_with(path, names);
+            }
+            Some(series_dialog::SeriesDialogAction::Cancel) => self.series_dialog = None,
+            None => {}
+        }
+    }
+
+    /// Imports `path` into the runs folder with the person's `names` for its series, as `kiln
+    /// import --series` does, off the window's thread.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn import_with(&mut self, path: PathBuf, names: run_folder::SeriesNames) {
+        let runs_dir = self.runs_dir.clone();
+        let validation = match self.runs.import_validation_was_test {
+            true => run_folder::LogValidation::Test,
+            false => run_folder::LogValidation::Validation,
+        };
+        self.notice = Some(format!("importing {}…", path.display()));
+        self.start_file_job("kiln-import", move || {
+            let outcome = run_folder::import_path(&path, &runs_dir, &names, validation)
+                .map_err(|e| format!("{} was not imported: {e}", path.display()))?;
+            let mut said = match outcome.folders.as_slice() {
+                [one] => format!("imported {}", one.display()),
+                many => format!("imported {} runs from {}", many.len(), path.display()),
+            };
+            if !outcome.problems.is_empty() {
+                said.push_str(&format!("; left out: {}", outcome.problems.join("; ")));
+            }
+            Ok(said)
+        });
     }
 
     /// Downloads `run`'s model both as safetensors with PyTorch's names and as ONNX: a page has

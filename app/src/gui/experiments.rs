@@ -116,6 +116,15 @@ impl KilnApp {
             return;
         };
         let (a, b) = ((*a).clone(), (*b).clone());
+        self.explain_between(a, b);
+    }
+
+    /// Starts the explain sweep of B's differences from A, or says why there is none.
+    pub(super) fn explain_between(
+        &mut self,
+        a: kiln_core::config::ExperimentDraft,
+        b: kiln_core::config::ExperimentDraft,
+    ) {
         let differences = sweep::differences(&a, &b).causes;
         if differences.is_empty() {
             self.notice = Some(

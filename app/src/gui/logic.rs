@@ -45,6 +45,8 @@ impl KilnApp {
             self.fetch = None;
             self.data_location = None;
         }
+        #[cfg(not(target_arch = "wasm32"))]
+        self.poll_series_scan();
         if let Some(job) = &mut self.file_job {
             job.poll();
             let done = match job {

@@ -16,12 +16,14 @@
 //!                    device list, mod.rs the drawing of each section
 //! runs.rs            the runs list, a panel that owns its state and returns actions
 //! compare_panel.rs, results_panel.rs, status.rs, plots.rs, profile.rs, try_model.rs  one view each
+//!                    (the compare table also offers the runs that test where two curves part)
 //! data_view.rs       the Data view's report, which owns its loading and preview threads
 //! cell_images.rs     the test images of a clicked confusion-matrix cell, read back on a thread
 //! predict_folder.rs  the Predict view's folder of predictions: its thread, table and export
 //! session.rs, fetch.rs  the workers: a training run, a download
 //! files.rs           file dialogs on a desktop; downloads and the folder chooser in a page
 //! remote_boxes.rs    the Add remote box window and the boxes the window remembers
+//! series_dialog.rs   the Name series window: a picked log's unnamed series, each given a figure
 //! lr_finder.rs       the Find lr… window: the learning-rate range test on a thread, its chart
 //! experiments.rs     starting a sweep or an explain sweep from the window, where their folders go
 //! sweep_dialog.rs    the Sweep… window: the settings to vary, the search, seeds and pruning
@@ -53,6 +55,8 @@ mod profile;
 mod remote_boxes;
 mod results_panel;
 mod runs;
+#[cfg(not(target_arch = "wasm32"))]
+mod series_dialog;
 mod session;
 mod setup;
 mod stage;
@@ -94,7 +98,7 @@ pub use setup::{
 
 use background_job::BackgroundJob;
 pub use cell_images::{CellImages, cell_images_ui};
-pub use compare_panel::compare_ui;
+pub use compare_panel::{CompareAction, compare_ui};
 pub use data_view::{DataView, Inspected, data_view_ui};
 use fetch::{Download, FetchJob};
 pub use files::DataChoice;
@@ -225,6 +229,12 @@ pub struct KilnApp {
     /// The *Sweep…* window, when open.
     #[cfg(not(target_arch = "wasm32"))]
     sweep_dialog: Option<sweep_dialog::SweepDialog>,
+    /// A picked log being read for series no convention names, before *Import run…* imports it.
+    #[cfg(not(target_arch = "wasm32"))]
+    series_scan: Option<BackgroundJob<(PathBuf, Vec<String>)>>,
+    /// The *Name series* window, when a picked log has such series.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub series_dialog: Option<series_dialog::SeriesDialog>,
     /// The sweep the window runs or ran last, shown in the Compare view.
     #[cfg(not(target_arch = "wasm32"))]
     sweep_job: Option<sweep_job::SweepJob>,
@@ -303,6 +313,10 @@ impl KilnApp {
             lr_finder: None,
             #[cfg(not(target_arch = "wasm32"))]
             sweep_dialog: None,
+            #[cfg(not(target_arch = "wasm32"))]
+            series_scan: None,
+            #[cfg(not(target_arch = "wasm32"))]
+            series_dialog: None,
             #[cfg(not(target_arch = "wasm32"))]
             sweep_job: None,
             cell_images: None,
@@ -452,6 +466,8 @@ impl eframe::App for KilnApp {
         self.lr_finder_ui(&ctx);
         #[cfg(not(target_arch = "wasm32"))]
         self.sweep_dialog_ui(&ctx);
+        #[cfg(not(target_arch = "wasm32"))]
+        self.series_dialog_ui(&ctx);
         if let Some(view) = &mut self.data_view {
             let experiment = check
                 .experiment

@@ -88,6 +88,8 @@ pub struct RunsPanel {
     resumable: BTreeSet<PathBuf>,
     renaming: Option<(PathBuf, String)>,
     confirm_delete: Option<PathBuf>,
+    /// *Import run…*'s switch: the logs' validation series were computed on the test set.
+    pub import_validation_was_test: bool,
 }
 
 impl RunsPanel {
@@ -261,6 +263,9 @@ pub fn runs_ui(
                 actions.push(RunsAction::Import(ImportKind::Folder));
                 ui.close();
             }
+            ui.separator();
+            ui.checkbox(&mut panel.import_validation_was_test, "Its validation data was the test set")
+                .on_hover_text("As Keras's validation_data=(x_test, y_test): the log's validation figures are imported as test figures, beside Kiln runs validated on test (kiln import --validated-on-test).");
         });
     });
     ui.label("Tick runs to overlay them on the plots.");

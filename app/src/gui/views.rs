@@ -193,6 +193,7 @@ impl KilnApp {
         legend_ui(ui, &runs, &bands);
         let x_axis = self.x_axis;
         per_epoch_note_ui(ui, &runs, x_axis);
+        let mut compare_action = None;
         arrangement_ui(ui, &mut self.arrangements.compare, &mut |ui, pane| match (
             pane.chart(),
             &comparison,
@@ -204,9 +205,11 @@ impl KilnApp {
                 chart_ui(ui, chart, &runs, &bands, partings, x_axis);
             }
             (None, Some(comparison)) => {
-                egui::ScrollArea::both()
+                let asked = egui::ScrollArea::both()
                     .id_salt("compare-scroll")
-                    .show(ui, |ui| compare_ui(ui, comparison));
+                    .show(ui, |ui| compare_ui(ui, comparison, &histories))
+                    .inner;
+                compare_action = compare_action.take().or(asked);
             }
             (None, None) => empty_panel_ui(
                 ui,
@@ -219,6 +222,9 @@ impl KilnApp {
         }
         #[cfg(target_arch = "wasm32")]
         let _ = explain;
+        if let Some(action) = compare_action {
+            self.handle_compare_action(action);
+        }
     }
 
     /// The run the Results view shows: the one picked there while it is still live or ticked,
@@ -257,12 +263,16 @@ impl KilnApp {
             .and_then(|s| s.val_report.as_ref());
         let mut picked = None;
         ui.horizontal(|ui| {
+            // The legend's label alone can be the same for several runs ("default"); the
+            // folder's name tells them apart.
             let name_of = |path: &Path| {
-                histories
-                    .iter()
-                    .zip(&labels)
-                    .find(|(h, _)| h.path == path)
-                    .map_or_else(|| path.display().to_string(), |(_, label)| label.clone())
+                let folder = path
+                    .file_name()
+                    .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+                match histories.iter().zip(&labels).find(|(h, _)| h.path == path) {
+                    Some((_, label)) if !folder.ends_with(label.as_str()) => format!("{folder} ({label})"),
+                    _ => folder,
+                }
             };
             match &shown {
                 None => {

@@ -1725,3 +1725,90 @@ fn other_frameworks_logs_import_as_runs_that_export_and_compare_beside_kilns() {
         "{epochs}"
     );
 }
+
+#[test]
+fn flavour_lays_a_frameworks_defaults_over_a_run_for_train_and_explain() {
+    let dir = scratch_dir("flavour");
+    let runs = dir.join("runs");
+    let output = kiln(&[
+        "train",
+        "--preset",
+        "fashion-mlp-pytorch",
+        "--dataset",
+        "synthetic",
+        "--epochs",
+        "1",
+        "--flavour",
+        "keras",
+        "--device",
+        "cpu",
+        "--runs-dir",
+        runs.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let folder = std::fs::read_dir(&runs)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let config = std::fs::read_to_string(folder.join("config.toml")).unwrap();
+    // Keras's defaults, and the flags given after the flavour still count.
+    for line in [
+        "name = \"fashion-mlp-keras\"",
+        "init = \"glorot-uniform\"",
+        "input_scaling = \"raw\"",
+        "epochs = 1",
+    ] {
+        assert!(config.contains(line), "{line} missing from\n{config}");
+    }
+    let output = kiln(&["explain", "fashion-mlp", "--flavour", "keras", "--list"]);
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        said.contains("B (fashion-mlp with Keras's defaults) differs from A (fashion-mlp) in:")
+            && said.contains("init (pytorch-default → glorot-uniform)"),
+        "{said}"
+    );
+    let output = kiln(&["train", "--flavour", "jax", "--epochs", "1"]);
+    assert!(
+        stderr(&output).contains("'jax' is no framework flavour; use pytorch or keras"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn a_log_validated_on_the_test_set_imports_its_figures_as_test_figures() {
+    let dir = scratch_dir("import-test-split");
+    let log = dir.join("training.log");
+    std::fs::write(
+        &log,
+        "epoch,accuracy,loss,val_accuracy,val_loss\n0,0.8,0.5,0.81,0.45\n1,0.85,0.4,0.84,0.42\n",
+    )
+    .unwrap();
+    let runs = dir.join("runs");
+    let output = kiln(&[
+        "import",
+        log.to_str().unwrap(),
+        "--validated-on-test",
+        "--runs-dir",
+        runs.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let folder = std::fs::read_dir(&runs)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let run = kiln_core::run_folder::RunHistory::load(&folder).unwrap();
+    let last = run.epochs.last().unwrap();
+    assert_eq!(
+        (last.val_accuracy, last.test_accuracy, last.test_loss),
+        (None, Some(0.84), Some(0.42))
+    );
+    assert_eq!(run.validated_on(), kiln_core::selection::ValidatedOn::Test);
+    let source = std::fs::read_to_string(folder.join("source.json")).unwrap();
+    assert!(source.contains("computed on the test set"), "{source}");
+}

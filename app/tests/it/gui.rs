@@ -739,9 +739,9 @@ fn compare_table_snapshot() {
     summary.final_test_accuracy = slow.epochs.last().and_then(|e| e.test_accuracy);
     slow.summary = Some(summary);
     let comparison = kiln_core::compare::compare(&[&fast, &slow]);
-    let mut harness = Harness::builder()
-        .with_size([640.0, 260.0])
-        .build_ui(|ui| kiln::gui::compare_ui(ui, &comparison));
+    let mut harness = Harness::builder().with_size([640.0, 260.0]).build_ui(|ui| {
+        kiln::gui::compare_ui(ui, &comparison, &[&fast, &slow]);
+    });
     harness.run();
     harness.get_by_label_contains("(+");
     harness.snapshot("compare_table");
@@ -1724,4 +1724,113 @@ fn explain_the_difference_runs_the_explain_sweep_between_two_ticked_runs() {
         .unwrap()
         .path();
     assert!(sweep.join("explain.png").is_file());
+}
+
+#[test]
+fn a_kiln_run_parted_from_an_imported_keras_log_trains_again_with_keras_defaults_from_compare() {
+    let root = scratch_dir("gui-flavour");
+    let runs_dir = root.join("runs");
+    std::fs::create_dir_all(&runs_dir).unwrap();
+    let labels: Vec<u8> = (0..20).map(|i| (i % 10) as u8).collect();
+    let names: Vec<String> = (0..10).map(|i| format!("class {i}")).collect();
+    let mut history = fake_history("mine", 0.001, 3000.0);
+    history.config = Some(
+        small_run_form("mine", 1, 64)
+            .check()
+            .experiment
+            .unwrap()
+            .draft()
+            .clone(),
+    );
+    finished_run(
+        &runs_dir,
+        &history,
+        &test_predictions(names, labels.clone(), labels),
+    );
+    // A Keras CSVLogger file whose accuracy leads the Kiln run's by far at every epoch.
+    let log = root.join("training.log");
+    std::fs::write(
+        &log,
+        "epoch,accuracy,loss,val_accuracy,val_loss\n0,0.9,0.3,0.91,0.3\n1,0.92,0.25,0.93,0.25\n2,0.94,0.2,0.95,0.2\n",
+    )
+    .unwrap();
+    kiln_core::run_folder::import_path(&log, &runs_dir, &Default::default(), Default::default())
+        .unwrap();
+
+    let mut harness = app_harness(&runs_dir);
+    harness.run();
+    for name in ["-mine", "keras"] {
+        harness.get_by_label_contains(name).click_accesskit();
+        harness.run();
+    }
+    harness
+        .get_all_by_label("Compare (2)")
+        .next()
+        .unwrap()
+        .click();
+    harness.run();
+    harness.get_by_label_contains("Where the curves part");
+    harness.get_by_label("Explain Keras's defaults");
+    harness.get_by_label("Train with Keras's defaults").click();
+    harness.step();
+    harness.step();
+    let app = harness.state();
+    let session = app
+        .session
+        .as_ref()
+        .unwrap_or_else(|| panic!("the click started no run: {:?}", app.notice));
+    let draft = session.history.config.as_ref().unwrap();
+    assert_eq!(draft.name, "mine-keras");
+    let shown = |setting: Setting| setting.row().unwrap().show(draft);
+    assert_eq!(
+        (shown(Setting::Init), shown(Setting::InputScaling)),
+        ("glorot-uniform".to_owned(), "raw".to_owned())
+    );
+    // Everything that is not a framework default is the Kiln run's own.
+    assert_eq!((draft.epochs, draft.batch_size), (1, 64));
+    step_until(&mut harness, 300, |app| !app.is_training());
+}
+
+#[test]
+fn a_log_whose_series_no_convention_names_is_imported_as_the_figures_the_person_chooses() {
+    let root = scratch_dir("gui-series");
+    let runs_dir = root.join("runs");
+    std::fs::create_dir_all(&runs_dir).unwrap();
+    let log = root.join("script.csv");
+    std::fs::write(
+        &log,
+        "epoch,objective,holdout/top1\n1,0.9,0.5\n2,0.7,0.625\n",
+    )
+    .unwrap();
+    let mut harness = app_harness(&runs_dir);
+    harness.run();
+    harness.state_mut().import_picked(log);
+    step_until(&mut harness, 60, |app| app.series_dialog.is_some());
+    harness.run();
+    harness.get_by_label_contains("holds series whose names do not say");
+    harness.get_by_label("objective");
+    // holdout/top1 is the validation accuracy; objective stays left out.
+    harness
+        .get_by_role_and_label(egui::accesskit::Role::ComboBox, "holdout/top1")
+        .click();
+    harness.run();
+    harness.get_by_label("validation accuracy").click();
+    harness.run();
+    harness.get_by_label_contains("--series val_accuracy=holdout/top1");
+    harness.get_by_label("Import").click();
+    harness.step();
+    step_until(&mut harness, 60, |app| {
+        app.notice
+            .as_deref()
+            .is_some_and(|n| n.starts_with("imported"))
+    });
+    let imported = std::fs::read_dir(&runs_dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let epochs = std::fs::read_to_string(imported.join("epochs.csv")).unwrap();
+    assert!(epochs.contains("0.625"), "{epochs}");
+    assert!(!epochs.contains("0.7"), "objective was left out: {epochs}");
 }

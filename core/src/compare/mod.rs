@@ -3,7 +3,9 @@
 
 use std::fmt::Write as _;
 
+mod cause_test;
 mod parting;
+pub use cause_test::{CauseTest, cause_tests};
 pub use parting::{DEFAULT_NOISE_PCT, Parting, parting};
 
 use crate::plot::{Settings, describe, legend_labels};
@@ -67,6 +69,8 @@ pub struct Comparison {
     /// Where each later run's evaluated accuracy parts from the first run's, for those that
     /// end apart by more than seed noise.
     pub partings: Vec<Parting>,
+    /// What would test each parting's likely cause, beside the parting of the same index.
+    pub cause_tests: Vec<Vec<CauseTest>>,
 }
 
 fn final_test_accuracy(run: &RunHistory) -> Option<f64> {
@@ -213,6 +217,7 @@ pub fn compare(runs: &[&RunHistory]) -> Comparison {
     }
     let seed_groups = seed_groups(runs, &described);
     let partings = partings(runs, &seed_groups);
+    let cause_tests = partings.iter().map(|p| cause_tests(runs, p)).collect();
     Comparison {
         labels: legend_labels(runs),
         folders: runs.iter().map(|r| r.folder_name()).collect(),
@@ -221,6 +226,7 @@ pub fn compare(runs: &[&RunHistory]) -> Comparison {
         figures,
         seed_groups,
         partings,
+        cause_tests,
     }
 }
 
@@ -479,12 +485,18 @@ impl Comparison {
                 group.runs.len()
             );
         }
-        for parting in &self.partings {
+        for (parting, tests) in self.partings.iter().zip(&self.cause_tests) {
             let _ = writeln!(
                 text,
                 "\nwhere the curves part: {}",
                 parting.describe(&self.labels)
             );
+            for test in tests {
+                let _ = writeln!(text, "to test its likely cause, {}:", test.describe());
+                for command in test.commands() {
+                    let _ = writeln!(text, "  {command}");
+                }
+            }
         }
         text
     }

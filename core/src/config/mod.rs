@@ -5,6 +5,7 @@
 
 mod choices;
 mod draft;
+mod flavour;
 mod optimizer;
 mod presets;
 mod schedule;
@@ -22,6 +23,7 @@ pub use draft::{
     DEFAULT_TEST_SPLIT, DEFAULT_VAL_SPLIT, ExperimentDraft, MAX_BATCH_SIZE, MAX_CROP_PADDING,
     MAX_EPOCHS, MAX_HOLDOUT_SPLIT, MAX_PROFILE_STEPS,
 };
+pub use flavour::Flavour;
 pub use optimizer::{OptimizerSpec, WeightDecayMode};
 pub use presets::{FRAMEWORK_DEFAULTS, preset, preset_names};
 pub use schedule::Schedule;

@@ -63,15 +63,27 @@ impl ImportedSource {
     }
 }
 
+/// What an imported log's validation series were computed on, as the person says: a script's
+/// "validation" is often the test set (Keras's `validation_data=(x_test, y_test)` in the user
+/// report), and a Kiln run validated on test reports it as test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LogValidation {
+    /// A held-out split: the figures stay validation figures.
+    #[default]
+    Validation,
+    /// The test set: the figures become test figures, beside Kiln runs validated on test.
+    Test,
+}
+
 /// The run folder a found log becomes, as an archive's files so that the disk and a page's
 /// memory take it alike ([`super::import`], [`super::import_in_memory`]). The folder is named
 /// `<now>-<framework>-<name>`, with what a run name may not hold replaced by `-`.
-pub fn imported_run(found: &FoundLog) -> RunArchive {
+pub fn imported_run(found: &FoundLog, validation: LogValidation) -> RunArchive {
     let now = SystemTime::now();
     let stamp = timestamp(now);
     let framework = found.log.framework.name();
     let name = run_name(&format!("{}-{}", framework.to_lowercase(), found.name));
-    let source = ImportedSource {
+    let mut source = ImportedSource {
         name: found.name.clone(),
         framework: framework.to_owned(),
         source: found.source.display().to_string(),
@@ -87,7 +99,16 @@ pub fn imported_run(found: &FoundLog) -> RunArchive {
             .collect(),
         notes: found.log.notes.clone(),
     };
-    let rows: Vec<EpochRow> = found.log.epochs.iter().map(epoch_row).collect();
+    let mut rows: Vec<EpochRow> = found.log.epochs.iter().map(epoch_row).collect();
+    if validation == LogValidation::Test {
+        for row in &mut rows {
+            row.test_loss = row.val_loss.take();
+            row.test_accuracy = row.val_accuracy.take();
+        }
+        source.notes.push(
+            "its validation series were computed on the test set, as the person said: they are its test figures".to_owned(),
+        );
+    }
     let mut epochs = format!("{}\n", EpochRow::HEADER);
     for row in &rows {
         epochs.push_str(&row.to_line());
@@ -139,6 +160,7 @@ pub fn import_path(
     path: &Path,
     runs_dir: &Path,
     names: &kiln_formats::training_log::SeriesNames,
+    validation: LogValidation,
 ) -> Result<ImportOutcome, String> {
     use kiln_formats::files::Disk;
 
@@ -151,13 +173,14 @@ pub fn import_path(
             problems: Vec::new(),
         });
     }
-    let found = kiln_formats::training_log::find_logs_naming(&Disk, path, names)?;
+    let found =
+        kiln_formats::training_log::find_logs_naming(&Disk, path, names).map_err(|e| e.why)?;
     let mut outcome = ImportOutcome {
         folders: Vec::new(),
         problems: found.problems,
     };
     for log in &found.logs {
-        match super::import(&imported_run(log), runs_dir) {
+        match super::import(&imported_run(log, validation), runs_dir) {
             Ok(folder) => outcome.folders.push(folder),
             Err(e) => outcome
                 .problems
@@ -168,6 +191,24 @@ pub fn import_path(
         return Err(outcome.problems.join("; "));
     }
     Ok(outcome)
+}
+
+/// The series of the logs at `path` that neither a convention nor `names` makes a figure, each
+/// once: what the window asks a person to name before it imports (none for an archive).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn unnamed_series_at(
+    path: &Path,
+    names: &kiln_formats::training_log::SeriesNames,
+) -> Vec<String> {
+    use kiln_formats::files::Disk;
+
+    if path.is_file() && is_archive(path).unwrap_or(false) {
+        return Vec::new();
+    }
+    match kiln_formats::training_log::find_logs_naming(&Disk, path, names) {
+        Ok(found) => found.unnamed_series,
+        Err(error) => error.unnamed_series,
+    }
 }
 
 /// Whether the file at `path` is a run folder archive: named as one (so a cut archive gets the
@@ -259,9 +300,10 @@ mod tests {
                 ],
                 hparams: vec![("lr".to_owned(), "0.01".to_owned())],
                 notes: vec!["`train_loss_step` was averaged".to_owned()],
+                unnamed_series: Vec::new(),
             },
         };
-        let archive = imported_run(&found);
+        let archive = imported_run(&found, LogValidation::Validation);
         assert!(
             archive.name.ends_with("-lightning-version_3"),
             "{}",

@@ -55,9 +55,13 @@ pub use checkpoint::{
     CheckpointError, CheckpointState, FolderStore, ResumePoint, Slot, can_resume, can_resume_in,
     find, find_in, slot_folder,
 };
+pub use imported::{
+    Hparam, ImportOutcome, ImportedSource, LogValidation, SOURCE_FILE, imported_run,
+};
 #[cfg(not(target_arch = "wasm32"))]
-pub use imported::import_path;
-pub use imported::{Hparam, ImportOutcome, ImportedSource, SOURCE_FILE, imported_run};
+pub use imported::{import_path, unnamed_series_at};
+/// The figures a log's series can be named as (the window's choice beside each unnamed series).
+pub use kiln_formats::training_log::Figure as LogFigure;
 /// How a person names a log's series as figures, for [`import_path`] (`kiln import --series`).
 pub use kiln_formats::training_log::SeriesNames;
 pub use lock::{FolderLock, LOCK_FILE, WRITER_FILE, held_by};

@@ -6,8 +6,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::{
-    Framework, SeriesNames, TrainingLog, read_epoch_csv_naming, read_keras_history_naming,
-    read_lightning_naming, read_scalars_naming,
+    Framework, LogError, SeriesNames, TrainingLog, read_epoch_csv_naming,
+    read_keras_history_naming, read_lightning_naming, read_scalars_naming,
 };
 use crate::files::FileTree;
 use crate::tensorboard::{Scalar, is_event_file_name, read_event_file};
@@ -48,6 +48,35 @@ pub struct Found {
     pub problems: Vec<String>,
     /// Kiln's own run folders met on the way, left out: they are runs already.
     pub kiln_runs: Vec<PathBuf>,
+    /// Series of the logs read or refused that are none of the figures by their names, each
+    /// once, in the order met: what a person may name as a figure ([`SeriesNames`]).
+    pub unnamed_series: Vec<String>,
+}
+
+impl Found {
+    /// Keeps `log` as read from `source` under the run name `name`.
+    fn push(&mut self, source: &Path, name: String, log: TrainingLog) {
+        self.note_unnamed(&log.unnamed_series);
+        self.logs.push(FoundLog {
+            source: source.to_owned(),
+            name,
+            log,
+        });
+    }
+
+    /// Names why `file` was not read, and keeps the series it holds that no convention names.
+    fn refused(&mut self, file: &Path, error: LogError) {
+        self.note_unnamed(&error.unnamed_series);
+        self.problems.push(format!("{}: {error}", file.display()));
+    }
+
+    fn note_unnamed(&mut self, series: &[String]) {
+        for name in series {
+            if !self.unnamed_series.contains(name) {
+                self.unnamed_series.push(name.clone());
+            }
+        }
+    }
 }
 
 /// Finds and reads every training log at `path`: a Keras `CSVLogger` file (any extension, its
@@ -56,39 +85,41 @@ pub struct Found {
 /// (`metrics.csv`, `hparams.yaml`); or a folder holding several of those, searched a few levels
 /// deep. Fails with a sentence when nothing there is a log.
 pub fn find_logs(tree: &dyn FileTree, path: &Path) -> Result<Found, String> {
-    find_logs_naming(tree, path, &SeriesNames::default())
+    find_logs_naming(tree, path, &SeriesNames::default()).map_err(|e| e.why)
 }
 
-/// [`find_logs`], reading the series a person named (`names`) as the figures they named them.
+/// [`find_logs`], reading the series a person named (`names`) as the figures they named them;
+/// a failure keeps the series no convention names, which a person may name to read the log.
 pub fn find_logs_naming(
     tree: &dyn FileTree,
     path: &Path,
     names: &SeriesNames,
-) -> Result<Found, String> {
+) -> Result<Found, LogError> {
     let mut found = Found::default();
     if tree.is_file(path) {
         read_file_log(tree, path, names, &mut found);
     } else if tree.is_dir(path) {
         search(tree, path, 0, names, &mut found);
     } else {
-        return Err(format!("{} does not exist; check the path", path.display()));
+        return Err(format!("{} does not exist; check the path", path.display()).into());
     }
     if found.logs.is_empty() && !found.kiln_runs.is_empty() && found.problems.is_empty() {
         return Err(format!(
             "{} holds Kiln run folders only ({}), which are runs already: open that runs folder in the window, or `kiln archive` one to carry it to another",
             path.display(),
             found.kiln_runs.len()
-        ));
+        )
+        .into());
     }
     if found.logs.is_empty() {
         let why = match found.problems.is_empty() {
             true => "looked for Keras CSVLogger or History files, Lightning metrics.csv folders, TensorBoard event files and CSVs with an epoch column".to_owned(),
             false => found.problems.join("; "),
         };
-        return Err(format!(
-            "found no training log in {} ({why})",
-            path.display()
-        ));
+        return Err(LogError {
+            why: format!("found no training log in {} ({why})", path.display()),
+            unnamed_series: found.unnamed_series,
+        });
     }
     found.logs.sort_by(|a, b| a.source.cmp(&b.source));
     Ok(found)
@@ -158,10 +189,11 @@ fn read_folder_log(
             .then(|| read_text(tree, &hparams).ok())
             .flatten();
         match read_text(tree, &metrics)
+            .map_err(LogError::from)
             .and_then(|text| read_lightning_naming(&text, hparams.as_deref(), names))
         {
-            Ok(log) => push(found, dir, file_name(dir), log),
-            Err(why) => found.problems.push(format!("{}: {why}", metrics.display())),
+            Ok(log) => found.push(dir, file_name(dir), log),
+            Err(error) => found.refused(&metrics, error),
         }
         return true;
     }
@@ -180,8 +212,8 @@ fn read_folder_log(
         return false;
     };
     match read_scalars_naming(&train_scalars, &validation_scalars, names) {
-        Ok(log) => push(found, dir, file_name(dir), log),
-        Err(why) => found.problems.push(format!("{}: {why}", dir.display())),
+        Ok(log) => found.push(dir, file_name(dir), log),
+        Err(error) => found.refused(dir, error),
     }
     true
 }
@@ -218,20 +250,22 @@ fn read_file_log(tree: &dyn FileTree, file: &Path, names: &SeriesNames, found: &
         let scalars = file_scalars(tree, file, found);
         read_scalars_naming(&scalars, &[], names)
     } else {
-        read_text(tree, file).and_then(|text| {
-            let lower = name.to_ascii_lowercase();
-            if lower.ends_with(".json") {
-                read_keras_history_naming(&text, names)
-            } else if lower == LIGHTNING_METRICS {
-                read_lightning_naming(&text, None, names)
-            } else {
-                read_epoch_csv_naming(&text, framework_of_csv(&text), names)
-            }
-        })
+        read_text(tree, file)
+            .map_err(LogError::from)
+            .and_then(|text| {
+                let lower = name.to_ascii_lowercase();
+                if lower.ends_with(".json") {
+                    read_keras_history_naming(&text, names)
+                } else if lower == LIGHTNING_METRICS {
+                    read_lightning_naming(&text, None, names)
+                } else {
+                    read_epoch_csv_naming(&text, framework_of_csv(&text), names)
+                }
+            })
     };
     match read {
-        Ok(log) => push(found, file, run_name_of_file(file), log),
-        Err(why) => found.problems.push(format!("{}: {why}", file.display())),
+        Ok(log) => found.push(file, run_name_of_file(file), log),
+        Err(error) => found.refused(file, error),
     }
 }
 
@@ -277,13 +311,6 @@ fn framework_of_csv(text: &str) -> Framework {
 }
 
 /// Adds a log read from `source` as the run `name`.
-fn push(found: &mut Found, source: &Path, name: String, log: TrainingLog) {
-    found.logs.push(FoundLog {
-        source: source.to_owned(),
-        name,
-        log,
-    });
-}
 
 /// The name of a run read from a file: its stem (`training` for `training.log`), or for
 /// Lightning's `metrics.csv` its folder's name (`version_3`).

@@ -384,6 +384,17 @@ mod finding {
             .unwrap();
         let unnamed = find_logs(&tree, Path::new("mine")).unwrap_err();
         assert!(unnamed.contains("`holdout/top1`, `objective`"), "{unnamed}");
+        // The same series, listed for a person to name (the window's choice).
+        let refused = find_logs_naming(&tree, Path::new("mine"), &SeriesNames::default());
+        assert_eq!(
+            refused.unwrap_err().unnamed_series,
+            ["holdout/top1", "objective"]
+        );
+        let read = find_logs(&tree, Path::new("script.csv")).unwrap();
+        assert_eq!(read.unnamed_series, ["objective"]);
+        for figure in Figure::ALL {
+            assert_eq!(figure.key().parse::<Figure>(), Ok(figure));
+        }
 
         let mut names = SeriesNames::default();
         names.add("val_accuracy=holdout/top1").unwrap();

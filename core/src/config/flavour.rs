@@ -1,0 +1,143 @@
+//! A framework's defaults laid over any draft: what the `-pytorch` and `-keras` presets write
+//! out, applied to a person's own settings to test whether the defaults explain a gap.
+
+use super::{ExperimentDraft, FRAMEWORK_DEFAULTS, OptimizerSpec, preset};
+
+/// A framework whose defaults Kiln can train under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavour {
+    /// PyTorch's (and Lightning's, which trains with PyTorch's layers).
+    PyTorch,
+    /// Keras 3's.
+    Keras,
+}
+
+impl Flavour {
+    /// Both, PyTorch first.
+    pub const ALL: [Flavour; 2] = [Flavour::PyTorch, Flavour::Keras];
+
+    /// The framework's name as a person writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Flavour::PyTorch => "PyTorch",
+            Flavour::Keras => "Keras",
+        }
+    }
+
+    /// The word `--flavour` takes.
+    pub fn word(self) -> &'static str {
+        match self {
+            Flavour::PyTorch => "pytorch",
+            Flavour::Keras => "keras",
+        }
+    }
+
+    /// The flavour of `word` (`pytorch`, `keras`, any case).
+    pub fn from_word(word: &str) -> Result<Flavour, String> {
+        Flavour::ALL
+            .into_iter()
+            .find(|f| f.word().eq_ignore_ascii_case(word))
+            .ok_or_else(|| format!("'{word}' is no framework flavour; use pytorch or keras"))
+    }
+
+    /// The flavour that stands for a framework an imported log names (`Keras`, `Lightning`,
+    /// `PyTorch`); none for a log that does not say which framework wrote it.
+    pub fn of_framework(framework: &str) -> Option<Flavour> {
+        match framework.to_ascii_lowercase().as_str() {
+            "keras" | "tensorflow" => Some(Flavour::Keras),
+            "pytorch" | "lightning" => Some(Flavour::PyTorch),
+            _ => None,
+        }
+    }
+
+    /// `draft` with this framework's value of every setting in [`FRAMEWORK_DEFAULTS`] and its
+    /// Adam ε, named for the flavour (`mine-keras`, or `-pytorch` swapped for `-keras`);
+    /// everything else (model, data, optimizer, learning rate…) stays as it was.
+    pub fn apply(self, draft: &ExperimentDraft) -> ExperimentDraft {
+        // The shipped flavour presets are where the defaults are written, with their sources;
+        // reading them back keeps one copy of each value.
+        let source = preset(&format!("fashion-mlp-{}", self.word()))
+            .expect("the shipped flavour presets parse (a unit test reads each)");
+        let mut out = draft.clone();
+        let stem = Flavour::ALL
+            .iter()
+            .find_map(|f| draft.name.strip_suffix(&format!("-{}", f.word())))
+            .unwrap_or(&draft.name);
+        out.name = format!("{stem}-{}", self.word());
+        for row in FRAMEWORK_DEFAULTS.iter().filter_map(|s| s.row()) {
+            row.read_into(&mut out, &row.show(&source))
+                .expect("a value shown by a row reads back into it");
+        }
+        let epsilon = match self {
+            Flavour::PyTorch => 1e-8,
+            Flavour::Keras => 1e-7,
+        };
+        if let OptimizerSpec::Adam { epsilon: e, .. } | OptimizerSpec::AdamW { epsilon: e, .. } =
+            &mut out.optimizer
+        {
+            *e = epsilon;
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Setting;
+
+    #[test]
+    fn the_keras_flavour_of_the_pytorch_preset_differs_from_the_keras_preset_in_no_default() {
+        for workload in ["fashion-mlp", "cifar-vgg16", "mnist-tiny-fullbatch"] {
+            let pytorch = preset(&format!("{workload}-pytorch")).unwrap();
+            let keras = preset(&format!("{workload}-keras")).unwrap();
+            for (flavour, from, to) in [
+                (Flavour::Keras, &pytorch, &keras),
+                (Flavour::PyTorch, &keras, &pytorch),
+            ] {
+                let made = flavour.apply(from);
+                assert_eq!(
+                    made.to_toml(),
+                    to.to_toml(),
+                    "{workload}, {}",
+                    flavour.name()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_flavour_leaves_what_is_no_framework_default_alone() {
+        let mut draft = ExperimentDraft {
+            lr: 0.03,
+            batch_size: 32,
+            ..ExperimentDraft::default()
+        };
+        draft.optimizer = OptimizerSpec::from_name("sgd").unwrap();
+        let keras = Flavour::Keras.apply(&draft);
+        assert_eq!((keras.lr, keras.batch_size), (0.03, 32));
+        assert_eq!(keras.optimizer.name(), "sgd");
+        let changed: Vec<Setting> = FRAMEWORK_DEFAULTS
+            .iter()
+            .copied()
+            .filter(|s| {
+                let row = s.row().unwrap();
+                row.show(&keras) != row.show(&draft)
+            })
+            .collect();
+        assert!(changed.contains(&Setting::Init) && changed.contains(&Setting::InputScaling));
+    }
+
+    #[test]
+    fn a_log_names_its_framework_and_the_flavour_follows() {
+        assert_eq!(Flavour::of_framework("Keras"), Some(Flavour::Keras));
+        assert_eq!(Flavour::of_framework("Lightning"), Some(Flavour::PyTorch));
+        assert_eq!(Flavour::of_framework("TensorBoard"), None);
+        assert_eq!(Flavour::from_word("KERAS"), Ok(Flavour::Keras));
+        assert!(
+            Flavour::from_word("jax")
+                .unwrap_err()
+                .contains("pytorch or keras")
+        );
+    }
+}
