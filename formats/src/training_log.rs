@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use crate::tensorboard::Scalar;
 
+mod keras_model;
 mod locate;
 pub use locate::{Found, FoundLog, find_logs, find_logs_naming};
 

@@ -264,8 +264,29 @@ fn read_file_log(tree: &dyn FileTree, file: &Path, names: &SeriesNames, found: &
             })
     };
     match read {
-        Ok(log) => found.push(file, run_name_of_file(file), log),
+        Ok(mut log) => {
+            if log.framework == Framework::Keras && log.hparams.is_empty() {
+                with_keras_model(tree, file, &mut log);
+            }
+            found.push(file, run_name_of_file(file), log);
+        }
         Err(error) => found.refused(file, error),
+    }
+}
+
+/// Takes a Keras log's hyperparameters from the model saved beside it, where there is one.
+fn with_keras_model(tree: &dyn FileTree, file: &Path, log: &mut TrainingLog) {
+    let dir = match file.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let (files, _) = entries(tree, dir);
+    if let Some((model, hparams)) = super::keras_model::hparams_beside(tree, file, &files) {
+        log.notes.push(format!(
+            "its hyperparameters are read from {}, the model saved beside it",
+            file_name(&model)
+        ));
+        log.hparams = hparams;
     }
 }
 

@@ -419,6 +419,89 @@ mod finding {
         }
     }
 
+    /// A `.keras` file: a zip whose `config.json` is `config`.
+    fn keras_file(config: &str) -> Vec<u8> {
+        use std::io::Write;
+        let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        let stored = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Stored);
+        zip.start_file("metadata.json", stored).unwrap();
+        zip.write_all(br#"{"keras_version": "3.15.1"}"#).unwrap();
+        zip.start_file("config.json", stored).unwrap();
+        zip.write_all(config.as_bytes()).unwrap();
+        zip.finish().unwrap().into_inner()
+    }
+
+    #[test]
+    fn a_keras_log_takes_its_hyperparameters_from_the_model_saved_beside_it() {
+        // As Keras 3.15 writes a Sequential MLP compiled with SGD (abridged to what is read).
+        let config = r#"{"module": "keras", "class_name": "Sequential", "config": {"name": "sequential",
+            "layers": [{"class_name": "InputLayer", "config": {"batch_shape": [null, 28, 28]}},
+                {"class_name": "Flatten", "config": {}},
+                {"class_name": "Dense", "config": {"units": 512, "activation": "relu",
+                    "kernel_initializer": {"module": "keras.initializers", "class_name": "GlorotUniform", "config": {"seed": null}}}},
+                {"class_name": "Dense", "config": {"units": 10, "activation": "softmax"}}]},
+            "compile_config": {"optimizer": {"module": "keras.optimizers", "class_name": "SGD",
+                "config": {"name": "SGD", "learning_rate": 0.001, "weight_decay": null, "momentum": 0.0, "nesterov": false}},
+                "loss": "sparse_categorical_crossentropy", "metrics": ["accuracy"]}}"#;
+        let mut tree = MemoryFiles::new();
+        tree.insert(
+            "run/training.log",
+            b"epoch,accuracy,loss
+0,0.5,1.2
+"
+            .to_vec(),
+        )
+        .unwrap();
+        tree.insert("run/model.keras", keras_file(config)).unwrap();
+        let found = find_logs(&tree, Path::new("run/training.log")).unwrap();
+        let log = &found.logs[0].log;
+        let hparams: Vec<(&str, &str)> = log
+            .hparams
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(
+            hparams,
+            [
+                ("optimizer", "sgd"),
+                ("optimizer.learning_rate", "0.001"),
+                ("optimizer.momentum", "0.0"),
+                ("optimizer.nesterov", "false"),
+                ("loss", "sparse_categorical_crossentropy"),
+                ("layers", "Flatten, Dense(512, relu), Dense(10, softmax)"),
+                ("kernel_initializer", "GlorotUniform"),
+            ]
+        );
+        assert!(
+            log.notes.iter().any(|n| n.contains("model.keras")),
+            "{:?}",
+            log.notes
+        );
+        // The config as model.to_json() writes it serves too; a cut .keras file is no stop.
+        let mut tree = MemoryFiles::new();
+        tree.insert(
+            "run/training.log",
+            b"epoch,accuracy,loss
+0,0.5,1.2
+"
+            .to_vec(),
+        )
+        .unwrap();
+        tree.insert("run/model.json", config.as_bytes().to_vec())
+            .unwrap();
+        let found = find_logs(&tree, Path::new("run/training.log")).unwrap();
+        assert_eq!(
+            found.logs[0].log.hparams[0],
+            ("optimizer".to_owned(), "sgd".to_owned())
+        );
+        let mut cut = keras_file(config);
+        cut.truncate(cut.len() / 2);
+        tree.insert("run/model.keras", cut).unwrap();
+        let found = find_logs(&tree, Path::new("run/training.log")).unwrap();
+        assert!(found.logs[0].log.hparams.is_empty());
+    }
+
     #[test]
     fn a_path_with_no_log_says_what_was_looked_for() {
         let mut tree = MemoryFiles::new();
