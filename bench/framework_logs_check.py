@@ -8,8 +8,8 @@ It
      classes, 3 epochs, 20 % held out) three ways, on the CPU:
        - Keras 3 (`KERAS_BACKEND=torch`) with `fit(validation_split=0.2)` and its `CSVLogger`
          (`keras/training.log`) and, where TensorFlow is installed (Keras writes summaries
-         through it), `TensorBoard` (`keras/tb/`) callbacks, and `History.history` saved as JSON
-         (`keras/history.json`);
+         through it), `TensorBoard` (`keras/tb/`) callbacks, `History.history` saved as JSON
+         (`keras/history.json`), and the model saved beside them (`keras/model.keras`);
        - a plain PyTorch loop that logs `Loss/train`, `Accuracy/train`, `Loss/val` and
          `Accuracy/val` per epoch with `torch.utils.tensorboard.SummaryWriter` (`summarywriter/`);
        - PyTorch Lightning with its `CSVLogger` (`lightning_logs/version_0/`), logging
@@ -18,7 +18,8 @@ It
      and keeps, per framework, the per-epoch figures each one reported to its own user;
   2. imports each with `kiln import PATH --runs-dir RUNS`;
   3. compares every imported run's epochs.csv with those figures, within float32 rounding, and
-     checks that Lightning's hyperparameters are in its source.json.
+     checks that Lightning's hyperparameters, and those of the Keras model saved beside its
+     CSVLogger file, are in their source.json.
 
 Prints one row per imported run (epochs, figures compared, PASS/FAIL) and exits 1 on a failure.
 
@@ -95,6 +96,8 @@ def keras_run(out):
         callbacks=[keras.callbacks.CSVLogger(os.path.join(out, "training.log"))]
         + ([keras.callbacks.TensorBoard(log_dir=os.path.join(out, "tb"))] if has_tensorflow() else []),
     )
+    # The model saved beside its log, where `kiln import` reads its hyperparameters.
+    model.save(os.path.join(out, "model.keras"))
     figures = {k: [float(v) for v in vs] for k, vs in history.history.items()}
     with open(os.path.join(out, "history.json"), "w") as f:
         json.dump(figures, f)
@@ -291,6 +294,16 @@ def main():
             ok = False
             continue
         ok &= compare(name, folders[0], expected)
+        if name == "Keras CSVLogger":
+            with open(os.path.join(folders[0], "source.json")) as f:
+                source = json.load(f)
+            names = {h["name"]: h["value"] for h in source["hparams"]}
+            wanted = {"optimizer": "adam", "optimizer.learning_rate": "0.001", "loss": "sparse_categorical_crossentropy"}
+            if any(names.get(k) != v for k, v in wanted.items()) or "Dense(32, relu)" not in names.get("layers", ""):
+                print(f"    hyperparameters of model.keras not read: {source['hparams']}")
+                ok = False
+            else:
+                print(f"    model.keras beside it: {', '.join(f'{k} {v}' for k, v in names.items())}")
         if name.startswith("Lightning"):
             with open(os.path.join(folders[0], "source.json")) as f:
                 source = json.load(f)
