@@ -84,10 +84,14 @@ pub(crate) fn keras_hparams(config: &Value) -> Vec<(String, String)> {
             hparams.push(("optimizer".to_owned(), class.to_ascii_lowercase()));
         }
         if let Some(settings) = optimizer.get("config").and_then(Value::as_object) {
+            let ema = settings.get("use_ema").and_then(Value::as_bool) == Some(true);
             for (key, value) in settings {
+                // What is off says nothing a reader needs (amsgrad, use_ema false; the EMA's
+                // settings while it is off).
                 let shown = match value {
-                    Value::Number(n) => n.to_string(),
-                    Value::Bool(b) => b.to_string(),
+                    Value::Number(_) if key.starts_with("ema_") && !ema => continue,
+                    Value::Number(n) => keras_number(n),
+                    Value::Bool(true) => "true".to_owned(),
                     _ => continue,
                 };
                 hparams.push((format!("optimizer.{key}"), shown));
@@ -121,6 +125,18 @@ pub(crate) fn keras_hparams(config: &Value) -> Vec<(String, String)> {
         hparams.push(("kernel_initializer".to_owned(), init.to_owned()));
     }
     hparams
+}
+
+/// A number of a Keras config as a person wrote it: Keras keeps the learning rate as a float32
+/// (0.001 is saved as 0.0010000000474974513), so a value that is exactly a float32 is shown
+/// as that float32's shortest form.
+fn keras_number(number: &serde_json::Number) -> String {
+    match number.as_f64() {
+        Some(value) if !number.is_i64() && !number.is_u64() && f64::from(value as f32) == value => {
+            format!("{}", value as f32)
+        }
+        _ => number.to_string(),
+    }
 }
 
 /// A layer as `Dense(512, relu)`; the input layer is left out.

@@ -442,7 +442,8 @@ mod finding {
                     "kernel_initializer": {"module": "keras.initializers", "class_name": "GlorotUniform", "config": {"seed": null}}}},
                 {"class_name": "Dense", "config": {"units": 10, "activation": "softmax"}}]},
             "compile_config": {"optimizer": {"module": "keras.optimizers", "class_name": "SGD",
-                "config": {"name": "SGD", "learning_rate": 0.001, "weight_decay": null, "momentum": 0.0, "nesterov": false}},
+                "config": {"name": "SGD", "learning_rate": 0.0010000000474974513, "weight_decay": null, "momentum": 0.0,
+                    "nesterov": true, "use_ema": false, "ema_momentum": 0.99}},
                 "loss": "sparse_categorical_crossentropy", "metrics": ["accuracy"]}}"#;
         let mut tree = MemoryFiles::new();
         tree.insert(
@@ -466,8 +467,8 @@ mod finding {
             [
                 ("optimizer", "sgd"),
                 ("optimizer.learning_rate", "0.001"),
-                ("optimizer.momentum", "0.0"),
-                ("optimizer.nesterov", "false"),
+                ("optimizer.momentum", "0"),
+                ("optimizer.nesterov", "true"),
                 ("loss", "sparse_categorical_crossentropy"),
                 ("layers", "Flatten, Dense(512, relu), Dense(10, softmax)"),
                 ("kernel_initializer", "GlorotUniform"),
