@@ -138,7 +138,7 @@ fn cause_test_ui(
                 #[cfg(not(target_arch = "wasm32"))]
                 if let (Some(a), Some(b)) = (config(a), config(b))
                     && ui
-                        .button("Explain the difference")
+                        .button("Explain where they part")
                         .on_hover_text(format!("Each setting in which the runs differ alone and undone alone, over 3 seeds.\n{commands}"))
                         .clicked()
                 {
