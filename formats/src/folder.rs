@@ -337,6 +337,10 @@ fn decode_from(
             path.display()
         )));
     }
+    if len_bytes == 0 {
+        // The decoder would say it cannot tell the format; the truth is simpler.
+        return Err(bad("the file is empty (0 bytes)".to_owned()));
+    }
     // The content decides the format, not the extension: photos are often misnamed.
     let mut reader = ImageReader::new(reader)
         .with_guessed_format()
@@ -614,6 +618,7 @@ pub fn load_image_folder_in(
             name,
             class_names,
             files,
+            label_sets: None,
             skipped,
             notes: Vec::new(),
             problem: |root, problem| bad_folder(root, problem),
@@ -641,6 +646,8 @@ pub(crate) struct Gathered {
     pub class_names: Vec<String>,
     /// (file, label) of every image, per split (train, validation, test).
     pub files: SplitFiles,
+    /// For a multi-label set, each file's labels, in the order of `files`.
+    pub label_sets: Option<[Vec<Vec<u8>>; 3]>,
     /// What was left out already, each with its reason.
     pub skipped: Vec<SkippedFile>,
     /// Sentences about the source as a whole.
@@ -661,6 +668,7 @@ pub(crate) fn assemble(
         name,
         class_names,
         files,
+        label_sets,
         mut skipped,
         notes,
         problem: gathered_problem,
@@ -673,19 +681,27 @@ pub(crate) fn assemble(
     // What did not decode is left out and listed; the rest moves up to close the gaps.
     let mut labels: [Vec<u8>; 3] = Default::default();
     let mut kept_files: [Vec<PathBuf>; 3] = Default::default();
+    let mut kept_sets: [Vec<Vec<u8>>; 3] = Default::default();
     let (mut kept, mut grayscale) = (0, true);
     let mut sources = Vec::new();
     let outcomes = files
         .iter()
         .enumerate()
-        .flat_map(|(split, list)| list.iter().map(move |file| (split, file)))
+        .flat_map(|(split, list)| {
+            list.iter()
+                .enumerate()
+                .map(move |(at, file)| (split, at, file))
+        })
         .zip(decoded);
-    for (index, ((split, (path, label)), outcome)) in outcomes.enumerate() {
+    for (index, ((split, at, (path, label)), outcome)) in outcomes.enumerate() {
         match outcome {
             Ok((gray, source)) => {
                 sources.push(source);
                 pixels.copy_within(3 * plane * index..3 * plane * (index + 1), 3 * plane * kept);
                 labels[split].push(*label);
+                if let Some(sets) = &label_sets {
+                    kept_sets[split].push(sets[split].get(at).cloned().unwrap_or_default());
+                }
                 kept_files[split].push(path.clone());
                 grayscale &= gray;
                 kept += 1;
@@ -701,7 +717,9 @@ pub(crate) fn assemble(
     }
     pixels.truncate(3 * plane * kept);
     for (class, name) in class_names.iter().enumerate() {
-        if !labels[0].contains(&(class as u8)) {
+        // A label of a multi-label set no training image has is still a label (it is learned
+        // as absent); `kiln data inspect` warns about it.
+        if label_sets.is_none() && !labels[0].contains(&(class as u8)) {
             return Err((gathered_problem)(
                 root,
                 format!(
@@ -725,15 +743,17 @@ pub(crate) fn assemble(
     let val_images = pixels.split_off(train_labels.len() * per_image);
     pixels.shrink_to_fit();
     let [train_files, val_files, test_files] = kept_files;
-    let split = |images, labels, files| Split {
+    let [train_sets, val_sets, test_sets] = kept_sets;
+    let split = |images, labels, files, label_sets| Split {
         images,
         labels,
         files,
+        label_sets,
     };
     let (train, val, test) = (
-        split(pixels, train_labels, train_files),
-        split(val_images, val_labels, val_files),
-        split(test_images, test_labels, test_files),
+        split(pixels, train_labels, train_files, train_sets),
+        split(val_images, val_labels, val_files, val_sets),
+        split(test_images, test_labels, test_files, test_sets),
     );
     Ok(ImageDataset {
         name,

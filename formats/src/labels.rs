@@ -60,7 +60,14 @@ pub struct LabelColumns {
     pub path: Option<String>,
     /// The header of the column of labels.
     pub label: Option<String>,
+    /// What parts several labels in one label cell (`cat;outdoor`); `;` when not given.
+    pub separator: Option<String>,
+    /// Read every image's labels as a set even where each row has one label.
+    pub multi_label: bool,
 }
+
+/// The separator of several labels in one cell when none is named.
+pub const DEFAULT_LABEL_SEPARATOR: &str = ";";
 
 /// Loads the labels file `file` from the disk, every image resized to a square as `resize` says.
 pub fn load_labels_file(
@@ -169,7 +176,7 @@ struct Table {
 #[derive(Debug, Clone, PartialEq)]
 enum Cell {
     Text(String),
-    Several(usize),
+    Several(Vec<String>),
     Unreadable(String),
 }
 
@@ -197,8 +204,14 @@ struct Row<'a> {
 /// The rows of every labels file read so far, by label name.
 #[derive(Default)]
 struct Found {
-    /// Path, label, split of each usable row, in file order.
-    rows: Vec<(PathBuf, String, usize)>,
+    /// Path, labels (one, or a set in a multi-label file), split of each usable row, in file
+    /// order.
+    rows: Vec<(PathBuf, Vec<String>, usize)>,
+    /// Whether rows give several labels each: a cell with several, 0/1 columns, or as asked.
+    multi_label: bool,
+    /// The labels of a file of one 0/1 column per label, in its column order: each is a
+    /// label, also one no image has.
+    indicator_names: Option<Vec<String>>,
     skipped: Vec<SkippedFile>,
     /// The file and line each image was first listed on.
     seen: HashMap<PathBuf, (PathBuf, usize)>,
@@ -221,6 +234,17 @@ impl Found {
             csv_table(file, &text, delimiter, columns)?
         };
         let chosen = choose_columns(file, &table, columns)?;
+        self.multi_label |= columns.multi_label;
+        if let LabelSource::Indicators(label_columns) = &chosen.label {
+            self.multi_label = true;
+            let names = label_columns.iter().map(|&c| table.columns[c].clone());
+            self.indicator_names = Some(names.collect());
+        }
+        let separator = columns
+            .separator
+            .as_deref()
+            .filter(|s| !s.is_empty())
+            .unwrap_or(DEFAULT_LABEL_SEPARATOR);
         let base = file.parent().unwrap_or(Path::new(""));
         let file_name = file.file_name().map_or_else(
             || file.display().to_string(),
@@ -234,13 +258,14 @@ impl Found {
                 file,
                 base,
             };
-            let (path, label, row_split) = match self.check_row(&row, &table, &chosen, split) {
-                Ok(usable) => usable,
-                Err((path, reason)) => {
-                    self.skipped.push(SkippedFile { path, reason });
-                    continue;
-                }
-            };
+            let (path, label, row_split) =
+                match self.check_row(&row, &table, &chosen, split, separator) {
+                    Ok(usable) => usable,
+                    Err((path, reason)) => {
+                        self.skipped.push(SkippedFile { path, reason });
+                        continue;
+                    }
+                };
             // Recorded before the file is looked for, so a missing file listed twice says so.
             self.seen.insert(path.clone(), (file.to_path_buf(), *line));
             if !tree.is_file(&path) {
@@ -250,6 +275,7 @@ impl Found {
                 });
                 continue;
             }
+            self.multi_label |= label.len() != 1;
             self.rows.push((path, label, row_split));
         }
         Ok(())
@@ -262,7 +288,8 @@ impl Found {
         table: &Table,
         chosen: &Chosen,
         split: Option<usize>,
-    ) -> Result<(PathBuf, String, usize), (PathBuf, String)> {
+        separator: &str,
+    ) -> Result<(PathBuf, Vec<String>, usize), (PathBuf, String)> {
         let Row {
             cells,
             at,
@@ -295,18 +322,43 @@ impl Found {
         }
         // `./a.png` and `a.png` are one file: components() drops the inner `.`s.
         let path: PathBuf = base.join(written).components().collect();
-        let label = match cell(chosen.label) {
-            Cell::Several(count) => {
-                return Err((
-                    path,
-                    format!("{at} gives it {count} labels; Kiln trains one label per image"),
-                ));
+        let label = match &chosen.label {
+            LabelSource::Column(column) => {
+                let labels: Vec<String> = match cell(*column) {
+                    Cell::Several(labels) => labels,
+                    other => other.text().split(separator).map(str::to_owned).collect(),
+                };
+                let mut labels: Vec<String> = labels
+                    .iter()
+                    .map(|l| l.trim().to_owned())
+                    .filter(|l| !l.is_empty())
+                    .collect();
+                labels.dedup();
+                if labels.is_empty() {
+                    return Err((path, format!("{at} gives it no label")));
+                }
+                labels
             }
-            other => other.text().trim().to_string(),
+            LabelSource::Indicators(columns) => {
+                let mut labels = Vec::new();
+                for &column in columns {
+                    match cell(column).text().trim() {
+                        "1" => labels.push(table.columns[column].clone()),
+                        "0" | "" => {}
+                        other => {
+                            return Err((
+                                path,
+                                format!(
+                                    "{at} has `{other}` in the 0/1 column `{}`",
+                                    table.columns[column]
+                                ),
+                            ));
+                        }
+                    }
+                }
+                labels
+            }
         };
-        if label.is_empty() {
-            return Err((path, format!("{at} gives it no label")));
-        }
         let row_split = match chosen.split.map(cell) {
             Some(Cell::Text(word)) if !word.trim().is_empty() => match split_of(&word) {
                 Some(split) => split,
@@ -349,7 +401,11 @@ impl Found {
                 ),
             ));
         }
-        let distinct: BTreeSet<&str> = self.rows.iter().map(|(_, l, _)| l.as_str()).collect();
+        let distinct: BTreeSet<&str> = self
+            .rows
+            .iter()
+            .flat_map(|(_, labels, _)| labels.iter().map(String::as_str))
+            .collect();
         if distinct.len() > MAX_CLASSES {
             return Err(bad_labels(
                 file,
@@ -359,10 +415,13 @@ impl Found {
                 ),
             ));
         }
-        let mut class_names: Vec<String> = distinct.into_iter().map(str::to_string).collect();
         let mut notes = Vec::new();
         let number = |label: &str| label.parse::<f64>().ok().filter(|v| v.is_finite());
-        if class_names.iter().all(|l| number(l).is_some()) {
+        let mut class_names: Vec<String> = match &self.indicator_names {
+            Some(names) => names.clone(),
+            None => distinct.into_iter().map(str::to_string).collect(),
+        };
+        if self.indicator_names.is_none() && class_names.iter().all(|l| number(l).is_some()) {
             // Numbers in text order put 10 before 2; by value they read as the file means them.
             class_names.sort_by(|a, b| {
                 number(a)
@@ -381,12 +440,18 @@ impl Found {
             .map(|(i, name)| (name.as_str(), i as u8))
             .collect();
         let mut files: SplitFiles = Default::default();
-        for (path, label, split) in &self.rows {
-            files[*split].push((path.clone(), index[label.as_str()]));
+        let mut sets: [Vec<Vec<u8>>; 3] = Default::default();
+        for (path, labels, split) in &self.rows {
+            let mut set: Vec<u8> = labels.iter().map(|l| index[l.as_str()]).collect();
+            set.sort_unstable();
+            set.dedup();
+            files[*split].push((path.clone(), set.first().copied().unwrap_or(0)));
+            sets[*split].push(set);
         }
         Ok(Gathered {
             name,
             files,
+            label_sets: self.multi_label.then_some(sets),
             skipped: self.skipped,
             notes,
             problem: |path, problem| bad_labels(path, problem),
@@ -562,7 +627,15 @@ fn json_cell(value: Option<&serde_json::Value>) -> Cell {
         None | Some(Value::Null) => Cell::Text(String::new()),
         Some(Value::String(text)) => Cell::Text(text.clone()),
         Some(Value::Array(items)) if items.len() == 1 => json_cell(items.first()),
-        Some(Value::Array(items)) => Cell::Several(items.len()),
+        Some(Value::Array(items)) => Cell::Several(
+            items
+                .iter()
+                .map(|item| match item {
+                    Value::String(text) => text.clone(),
+                    other => other.to_string(),
+                })
+                .collect(),
+        ),
         Some(other) => Cell::Text(other.to_string()),
     }
 }
@@ -571,8 +644,16 @@ fn json_cell(value: Option<&serde_json::Value>) -> Cell {
 #[derive(Debug, PartialEq)]
 struct Chosen {
     path: usize,
-    label: usize,
+    label: LabelSource,
     split: Option<usize>,
+}
+
+/// Where a row's labels are: one column (one label, or several parted by a separator or in a
+/// JSON array), or one 0/1 column per label (multi-label).
+#[derive(Debug, PartialEq)]
+enum LabelSource {
+    Column(usize),
+    Indicators(Vec<usize>),
 }
 
 impl Table {
@@ -660,7 +741,16 @@ fn choose_columns(file: &Path, table: &Table, named: &LabelColumns) -> Result<Ch
     let taken: Vec<usize> = std::iter::once(path).chain(split).collect();
     let label = match &named.label {
         Some(name) => table.named(file, name, "--label-column")?,
-        None => label_column(file, table, &taken)?,
+        None => match indicator_columns(table, &taken) {
+            Some(columns) => {
+                return Ok(Chosen {
+                    path,
+                    label: LabelSource::Indicators(columns),
+                    split,
+                });
+            }
+            None => label_column(file, table, &taken)?,
+        },
     };
     if label == path {
         return Err(bad_labels(
@@ -671,7 +761,34 @@ fn choose_columns(file: &Path, table: &Table, named: &LabelColumns) -> Result<Ch
             ),
         ));
     }
-    Ok(Chosen { path, label, split })
+    Ok(Chosen {
+        path,
+        label: LabelSource::Column(label),
+        split,
+    })
+}
+
+/// The columns not `taken`, when there are two or more, no usual label column among them, and
+/// every cell of each is 0 or 1: one column per label of a multi-label file.
+fn indicator_columns(table: &Table, taken: &[usize]) -> Option<Vec<usize>> {
+    if !table.has_header || table.usual(LABEL_COLUMNS, taken).is_some() {
+        return None;
+    }
+    let rest: Vec<usize> = (0..table.columns.len())
+        .filter(|i| !taken.contains(i))
+        .collect();
+    // Nine cells in ten 0 or 1: the others are a person's slips, each named on its row.
+    let zero_or_one = |column: usize| {
+        let flags = table
+            .rows
+            .iter()
+            .filter(|(_, cells)| {
+                matches!(cells.get(column), Some(Cell::Text(text)) if matches!(text.trim(), "0" | "1"))
+            })
+            .count();
+        flags > 0 && flags * 10 >= table.rows.len() * 9
+    };
+    (rest.len() >= 2 && rest.iter().all(|&c| zero_or_one(c))).then_some(rest)
 }
 
 /// The label column no flag names: one with a usual name, else the only column not `taken`.

@@ -48,11 +48,15 @@ impl ImageShape {
 pub struct Split {
     /// All images back to back, each in planar C×H×W order, one byte per value (0–255).
     pub images: Vec<u8>,
-    /// One class index per image.
+    /// One class index per image; in a multi-label set, the first of its labels (0 for an image
+    /// with none), which keeps the splits' stratification.
     pub labels: Vec<u8>,
     /// The file each image was read from, for a folder of image files; empty where the
     /// source names no file per image (IDX, CIFAR, the built-in data).
     pub files: Vec<std::path::PathBuf>,
+    /// In a multi-label set (a labels file giving images several labels), each image's labels
+    /// as class indices in ascending order, maybe none; empty where each image has one label.
+    pub label_sets: Vec<Vec<u8>>,
 }
 
 impl Split {
@@ -77,6 +81,26 @@ impl Split {
         self.images
             .get(start..start.saturating_add(pixels_per_image))
             .unwrap_or_default()
+    }
+
+    /// Whether its images have label sets rather than one label each.
+    pub fn is_multi_label(&self) -> bool {
+        !self.label_sets.is_empty()
+    }
+
+    /// Images with each of `num_classes` labels: in a multi-label set an image counts once for
+    /// every label it has.
+    pub fn label_counts(&self, num_classes: usize) -> Vec<usize> {
+        if !self.is_multi_label() {
+            return self.class_counts(num_classes);
+        }
+        let mut counts = vec![0; num_classes];
+        for &label in self.label_sets.iter().flatten() {
+            if let Some(count) = counts.get_mut(usize::from(label)) {
+                *count += 1;
+            }
+        }
+        counts
     }
 
     /// Images of each of `num_classes` classes, in label order.
@@ -174,6 +198,13 @@ impl ImageDataset {
     /// Training images of each class, in label order.
     pub fn class_counts(&self) -> Vec<usize> {
         self.train.class_counts(self.num_classes())
+    }
+
+    /// Whether images have several labels each (a labels file that says so), not one.
+    pub fn is_multi_label(&self) -> bool {
+        [&self.train, &self.val, &self.test]
+            .iter()
+            .any(|split| split.is_multi_label())
     }
 }
 

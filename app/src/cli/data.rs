@@ -157,11 +157,15 @@ fn save_png(
 fn report_text(report: &data::inspect::DataReport) -> String {
     use std::fmt::Write as _;
     let [channels, height, width] = report.shape;
-    let totals = report.counts.each_ref().map(|c| c.iter().sum::<usize>());
+    let totals = report.images;
     let mut text = format!(
-        "{}: {} classes, {width}×{height} pixels, {}\nsplits: {} training, {} validation, {} test images",
+        "{}: {} {}, {width}×{height} pixels, {}\nsplits: {} training, {} validation, {} test images",
         report.name,
         report.class_names.len(),
+        match report.label_sets {
+            Some(_) => "labels",
+            None => "classes",
+        },
         if channels == 1 { "grayscale" } else { "RGB" },
         totals[0],
         totals[1],
@@ -181,7 +185,13 @@ fn report_text(report: &data::inspect::DataReport) -> String {
     let _ = write!(
         text,
         "\n{:<name_width$}  {:>7}  {:>10}  {:>7}",
-        "class", "train", "validation", "test"
+        match report.label_sets {
+            Some(_) => "label",
+            None => "class",
+        },
+        "train",
+        "validation",
+        "test"
     );
     for (class, name) in report.class_names.iter().enumerate() {
         let [train, val, test] = report
@@ -195,7 +205,7 @@ fn report_text(report: &data::inspect::DataReport) -> String {
         );
     }
     let imbalance = report.imbalance();
-    if imbalance >= 3.0 {
+    if imbalance >= 3.0 && report.label_sets.is_none() {
         let _ = write!(
             text,
             "\nunbalanced: the largest class has {imbalance:.1}× the training images of the smallest; consider --class-weights balanced"
@@ -203,6 +213,9 @@ fn report_text(report: &data::inspect::DataReport) -> String {
     }
     for note in &report.notes {
         let _ = write!(text, "\nnote: {note}");
+    }
+    for line in report.label_set_lines() {
+        let _ = write!(text, "\n{line}");
     }
     match report.skipped.len() {
         0 => text.push_str("\nno file was left out"),

@@ -313,7 +313,10 @@ fn counts_ui(ui: &mut egui::Ui, report: &DataReport) {
         .striped(true)
         .spacing([12.0, 2.0])
         .show(ui, |ui| {
-            ui.strong("class");
+            ui.strong(match report.label_sets {
+                Some(_) => "label",
+                None => "class",
+            });
             for name in SPLIT_NAMES {
                 ui.strong(name);
             }
@@ -328,7 +331,7 @@ fn counts_ui(ui: &mut egui::Ui, report: &DataReport) {
         });
     counts_chart_ui(ui, report);
     let imbalance = report.imbalance();
-    if imbalance >= 3.0 {
+    if imbalance >= 3.0 && report.label_sets.is_none() {
         ui.colored_label(
             ui.visuals().warn_fg_color,
             format!(
@@ -405,6 +408,12 @@ fn counts_chart_ui(ui: &mut egui::Ui, report: &DataReport) {
 fn problems_ui(ui: &mut egui::Ui, report: &DataReport) {
     for note in &report.notes {
         ui.colored_label(ui.visuals().warn_fg_color, note);
+    }
+    for line in report.label_set_lines() {
+        match line.strip_prefix("warning: ") {
+            Some(warning) => ui.colored_label(ui.visuals().warn_fg_color, warning),
+            None => ui.label(line),
+        };
     }
     if report.skipped.is_empty() {
         ui.label("No file was left out.");

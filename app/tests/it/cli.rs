@@ -1812,3 +1812,54 @@ fn a_log_validated_on_the_test_set_imports_its_figures_as_test_figures() {
     let source = std::fs::read_to_string(folder.join("source.json")).unwrap();
     assert!(source.contains("computed on the test set"), "{source}");
 }
+
+#[test]
+fn a_multi_label_labels_file_is_inspected_label_by_label_and_training_on_it_says_it_is_not_yet_trained()
+ {
+    let dir = scratch_dir("multi-label");
+    let mut rows = String::from("path,tags,split\n");
+    // 30 images: `sky` on every one, `sea` on every other, `boat` on three.
+    for i in 0..30u8 {
+        let name = format!("{i}.png");
+        std::fs::write(dir.join(&name), kiln_test_support::grey_png(i * 8)).unwrap();
+        let mut tags = vec!["sky"];
+        if i % 2 == 0 {
+            tags.push("sea");
+        }
+        if i < 3 {
+            tags.push("boat");
+        }
+        let split = if i < 25 { "train" } else { "test" };
+        rows.push_str(&format!("{name},{},{split}\n", tags.join(";")));
+    }
+    let labels = dir.join("labels.csv");
+    std::fs::write(&labels, rows).unwrap();
+    let spec = format!("csv:{}@8", labels.display());
+    let output = kiln(&["data", "inspect", &spec, "--val-split", "0"]);
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{}", stderr(&output));
+    for line in [
+        "splits: 25 training, 0 validation, 5 test images",
+        "several labels per image: 1.64 labels per training image on average, 0 of 25 with none",
+        "`sea` and `sky` together on 13 training images (100 % of `sea`'s, 52 % of `sky`'s)",
+        "warning: `boat` is on 3 training image(s), too few to learn it",
+    ] {
+        assert!(said.contains(line), "{line}\nin\n{said}");
+    }
+    assert!(said.lines().any(|l| l.starts_with("label ")), "{said}");
+    let output = kiln(&[
+        "train",
+        "--dataset",
+        &spec,
+        "--epochs",
+        "1",
+        "--device",
+        "cpu",
+    ]);
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("its images have several labels each (a multi-label set)"),
+        "{}",
+        stderr(&output)
+    );
+}

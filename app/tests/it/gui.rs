@@ -1108,11 +1108,13 @@ fn data_view_snapshot_shows_counts_samples_left_out_files_and_leaks() {
             .collect(),
         labels: vec![label; n],
         files: Vec::new(),
+        label_sets: Vec::new(),
     };
     let join = |parts: Vec<Split>| Split {
         images: parts.iter().flat_map(|p| p.images.clone()).collect(),
         labels: parts.iter().flat_map(|p| p.labels.clone()).collect(),
         files: Vec::new(),
+        label_sets: Vec::new(),
     };
     let data = ImageDataset {
         name: "shapes".into(),
@@ -1465,6 +1467,7 @@ fn the_data_window_redraws_the_augmentation_preview_when_a_setting_changes() {
             images: image.repeat(4),
             labels: vec![0, 1, 0, 1],
             files: Vec::new(),
+            label_sets: Vec::new(),
         },
         val: Split::default(),
         test: Split::default(),

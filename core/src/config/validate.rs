@@ -172,6 +172,13 @@ impl Experiment {
                 "the training split has no image",
             ));
         }
+        if data.is_multi_label() {
+            return Err(invalid(
+                Setting::Dataset,
+                &self.dataset,
+                "its images have several labels each (a multi-label set): `kiln data inspect` reads it (each label's images, the labels that go together), but Kiln trains one label per image so far; give each row one label to train on it",
+            ));
+        }
         if self.batch_size > data.train.len() {
             return Err(invalid(
                 Setting::BatchSize,

@@ -100,6 +100,9 @@ pub fn carve(
         if let Some(file) = from.file(index) {
             target.files.push(file.to_owned());
         }
+        if let Some(set) = from.label_sets.get(index) {
+            target.label_sets.push(set.clone());
+        }
     }
     *from = kept;
     carved
@@ -122,6 +125,7 @@ mod tests {
             images: (0..labels.len()).map(|i| i as u8).collect(),
             labels,
             files: Vec::new(),
+            label_sets: Vec::new(),
         }
     }
 
@@ -147,6 +151,20 @@ mod tests {
         assert_eq!(carve(&mut again, 1, 3, 0.1, 7).images, val.images);
         let mut other = split(&[100, 50, 10]);
         assert_ne!(carve(&mut other, 1, 3, 0.1, 8).images, val.images);
+    }
+
+    #[test]
+    fn a_carved_image_takes_its_label_set_along() {
+        let mut whole = split(&[10, 10]);
+        // Each image's set names its pixel (its index) and its class, so a moved set is seen.
+        whole.label_sets = (0..20u8).map(|i| vec![i % 2, 10 + i]).collect();
+        let held = carve(&mut whole, 1, 2, 0.3, 7);
+        for part in [&whole, &held] {
+            assert_eq!(part.label_sets.len(), part.len());
+            for (pixel, set) in part.images.iter().zip(&part.label_sets) {
+                assert_eq!(set[1], 10 + pixel);
+            }
+        }
     }
 
     #[test]

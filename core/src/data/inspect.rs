@@ -21,8 +21,11 @@ pub struct DataReport {
     pub shape: [usize; 3],
     /// One name per class.
     pub class_names: Vec<String>,
-    /// Images per class in the training, validation and test splits.
+    /// Images per class in the training, validation and test splits (per label, in a
+    /// multi-label set: an image counts once for each label it has).
     pub counts: [Vec<usize>; 3],
+    /// Images in the training, validation and test splits.
+    pub images: [usize; 3],
     /// Files left out of every split, with their reasons.
     pub skipped: Vec<SkippedFile>,
     /// Sentences about the source as a whole (a labels file's numeric labels, say).
@@ -31,6 +34,60 @@ pub struct DataReport {
     pub sources: Vec<SourceFormat>,
     /// Images with identical pixels in more than one split.
     pub duplicates: Vec<Duplicate>,
+    /// For a multi-label set (its `counts` are then images per label), how labels go together.
+    pub label_sets: Option<LabelSets>,
+}
+
+/// A label with fewer training images than this is named as too few to learn from.
+pub const FEW_POSITIVES: usize = 10;
+
+/// How the labels of a multi-label set's training images go together.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LabelSets {
+    /// Training images by how many labels they have: `[with none, with one, with two, …]`.
+    pub by_label_count: Vec<usize>,
+    /// `together[a][b]`: training images with both label a and label b (the diagonal: with a).
+    pub together: Vec<Vec<usize>>,
+}
+
+impl LabelSets {
+    /// The sets of the training split `train` of a set with `classes` labels.
+    fn of(train: &Split, classes: usize) -> Self {
+        let mut by_label_count = Vec::new();
+        let mut together = vec![vec![0; classes]; classes];
+        for set in &train.label_sets {
+            if by_label_count.len() <= set.len() {
+                by_label_count.resize(set.len() + 1, 0);
+            }
+            by_label_count[set.len()] += 1;
+            for &a in set {
+                for &b in set {
+                    if let Some(cell) = together
+                        .get_mut(usize::from(a))
+                        .and_then(|row| row.get_mut(usize::from(b)))
+                    {
+                        *cell += 1;
+                    }
+                }
+            }
+        }
+        LabelSets {
+            by_label_count,
+            together,
+        }
+    }
+
+    /// The `most` pairs of labels found together most often, as (a, b, images), a before b.
+    pub fn top_pairs(&self, most: usize) -> Vec<(usize, usize, usize)> {
+        let mut pairs: Vec<(usize, usize, usize)> = (0..self.together.len())
+            .flat_map(|a| (a + 1..self.together.len()).map(move |b| (a, b)))
+            .map(|(a, b)| (a, b, self.together[a][b]))
+            .filter(|&(_, _, n)| n > 0)
+            .collect();
+        pairs.sort_by(|x, y| y.2.cmp(&x.2).then((x.0, x.1).cmp(&(y.0, y.1))));
+        pairs.truncate(most);
+        pairs
+    }
 }
 
 /// One image that appears, pixel for pixel, in more than one split.
@@ -88,6 +145,48 @@ impl DataReport {
         Some(parts.join(", "))
     }
 
+    /// Sentences on a multi-label set: labels per image, the labels found together most often,
+    /// and each label too few training images have to learn it; empty for one label per image.
+    pub fn label_set_lines(&self) -> Vec<String> {
+        let Some(sets) = &self.label_sets else {
+            return Vec::new();
+        };
+        let images: usize = sets.by_label_count.iter().sum();
+        let labels: usize = sets
+            .by_label_count
+            .iter()
+            .enumerate()
+            .map(|(count, images)| count * images)
+            .sum();
+        let none = sets.by_label_count.first().copied().unwrap_or(0);
+        let mut lines = vec![format!(
+            "several labels per image: {:.2} labels per training image on average, {none} of {images} with none",
+            labels as f64 / images.max(1) as f64
+        )];
+        let name = |i: usize| self.class_names.get(i).map_or("?", String::as_str);
+        for (a, b, n) in sets.top_pairs(5) {
+            let share = |label: usize| 100.0 * n as f64 / sets.together[label][label].max(1) as f64;
+            lines.push(format!(
+                "`{}` and `{}` together on {n} training images ({:.0} % of `{}`'s, {:.0} % of `{}`'s)",
+                name(a),
+                name(b),
+                share(a),
+                name(a),
+                share(b),
+                name(b)
+            ));
+        }
+        for (label, &count) in self.counts[0].iter().enumerate() {
+            if count < FEW_POSITIVES {
+                lines.push(format!(
+                    "warning: `{}` is on {count} training image(s), too few to learn it (aim for {FEW_POSITIVES} or more), and its scores will be noise",
+                    name(label)
+                ));
+            }
+        }
+        lines
+    }
+
     /// The training images of the largest class over those of the smallest (∞ when a class
     /// has none).
     pub fn imbalance(&self) -> f64 {
@@ -102,16 +201,24 @@ impl DataReport {
 pub fn inspect(data: &ImageDataset) -> DataReport {
     let splits = [&data.train, &data.val, &data.test];
     let classes = data.num_classes();
-    let counts = splits.map(|split| split.class_counts(classes));
+    // A multi-label set counts an image once for each of its labels.
+    let counts = splits.map(|split| match data.is_multi_label() {
+        true => split.label_counts(classes),
+        false => split.class_counts(classes),
+    });
     DataReport {
         name: data.name.clone(),
         shape: data.shape.chw(),
         class_names: data.class_names.clone(),
         counts,
+        images: splits.map(Split::len),
         skipped: data.skipped.clone(),
         notes: data.notes.clone(),
         sources: data.sources.clone(),
         duplicates: duplicates_across(&splits, data.shape.pixels_per_image()),
+        label_sets: data
+            .is_multi_label()
+            .then(|| LabelSets::of(&data.train, classes)),
     }
 }
 
@@ -219,6 +326,7 @@ mod tests {
             images: pixels.to_vec(),
             labels: labels.to_vec(),
             files: Vec::new(),
+            label_sets: Vec::new(),
         }
     }
 

@@ -83,10 +83,14 @@ pub fn load_in(
             image_size,
             path_column,
             label_column,
+            label_separator,
+            multi_label,
         } => {
             let columns = kiln_formats::labels::LabelColumns {
                 path: path_column.clone(),
                 label: label_column.clone(),
+                separator: label_separator.clone(),
+                multi_label: *multi_label,
             };
             kiln_formats::labels::load_labels_file_in(tree, path, resize.at(*image_size), &columns)
         }

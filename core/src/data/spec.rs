@@ -50,6 +50,12 @@ pub enum DatasetSpec {
         /// The header of the column of labels; found by its usual names when absent.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         label_column: Option<String>,
+        /// What parts several labels in one cell; `;` when absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        label_separator: Option<String>,
+        /// Every image's labels read as a set, also where each row gives one.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        multi_label: bool,
     },
 }
 
@@ -61,6 +67,8 @@ impl DatasetSpec {
             image_size,
             path_column: None,
             label_column: None,
+            label_separator: None,
+            multi_label: false,
         }
     }
 
@@ -96,6 +104,32 @@ impl DatasetSpec {
             }
             other => Err(DataError::BadSpec(format!(
                 "--path-column and --label-column name the columns of a labels file (csv:FILE), and the data set is {other}"
+            ))),
+        }
+    }
+
+    /// Says how a labels file gives several labels per image: the separator within a cell, and
+    /// whether to read sets even where rows give one label; any other data set refuses.
+    pub fn set_multi_label(
+        &mut self,
+        separator: Option<String>,
+        multi: bool,
+    ) -> Result<(), DataError> {
+        if separator.is_none() && !multi {
+            return Ok(());
+        }
+        match self {
+            Self::LabelsFile {
+                label_separator,
+                multi_label,
+                ..
+            } => {
+                *label_separator = separator.or(label_separator.take());
+                *multi_label |= multi;
+                Ok(())
+            }
+            other => Err(DataError::BadSpec(format!(
+                "--label-separator and --multi-label read the labels of a labels file (csv:FILE), and the data set is {other}"
             ))),
         }
     }
@@ -299,6 +333,8 @@ mod tests {
             image_size: 64,
             path_column: Some("photo".into()),
             label_column: Some("breed, as \"named\"".into()),
+            label_separator: Some("|".into()),
+            multi_label: true,
         };
         let text = toml::to_string(&Cfg {
             dataset: labels.clone(),

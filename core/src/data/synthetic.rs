@@ -220,6 +220,7 @@ fn generate_split(seed: u64, per_class: usize) -> Split {
         images,
         labels,
         files: Vec::new(),
+        label_sets: Vec::new(),
     }
 }
 

@@ -690,6 +690,7 @@ mod tests {
                 .collect(),
             labels: keep.iter().map(|&i| data.train.labels[i]).collect(),
             files: Vec::new(),
+            label_sets: Vec::new(),
         };
         assert_eq!(data.class_counts(), vec![100, 25]);
         let weights = step::class_weights(crate::config::ClassWeights::Balanced, &data).unwrap();

@@ -173,6 +173,7 @@ fn named_columns_are_read_and_a_column_it_lacks_is_refused_with_the_columns_it_h
     let columns = |path: &str, label: &str| LabelColumns {
         path: Some(path.into()),
         label: Some(label.into()),
+        ..LabelColumns::default()
     };
     let data =
         load_labels_file_in(&tree, Path::new("l.csv"), 2, &columns("where", "COLOUR")).unwrap();
@@ -205,13 +206,11 @@ fn json_lines_read_as_csv_does_and_a_line_that_is_not_an_object_is_listed() {
          {\"file_name\": \"a.png\n",
     );
     let data = load(&tree, "l.jsonl").unwrap();
-    assert_eq!(data.class_names, ["cat", "dog"]);
-    assert_eq!(data.train.len(), 2);
+    // An array of labels makes the set multi-label; an array of one is one label.
+    assert_eq!(data.class_names, ["cat", "dog", "outdoor"]);
+    assert_eq!(data.train.label_sets, [vec![0], vec![1], vec![1, 2]]);
     let reasons = reasons(&data);
     assert!(reasons.contains(&"line 4 of l.jsonl: it is not a JSON object".to_string()));
-    assert!(reasons.contains(
-        &"line 5 of l.jsonl gives it 2 labels; Kiln trains one label per image".to_string()
-    ));
     assert!(
         reasons
             .iter()
@@ -367,4 +366,71 @@ proptest::proptest! {
             Err(error) => proptest::prop_assert!(!error.to_string().is_empty()),
         }
     }
+}
+
+#[test]
+fn several_labels_in_a_cell_make_a_multi_label_set_and_single_label_files_stay_as_they_were() {
+    let tree = tree_with(
+        &[("a.png", 1), ("b.png", 2), ("c.png", 3)],
+        "l.csv",
+        "path,tags\na.png,cat;outdoor\nb.png, dog ;cat;cat\nc.png,outdoor\n",
+    );
+    let data = load(&tree, "l.csv").unwrap();
+    assert!(data.is_multi_label());
+    assert_eq!(data.class_names, ["cat", "dog", "outdoor"]);
+    // Each set sorted, a label given twice kept once; `labels` keeps each set's first.
+    assert_eq!(data.train.label_sets, [vec![0, 2], vec![0, 1], vec![2]]);
+    assert_eq!(data.train.labels, [0, 0, 2]);
+    assert_eq!(data.train.label_counts(3), [2, 1, 2]);
+
+    // Another separator, named; and a single-label file read as before.
+    let tree = tree_with(
+        &[("a.png", 1), ("b.png", 2)],
+        "l.csv",
+        "path,tags\na.png,cat|sky\nb.png,dog\n",
+    );
+    let columns = LabelColumns {
+        separator: Some("|".into()),
+        ..LabelColumns::default()
+    };
+    let data = load_labels_file_in(&tree, Path::new("l.csv"), 2, &columns).unwrap();
+    assert_eq!(data.train.label_sets, [vec![0, 2], vec![1]]);
+    let tree = tree_with(
+        &[("a.png", 1), ("b.png", 2)],
+        "l.csv",
+        "path,label\na.png,cat\nb.png,dog\n",
+    );
+    let data = load(&tree, "l.csv").unwrap();
+    assert!(!data.is_multi_label());
+    assert!(data.train.label_sets.is_empty());
+    // Unless the person asks for sets: each image's one label is then a set of one.
+    let columns = LabelColumns {
+        multi_label: true,
+        ..LabelColumns::default()
+    };
+    let data = load_labels_file_in(&tree, Path::new("l.csv"), 2, &columns).unwrap();
+    assert_eq!(data.train.label_sets, [vec![0], vec![1]]);
+}
+
+#[test]
+fn one_zero_or_one_column_per_label_is_a_multi_label_file_and_a_stray_cell_is_named() {
+    let names: Vec<String> = (0..10).map(|i| format!("{i}.png")).collect();
+    let files: Vec<(&str, u8)> = names.iter().map(|n| (n.as_str(), 1)).collect();
+    let mut text =
+        "file_name,sky,water,person\n0.png,1,0,1\n1.png,0,0,0\n2.png,0,0,yes\n".to_owned();
+    for name in &names[3..] {
+        text.push_str(&format!("{name},1,0,0\n"));
+    }
+    let tree = tree_with(&files, "l.csv", &text);
+    let data = load(&tree, "l.csv").unwrap();
+    assert!(data.is_multi_label());
+    // The columns in file order are the labels, one no image has too; an image may have none.
+    assert_eq!(data.class_names, ["sky", "water", "person"]);
+    assert_eq!(data.train.label_sets[..2], [vec![0, 2], vec![]]);
+    assert_eq!(data.train.len(), 9);
+    let reasons = reasons(&data);
+    assert!(
+        reasons.contains(&"line 4 of l.csv has `yes` in the 0/1 column `person`".to_string()),
+        "{reasons:?}"
+    );
 }

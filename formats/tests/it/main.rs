@@ -384,3 +384,9 @@ proptest! {
         );
     }
 }
+
+#[test]
+fn an_empty_file_is_said_to_be_empty_rather_than_of_no_known_format() {
+    let error = decode_image(path(), &[], 8).unwrap_err().to_string();
+    assert!(error.contains("the file is empty (0 bytes)"), "{error}");
+}

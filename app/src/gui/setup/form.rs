@@ -212,6 +212,9 @@ pub struct SetupForm {
     pub path_column: String,
     /// The header of the labels file's column of labels; blank finds it.
     pub label_column: String,
+    /// How the labels file parts several labels in a cell, and whether it is read as label
+    /// sets, as the config said (kept so *Use settings* gives them back).
+    pub label_sets: (Option<String>, bool),
     /// Architecture choice.
     pub model: ModelKind,
     /// MLP activation.
@@ -304,6 +307,7 @@ impl SetupForm {
         };
         let (mut folder, mut labels_file) = (None, None);
         let (mut path_column, mut label_column) = (String::new(), String::new());
+        let mut label_sets = (None, false);
         let (dataset, folder_image_size) = match &draft.dataset {
             DatasetSpec::Synthetic => (DatasetKind::Synthetic, DEFAULT_FOLDER_IMAGE_SIZE_PX),
             DatasetSpec::Mnist => (DatasetKind::Mnist, DEFAULT_FOLDER_IMAGE_SIZE_PX),
@@ -318,8 +322,11 @@ impl SetupForm {
                 image_size,
                 path_column: path_header,
                 label_column: label_header,
+                label_separator,
+                multi_label,
             } => {
                 labels_file = Some(path.clone());
+                label_sets = (label_separator.clone(), *multi_label);
                 path_column = path_header.clone().unwrap_or_default();
                 label_column = label_header.clone().unwrap_or_default();
                 (DatasetKind::LabelsFile, *image_size)
@@ -389,6 +396,7 @@ impl SetupForm {
             labels_file,
             path_column,
             label_column,
+            label_sets,
             model,
             activation,
             vgg_batch_norm,
@@ -512,6 +520,8 @@ impl SetupForm {
                         image_size,
                         path_column: header(&self.path_column),
                         label_column: header(&self.label_column),
+                        label_separator: self.label_sets.0.clone(),
+                        multi_label: self.label_sets.1,
                     },
                     None => {
                         errors.insert(

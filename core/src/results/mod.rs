@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod multi_label;
+
 /// The kept model's answer for every test image.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TestPredictions {
