@@ -1746,12 +1746,7 @@ fn flavour_lays_a_frameworks_defaults_over_a_run_for_train_and_explain() {
         runs.to_str().unwrap(),
     ]);
     assert!(output.status.success(), "{}", stderr(&output));
-    let folder = std::fs::read_dir(&runs)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let folder = only_run_folder(&runs);
     let config = std::fs::read_to_string(folder.join("config.toml")).unwrap();
     // Keras's defaults, and the flags given after the flavour still count.
     for line in [
@@ -1796,12 +1791,7 @@ fn a_log_validated_on_the_test_set_imports_its_figures_as_test_figures() {
         runs.to_str().unwrap(),
     ]);
     assert!(output.status.success(), "{}", stderr(&output));
-    let folder = std::fs::read_dir(&runs)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let folder = only_run_folder(&runs);
     let run = kiln_core::run_folder::RunHistory::load(&folder).unwrap();
     let last = run.epochs.last().unwrap();
     assert_eq!(

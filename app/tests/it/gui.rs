@@ -1684,6 +1684,24 @@ fn the_sweep_window_resumes_an_earlier_sweep_that_stopped_short() {
     );
 }
 
+/// The window on `runs_dir` with the runs whose labels hold each of `names` ticked, showing
+/// the Compare view.
+fn compare_of(runs_dir: &Path, names: &[&str]) -> Harness<'static, KilnApp> {
+    let mut harness = app_harness(runs_dir);
+    harness.run();
+    for name in names {
+        harness.get_by_label_contains(name).click_accesskit();
+        harness.run();
+    }
+    harness
+        .get_all_by_label(&format!("Compare ({})", names.len()))
+        .next()
+        .unwrap()
+        .click();
+    harness.run();
+    harness
+}
+
 #[test]
 fn explain_the_difference_runs_the_explain_sweep_between_two_ticked_runs() {
     let root = scratch_dir("gui-explain");
@@ -1700,18 +1718,7 @@ fn explain_the_difference_runs_the_explain_sweep_between_two_ticked_runs() {
         let predictions = test_predictions(names, labels.clone(), labels);
         finished_run(&runs_dir, &history, &predictions);
     }
-    let mut harness = app_harness(&runs_dir);
-    harness.run();
-    for name in ["-slow", "-fast"] {
-        harness.get_by_label_contains(name).click_accesskit();
-        harness.run();
-    }
-    harness
-        .get_all_by_label("Compare (2)")
-        .next()
-        .unwrap()
-        .click();
-    harness.run();
+    let mut harness = compare_of(&runs_dir, &["-slow", "-fast"]);
     harness.get_by_label("Explain the difference").click();
     // The sweep's spinner keeps the window busy: step, do not `run`.
     harness.step();
@@ -1760,18 +1767,7 @@ fn a_kiln_run_parted_from_an_imported_keras_log_trains_again_with_keras_defaults
     kiln_core::run_folder::import_path(&log, &runs_dir, &Default::default(), Default::default())
         .unwrap();
 
-    let mut harness = app_harness(&runs_dir);
-    harness.run();
-    for name in ["-mine", "keras"] {
-        harness.get_by_label_contains(name).click_accesskit();
-        harness.run();
-    }
-    harness
-        .get_all_by_label("Compare (2)")
-        .next()
-        .unwrap()
-        .click();
-    harness.run();
+    let mut harness = compare_of(&runs_dir, &["-mine", "keras"]);
     harness.get_by_label_contains("Where the curves part");
     harness.get_by_label("Explain Keras's defaults");
     harness.get_by_label("Train with Keras's defaults").click();

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use super::Parting;
 use crate::config::{ExperimentDraft, Flavour};
 use crate::run_folder::RunHistory;
+#[cfg(not(target_arch = "wasm32"))]
 use crate::sweep;
 
 /// A run that would test where a parting comes from, offered beside it.
@@ -82,8 +83,16 @@ fn quoted(path: &std::path::Path) -> String {
     }
 }
 
+/// The tests of `parting`'s likely cause: none in a page, which runs no sweeps and imports no
+/// other framework's logs.
+#[cfg(target_arch = "wasm32")]
+pub fn cause_tests(_runs: &[&RunHistory], _parting: &Parting) -> Vec<CauseTest> {
+    Vec::new()
+}
+
 /// The tests of `parting`'s likely cause between `runs[0]` and the run it names: none where
 /// neither run has a config (two imported logs) or nothing would change.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn cause_tests(runs: &[&RunHistory], parting: &Parting) -> Vec<CauseTest> {
     let (Some(a), Some(b)) = (runs.first(), runs.get(parting.run)) else {
         return Vec::new();
@@ -107,6 +116,7 @@ pub fn cause_tests(runs: &[&RunHistory], parting: &Parting) -> Vec<CauseTest> {
 
 /// The Kiln run under the imported run's framework's defaults (both frameworks' where its log
 /// does not say which framework wrote it), where they change something.
+#[cfg(not(target_arch = "wasm32"))]
 fn flavour_tests(
     kiln: &RunHistory,
     config: &ExperimentDraft,
@@ -141,29 +151,13 @@ fn flavour_tests(
 mod tests {
     use super::*;
     use crate::compare::compare;
-    use crate::run_folder::{EpochRow, ImportedSource};
+    use crate::run_folder::ImportedSource;
 
     fn curve(path: &str, accuracies: &[f64], config: Option<ExperimentDraft>) -> RunHistory {
         RunHistory {
             path: path.into(),
             config,
-            epochs: accuracies
-                .iter()
-                .enumerate()
-                .map(|(i, &accuracy)| EpochRow {
-                    epoch: i + 1,
-                    train_loss: None,
-                    train_accuracy: None,
-                    val_loss: Some(1.0),
-                    val_accuracy: Some(accuracy),
-                    test_loss: None,
-                    test_accuracy: None,
-                    epoch_secs: None,
-                    eval_secs: None,
-                    samples_per_sec: None,
-                })
-                .collect(),
-            ..RunHistory::default()
+            ..crate::compare::parting::tests::run(accuracies)
         }
     }
 

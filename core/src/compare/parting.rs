@@ -105,11 +105,13 @@ pub fn parting(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::run_folder::EpochRow;
 
-    fn run(accuracies: &[f64]) -> RunHistory {
+    /// A run whose epochs evaluated `accuracies` on validation, one per epoch from 1: what
+    /// partings are found from (its config and folder are the caller's to set).
+    pub(in crate::compare) fn run(accuracies: &[f64]) -> RunHistory {
         RunHistory {
             epochs: accuracies
                 .iter()

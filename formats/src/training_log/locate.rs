@@ -331,8 +331,6 @@ fn framework_of_csv(text: &str) -> Framework {
     }
 }
 
-/// Adds a log read from `source` as the run `name`.
-
 /// The name of a run read from a file: its stem (`training` for `training.log`), or for
 /// Lightning's `metrics.csv` its folder's name (`version_3`).
 fn run_name_of_file(file: &Path) -> String {

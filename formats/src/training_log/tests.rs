@@ -445,16 +445,15 @@ mod finding {
                 "config": {"name": "SGD", "learning_rate": 0.0010000000474974513, "weight_decay": null, "momentum": 0.0,
                     "nesterov": true, "use_ema": false, "ema_momentum": 0.99}},
                 "loss": "sparse_categorical_crossentropy", "metrics": ["accuracy"]}}"#;
-        let mut tree = MemoryFiles::new();
-        tree.insert(
-            "run/training.log",
-            b"epoch,accuracy,loss
-0,0.5,1.2
-"
-            .to_vec(),
-        )
-        .unwrap();
-        tree.insert("run/model.keras", keras_file(config)).unwrap();
+        // A Keras CSVLogger file with `model` saved beside it as `name`.
+        let beside = |name: &str, model: Vec<u8>| {
+            let mut tree = MemoryFiles::new();
+            let log = b"epoch,accuracy,loss\n0,0.5,1.2\n".to_vec();
+            tree.insert("run/training.log", log).unwrap();
+            tree.insert(format!("run/{name}"), model).unwrap();
+            tree
+        };
+        let tree = beside("model.keras", keras_file(config));
         let found = find_logs(&tree, Path::new("run/training.log")).unwrap();
         let log = &found.logs[0].log;
         let hparams: Vec<(&str, &str)> = log
@@ -480,17 +479,7 @@ mod finding {
             log.notes
         );
         // The config as model.to_json() writes it serves too; a cut .keras file is no stop.
-        let mut tree = MemoryFiles::new();
-        tree.insert(
-            "run/training.log",
-            b"epoch,accuracy,loss
-0,0.5,1.2
-"
-            .to_vec(),
-        )
-        .unwrap();
-        tree.insert("run/model.json", config.as_bytes().to_vec())
-            .unwrap();
+        let mut tree = beside("model.json", config.as_bytes().to_vec());
         let found = find_logs(&tree, Path::new("run/training.log")).unwrap();
         assert_eq!(
             found.logs[0].log.hparams[0],

@@ -171,8 +171,24 @@ fn a_labels_file_needs_its_file_and_its_named_columns_survive_the_form() {
         image_size: 48,
         path_column: Some("photo".into()),
         label_column: None,
+        label_separator: None,
+        multi_label: false,
     };
     assert_eq!(experiment.dataset, dataset);
+    // A config's multi-label reading survives *Use settings*.
+    let mut sets = config::ExperimentDraft {
+        dataset: dataset.clone(),
+        ..config::ExperimentDraft::default()
+    };
+    sets.dataset
+        .set_multi_label(Some("|".into()), true)
+        .unwrap();
+    let form_of_sets = SetupForm::from_draft(&sets);
+    assert_eq!(form_of_sets.label_sets, (Some("|".to_owned()), true));
+    assert_eq!(
+        form_of_sets.check().experiment.unwrap().dataset,
+        sets.dataset
+    );
     let draft = config::ExperimentDraft {
         dataset,
         ..config::ExperimentDraft::default()
