@@ -5,10 +5,8 @@
 use std::path::PathBuf;
 
 use super::Parting;
-use crate::config::{ExperimentDraft, Flavour};
+use crate::config::{self, ExperimentDraft, Flavour};
 use crate::run_folder::RunHistory;
-#[cfg(not(target_arch = "wasm32"))]
-use crate::sweep;
 
 /// A run that would test where a parting comes from, offered beside it.
 #[derive(Debug, Clone, PartialEq)]
@@ -83,23 +81,15 @@ fn quoted(path: &std::path::Path) -> String {
     }
 }
 
-/// The tests of `parting`'s likely cause: none in a page, which runs no sweeps and imports no
-/// other framework's logs.
-#[cfg(target_arch = "wasm32")]
-pub fn cause_tests(_runs: &[&RunHistory], _parting: &Parting) -> Vec<CauseTest> {
-    Vec::new()
-}
-
 /// The tests of `parting`'s likely cause between `runs[0]` and the run it names: none where
 /// neither run has a config (two imported logs) or nothing would change.
-#[cfg(not(target_arch = "wasm32"))]
 pub fn cause_tests(runs: &[&RunHistory], parting: &Parting) -> Vec<CauseTest> {
     let (Some(a), Some(b)) = (runs.first(), runs.get(parting.run)) else {
         return Vec::new();
     };
     match (&a.config, &b.config) {
         (Some(config_a), Some(config_b)) => {
-            let differ = !sweep::differences(config_a, config_b).causes.is_empty();
+            let differ = !config::differences(config_a, config_b).causes.is_empty();
             differ
                 .then(|| CauseTest::Explain {
                     a: a.path.clone(),
@@ -116,7 +106,6 @@ pub fn cause_tests(runs: &[&RunHistory], parting: &Parting) -> Vec<CauseTest> {
 
 /// The Kiln run under the imported run's framework's defaults (both frameworks' where its log
 /// does not say which framework wrote it), where they change something.
-#[cfg(not(target_arch = "wasm32"))]
 fn flavour_tests(
     kiln: &RunHistory,
     config: &ExperimentDraft,
@@ -131,10 +120,10 @@ fn flavour_tests(
         .into_iter()
         .filter_map(|flavour| {
             let flavoured = flavour.apply(config);
-            let changes: Vec<String> = sweep::differences(config, &flavoured)
+            let changes: Vec<String> = config::differences(config, &flavoured)
                 .causes
                 .iter()
-                .map(sweep::Difference::describe)
+                .map(config::Difference::describe)
                 .collect();
             (!changes.is_empty()).then(|| CauseTest::Flavour {
                 run: kiln.path.clone(),

@@ -4,6 +4,7 @@
 //! [`Experiment`] only through [`ExperimentDraft::validate`], so the loop never re-checks a value.
 
 mod choices;
+mod differences;
 mod draft;
 mod flavour;
 mod optimizer;
@@ -19,6 +20,7 @@ use std::fmt;
 pub use crate::selection::{Keep, Monitor, Validation};
 pub use crate::settings::Setting;
 pub use choices::{ClassWeights, FineTune, InputScaling, LossInput, Precision, ResizeFilter};
+pub use differences::{Difference, Differences, differences, value_text};
 pub use draft::{
     DEFAULT_TEST_SPLIT, DEFAULT_VAL_SPLIT, ExperimentDraft, MAX_BATCH_SIZE, MAX_CROP_PADDING,
     MAX_EPOCHS, MAX_HOLDOUT_SPLIT, MAX_PROFILE_STEPS,

@@ -18,9 +18,8 @@ pub mod runner;
 pub mod stats;
 pub mod tpe;
 
-pub use explain::{
-    Difference, Differences, ExplainReport, differences, explain_config, explain_name,
-};
+pub use crate::config::{Difference, Differences, differences};
+pub use explain::{ExplainReport, explain_config, explain_name};
 pub use plan::{Axis, PlanError, Search, Sweep, SweepSpec, Trial, Values};
 pub use plots::{SweepChart, write_charts};
 pub use proposals::{PROPOSALS_FILE, trial_score};

@@ -8,6 +8,7 @@
 use std::fmt::Write as _;
 
 use crate::config::ExperimentDraft;
+use crate::config::value_text;
 use crate::shuffle::ShuffleRng;
 
 use super::pruning::PruneRule;
@@ -225,18 +226,6 @@ pub fn setting_text(setting: &[(String, toml::Value)]) -> String {
         let _ = write!(text, "{key}={}", value_text(value));
     }
     text
-}
-
-/// A value as a person writes it: a string without quotes, a table or list inline.
-pub fn value_text(value: &toml::Value) -> String {
-    match value {
-        toml::Value::String(text) => text.clone(),
-        // 1e-8, not 0.00000001: an epsilon reads as people write it.
-        toml::Value::Float(x) if *x != 0.0 && (x.abs() < 1e-3 || x.abs() >= 1e6) => {
-            format!("{x:e}")
-        }
-        other => other.to_string(),
-    }
 }
 
 /// A sweep ready to run: its base config, what its `[sweep]` table asks, and every trial.

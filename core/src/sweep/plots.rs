@@ -10,8 +10,9 @@ use plotters::prelude::*;
 
 use crate::export::{ExportError, encode_png, register_font};
 
-use super::plan::{Values, get, value_text};
+use super::plan::{Values, get};
 use super::report::{SettingRow, SweepReport};
+use crate::config::value_text;
 
 /// Lines drawn on one axis's chart at most; more series are drawn as points with error bars.
 const MAX_SERIES: usize = 8;

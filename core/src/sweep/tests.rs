@@ -275,7 +275,7 @@ fn the_shipped_sweep_plans_a_grid_of_its_four_settings_over_three_seeds() {
 
 #[test]
 fn explain_lists_every_difference_defaults_included_and_a_new_kind_as_one() {
-    use super::explain::differences;
+    use crate::config::differences;
     let a = crate::config::ExperimentDraft::from_toml(BASE, "a").unwrap();
     let b = crate::config::ExperimentDraft::from_toml(
         "name = \"other\"\nepochs = 1\nlr = 0.1\nseed = 3\ninput_scaling = \"raw\"\ndevice = \"cpu\"\n\n[model]\nkind = \"cnn\"\n\n[optimizer]\nkind = \"adam\"\nepsilon = 1e-7\n",
@@ -300,7 +300,7 @@ fn explain_lists_every_difference_defaults_included_and_a_new_kind_as_one() {
 
 #[test]
 fn explain_names_framework_defaults_neither_model_uses_and_leaves_them_off_the_path() {
-    use super::explain::differences;
+    use crate::config::differences;
     let keras = |model: &str| {
         crate::config::ExperimentDraft::from_toml(
             &format!(
