@@ -1833,3 +1833,61 @@ fn a_log_whose_series_no_convention_names_is_imported_as_the_figures_the_person_
     assert!(epochs.contains("0.625"), "{epochs}");
     assert!(!epochs.contains("0.7"), "objective was left out: {epochs}");
 }
+
+#[test]
+fn a_labels_file_read_as_label_sets_from_setup_shows_its_labels_together_in_the_data_view() {
+    let root = scratch_dir("gui-label-sets");
+    let mut rows = String::from("path,tags\n");
+    for i in 0..12u8 {
+        let name = format!("{i}.png");
+        std::fs::write(root.join(&name), kiln_test_support::grey_png(i * 20)).unwrap();
+        rows.push_str(&format!(
+            "{name},{}\n",
+            if i % 3 == 0 { "sky|sea" } else { "sky" }
+        ));
+    }
+    let labels = root.join("labels.csv");
+    std::fs::write(&labels, rows).unwrap();
+    let runs_dir = root.join("runs");
+    let mut harness = app_harness(&runs_dir);
+    let mut form = small_run_form("sets", 1, 4);
+    form.dataset = DatasetKind::LabelsFile;
+    form.labels_file = Some(labels);
+    harness.state_mut().form = form;
+    harness.run();
+    // `|` parts this file's labels: until Setup says so, `sky|sea` is one label of its own.
+    let separator = || {
+        egui_kittest::kittest::by()
+            .role(egui::accesskit::Role::TextInput)
+            .label("Label separator")
+    };
+    harness.get(separator()).focus();
+    harness.run();
+    harness.get(separator()).type_text("|");
+    harness.run();
+    harness.get_by_label("Several labels per image").click();
+    harness.run();
+    let dataset = harness
+        .state()
+        .form
+        .check()
+        .experiment
+        .unwrap()
+        .dataset
+        .clone();
+    assert_eq!(
+        dataset,
+        kiln_core::data::DatasetSpec::LabelsFile {
+            path: root.join("labels.csv"),
+            image_size: 32,
+            path_column: None,
+            label_column: None,
+            label_separator: Some("|".into()),
+            multi_label: true,
+        }
+    );
+    harness.get_by_label("Look at the data…").click();
+    harness.step();
+    step_until_label(&mut harness, "several labels per image:", 60);
+    harness.get_by_label_contains("`sea` and `sky` together on");
+}

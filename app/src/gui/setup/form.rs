@@ -212,9 +212,10 @@ pub struct SetupForm {
     pub path_column: String,
     /// The header of the labels file's column of labels; blank finds it.
     pub label_column: String,
-    /// How the labels file parts several labels in a cell, and whether it is read as label
-    /// sets, as the config said (kept so *Use settings* gives them back).
-    pub label_sets: (Option<String>, bool),
+    /// What parts several labels in one cell of the labels file; blank is `;`.
+    pub label_separator: String,
+    /// Read each image's labels as a set even where each row gives one.
+    pub multi_label: bool,
     /// Architecture choice.
     pub model: ModelKind,
     /// MLP activation.
@@ -307,7 +308,7 @@ impl SetupForm {
         };
         let (mut folder, mut labels_file) = (None, None);
         let (mut path_column, mut label_column) = (String::new(), String::new());
-        let mut label_sets = (None, false);
+        let (mut label_separator_text, mut multi) = (String::new(), false);
         let (dataset, folder_image_size) = match &draft.dataset {
             DatasetSpec::Synthetic => (DatasetKind::Synthetic, DEFAULT_FOLDER_IMAGE_SIZE_PX),
             DatasetSpec::Mnist => (DatasetKind::Mnist, DEFAULT_FOLDER_IMAGE_SIZE_PX),
@@ -326,7 +327,8 @@ impl SetupForm {
                 multi_label,
             } => {
                 labels_file = Some(path.clone());
-                label_sets = (label_separator.clone(), *multi_label);
+                label_separator_text = label_separator.clone().unwrap_or_default();
+                multi = *multi_label;
                 path_column = path_header.clone().unwrap_or_default();
                 label_column = label_header.clone().unwrap_or_default();
                 (DatasetKind::LabelsFile, *image_size)
@@ -396,7 +398,8 @@ impl SetupForm {
             labels_file,
             path_column,
             label_column,
-            label_sets,
+            label_separator: label_separator_text,
+            multi_label: multi,
             model,
             activation,
             vgg_batch_norm,
@@ -520,8 +523,9 @@ impl SetupForm {
                         image_size,
                         path_column: header(&self.path_column),
                         label_column: header(&self.label_column),
-                        label_separator: self.label_sets.0.clone(),
-                        multi_label: self.label_sets.1,
+                        label_separator: Some(self.label_separator.clone())
+                            .filter(|s| !s.is_empty()),
+                        multi_label: self.multi_label,
                     },
                     None => {
                         errors.insert(

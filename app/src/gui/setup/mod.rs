@@ -187,15 +187,35 @@ fn labels_file_rows_ui(
     ];
     for (label, help, text) in columns {
         if found_row(ui, label, help) {
-            ui.label(label).on_hover_text(help);
+            let label = ui.label(label).on_hover_text(help);
             let response = ui.add(
                 egui::TextEdit::singleline(text)
                     .hint_text("found by its name")
                     .desired_width(120.0),
             );
-            response.on_hover_text(help);
+            response.labelled_by(label.id).on_hover_text(help);
             ui.end_row();
         }
+    }
+    const SEPARATOR_HELP: &str = "What parts several labels in one label cell (cat;outdoor); blank is ;. A cell holding several, a JSON array or one 0/1 column per label gives each image a set of labels (multi-label): Look at the data counts each label's images and the labels that go together.";
+    if found_row(ui, "Label separator", SEPARATOR_HELP) {
+        let label = ui.label("Label separator").on_hover_text(SEPARATOR_HELP);
+        ui.add(
+            egui::TextEdit::singleline(&mut form.label_separator)
+                .hint_text(";")
+                .desired_width(40.0),
+        )
+        .labelled_by(label.id)
+        .on_hover_text(SEPARATOR_HELP);
+        ui.end_row();
+    }
+    const SETS_HELP: &str =
+        "Read each image's labels as a set (multi-label) even where every row gives one label.";
+    if found_row(ui, "Several labels per image", SETS_HELP) {
+        ui.label("");
+        ui.checkbox(&mut form.multi_label, "Several labels per image")
+            .on_hover_text(SETS_HELP);
+        ui.end_row();
     }
     typed_row(ui, form, Setting::FolderImageSize, errors);
 }

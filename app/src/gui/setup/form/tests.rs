@@ -184,7 +184,13 @@ fn a_labels_file_needs_its_file_and_its_named_columns_survive_the_form() {
         .set_multi_label(Some("|".into()), true)
         .unwrap();
     let form_of_sets = SetupForm::from_draft(&sets);
-    assert_eq!(form_of_sets.label_sets, (Some("|".to_owned()), true));
+    assert_eq!(
+        (
+            form_of_sets.label_separator.as_str(),
+            form_of_sets.multi_label
+        ),
+        ("|", true)
+    );
     assert_eq!(
         form_of_sets.check().experiment.unwrap().dataset,
         sets.dataset
