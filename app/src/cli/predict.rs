@@ -32,7 +32,9 @@ pub struct PredictArgs {
     #[arg(long = "batch-size", id = "images_per_pass", value_name = "N", default_value_t = DEFAULT_BATCH as u32, value_parser = clap::value_parser!(u32).range(1..=4096))]
     batch_size: u32,
     /// Also put each image into DIR/<its likeliest class>/, by --copy or --link; the originals
-    /// are never moved, renamed or overwritten.
+    /// are never moved, renamed or overwritten. An unreadable image is a CSV row with its
+    /// reason and leaves the exit status 0; one that cannot be placed (a full disk, links not
+    /// allowed) is named and the command exits 1 after the CSV is written.
     #[arg(long, value_name = "DIR")]
     sort_into: Option<PathBuf>,
     /// With --sort-into: copy the images.
