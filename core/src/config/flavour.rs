@@ -1,6 +1,8 @@
 //! A framework's defaults laid over any draft: what the `-pytorch` and `-keras` presets write
 //! out, applied to a person's own settings to test whether the defaults explain a gap.
 
+use std::sync::OnceLock;
+
 use super::{ExperimentDraft, FRAMEWORK_DEFAULTS, OptimizerSpec, preset};
 
 /// A framework whose defaults Kiln can train under.
@@ -50,15 +52,22 @@ impl Flavour {
         }
     }
 
+    /// The shipped flavour preset the defaults are written in, with their sources (one copy of
+    /// each value), parsed once: the compare view lays flavours over runs every frame.
+    fn defaults_source(self) -> Option<&'static ExperimentDraft> {
+        static SOURCES: [OnceLock<Option<ExperimentDraft>>; 2] = [OnceLock::new(), OnceLock::new()];
+        SOURCES[self as usize]
+            .get_or_init(|| preset(&format!("fashion-mlp-{}", self.word())).ok())
+            .as_ref()
+    }
+
     /// `draft` with this framework's value of every setting in [`FRAMEWORK_DEFAULTS`] and its
     /// Adam ε, named for the flavour (`mine-keras`, or `-pytorch` swapped for `-keras`);
     /// everything else (model, data, optimizer, learning rate…) stays as it was.
     pub fn apply(self, draft: &ExperimentDraft) -> ExperimentDraft {
-        // The shipped flavour presets are where the defaults are written, with their sources;
-        // reading them back keeps one copy of each value.
         // Both presets parse and every value a row shows reads back into it: the unit tests
         // below read each flavour onto each preset, so neither branch is left silently here.
-        let Ok(source) = preset(&format!("fashion-mlp-{}", self.word())) else {
+        let Some(source) = self.defaults_source() else {
             return draft.clone();
         };
         let mut out = draft.clone();
@@ -68,7 +77,7 @@ impl Flavour {
             .unwrap_or(&draft.name);
         out.name = format!("{stem}-{}", self.word());
         for row in FRAMEWORK_DEFAULTS.iter().filter_map(|s| s.row()) {
-            let _ = row.read_into(&mut out, &row.show(&source));
+            let _ = row.read_into(&mut out, &row.show(source));
         }
         let epsilon = match self {
             Flavour::PyTorch => 1e-8,

@@ -202,10 +202,7 @@ pub fn inspect(data: &ImageDataset) -> DataReport {
     let splits = [&data.train, &data.val, &data.test];
     let classes = data.num_classes();
     // A multi-label set counts an image once for each of its labels.
-    let counts = splits.map(|split| match data.is_multi_label() {
-        true => split.label_counts(classes),
-        false => split.class_counts(classes),
-    });
+    let counts = splits.map(|split| split.label_counts(classes));
     DataReport {
         name: data.name.clone(),
         shape: data.shape.chw(),
