@@ -77,6 +77,28 @@ fn median_round(mut reports: Vec<BenchReport>) -> Option<BenchReport> {
     Some(report)
 }
 
+/// The sentence that splits the naive loop's `gap_ms` against Kiln's `kiln_ms` per step, of
+/// which the habits taken up alone add `alone_ms`. On a quiet device the naive loop can time
+/// within the noise of Kiln's or below it, and the sentence says so rather than splitting noise.
+fn verdict(kiln_ms: f64, gap_ms: f64, alone_ms: f64, largest: &str) -> String {
+    let within = 0.05 * kiln_ms;
+    if gap_ms.abs() <= within {
+        format!(
+            "on this device the naive loop's step is within 5 % of Kiln's ({gap_ms:+.3} ms): none of its habits costs much here. The largest alone: {largest}."
+        )
+    } else if gap_ms < 0.0 {
+        format!(
+            "on this device the naive loop's step timed {:.3} ms below Kiln's: more than the 5 % these timings wander, so rerun with more --steps before reading the habits. The largest alone: {largest}.",
+            -gap_ms
+        )
+    } else {
+        format!(
+            "per training step the habits alone add {alone_ms:.3} ms of the naive loop's {gap_ms:+.3} ms against Kiln's; the other {:.3} ms is how they compound. The largest alone: {largest}.",
+            gap_ms - alone_ms
+        )
+    }
+}
+
 /// The table of every loop against Kiln's, and the sentence splitting the naive loop's gap.
 fn table(measured: &[(String, BenchReport)]) -> String {
     let (Some((_, kiln)), Some((_, naive))) = (measured.first(), measured.last()) else {
@@ -116,22 +138,49 @@ fn table(measured: &[(String, BenchReport)]) -> String {
         .max_by(|a, b| extra(&a.1).total_cmp(&extra(&b.1)))
         .map(|(name, r)| format!("{} ({:+.3} ms)", name.trim_start_matches("+ "), extra(r)))
         .unwrap_or_default();
-    if gap.abs() <= 0.05 * kiln.median_step_ms {
-        let _ = writeln!(
-            text,
-            "on this device the naive loop's step is within 5 % of Kiln's ({gap:+.3} ms): none of its habits costs much here. The largest alone: {largest}."
-        );
-    } else {
-        let _ = writeln!(
-            text,
-            "per training step the habits alone add {alone:.3} ms of the naive loop's {gap:+.3} ms against Kiln's; the other {:.3} ms is how they compound. The largest alone: {largest}.",
-            gap - alone
-        );
-    }
+    let _ = writeln!(
+        text,
+        "{}",
+        verdict(kiln.median_step_ms, gap, alone, &largest)
+    );
     let _ = writeln!(
         text,
         "(each loop's median over {ROUNDS} rounds of every loop in turn, each round's step time the median of windows of {} steps closed by one device sync)",
         bench::WINDOW_STEPS
     );
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::verdict;
+
+    #[test]
+    fn a_gap_within_five_percent_of_kilns_step_is_called_noise_not_split() {
+        let said = verdict(10.0, 0.3, 0.8, "x (+0.4 ms)");
+        assert!(said.contains("within 5 % of Kiln's (+0.300 ms)"), "{said}");
+        assert!(said.ends_with("The largest alone: x (+0.4 ms)."), "{said}");
+    }
+
+    #[test]
+    fn a_naive_loop_faster_than_kilns_asks_for_more_steps_rather_than_splitting() {
+        let said = verdict(10.0, -1.2, 0.0, "x (-0.1 ms)");
+        assert!(said.contains("1.200 ms below Kiln's"), "{said}");
+        assert!(said.contains("more --steps"), "{said}");
+    }
+
+    #[test]
+    fn a_real_gap_is_split_into_the_habits_alone_and_their_compounding() {
+        let said = verdict(10.0, 6.0, 4.5, "x (+3.0 ms)");
+        assert!(
+            said.starts_with(
+                "per training step the habits alone add 4.500 ms of the naive loop's +6.000 ms"
+            ),
+            "{said}"
+        );
+        assert!(
+            said.contains("the other 1.500 ms is how they compound"),
+            "{said}"
+        );
+    }
 }

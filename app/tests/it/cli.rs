@@ -1397,10 +1397,9 @@ fn explain_loop_splits_the_naive_loops_slowdown_habit_by_habit() {
     );
     assert!(said.contains("+ the loss read every step"), "{said}");
     assert!(said.contains("+ evaluation synced per batch"), "{said}");
-    assert!(
-        said.contains("per training step the habits alone add"),
-        "{said}"
-    );
+    // Which sentence follows depends on the machine's timings (a quiet CPU can time the naive
+    // loop within 5 % of Kiln's); each names the largest habit alone.
+    assert!(said.contains(". The largest alone: "), "{said}");
     // Two configs and --loop are two questions.
     let output = kiln(&["explain", "--loop", "a.toml", "b.toml"]);
     assert!(!output.status.success());
