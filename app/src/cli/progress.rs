@@ -5,6 +5,7 @@ use std::io::{IsTerminal, Write};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use kiln_core::config::Experiment;
+use kiln_core::results::multi_label::LabelReport;
 use kiln_core::results::{ClassMetrics, ClassReport};
 use kiln_core::selection::ValidatedOn;
 use kiln_core::train::{RunOutcome, TrainEvent};
@@ -138,6 +139,13 @@ impl Reporter {
                 self.line(&report_table("test report", &p.class_names, &p.report()));
                 *self.class_names.borrow_mut() = p.class_names.clone();
             }
+            TrainEvent::LabelPredictions(p) => {
+                self.line(&label_report_table(
+                    "test report, per label",
+                    &p.label_names,
+                    &p.report(),
+                ));
+            }
             TrainEvent::Finished(s) => {
                 let outcome = match s.outcome {
                     RunOutcome::Completed => "done",
@@ -145,9 +153,16 @@ impl Reporter {
                     RunOutcome::Diverged => "diverged",
                     RunOutcome::Failed => "failed",
                 };
-                let accuracy = s
+                let mut accuracy = s
                     .final_test_accuracy
                     .map_or_else(|| "-".to_owned(), |a| format!("{:.2} %", a * 100.0));
+                if let Some(report) = &s.label_report {
+                    // Several labels per image: the accuracy is of label decisions.
+                    accuracy = format!(
+                        "mAP {:.4}, label accuracy {accuracy}",
+                        report.mean_average_precision
+                    );
+                }
                 let steady = s.steady_rate().map_or_else(
                     || "no window after warm-up".to_owned(),
                     |r| format!("{r:.0} samples/s"),
@@ -238,6 +253,50 @@ fn report_table(title: &str, class_names: &[String], report: &ClassReport) -> St
     if let Some(top_5) = report.top_5_accuracy {
         text.push_str(&format!(", top-5 accuracy {top_5:.4}"));
     }
+    text
+}
+
+/// A multi-label run's report under `title`: per label its precision, recall and F1 at its
+/// threshold, support, average precision and threshold; then the averages and whole-set figures.
+fn label_report_table(title: &str, label_names: &[String], report: &LabelReport) -> String {
+    let width = label_names
+        .iter()
+        .map(|n| n.chars().count())
+        .chain([12])
+        .max()
+        .unwrap_or(12);
+    let mut text = format!(
+        "{title}:\n  {:>width$}  precision  recall  f1-score  support  avg prec  threshold",
+        ""
+    );
+    let mut row = |name: &str, m: &ClassMetrics, ap: Option<f64>, threshold: Option<f32>| {
+        let ap = ap.map_or_else(|| "-".to_owned(), |ap| format!("{ap:.4}"));
+        let threshold = threshold.map_or_else(String::new, |t| format!("{t:.4}"));
+        text.push_str(&format!(
+            "\n  {name:>width$}  {:>9.4}  {:>6.4}  {:>8.4}  {:>7}  {ap:>8}  {threshold:>9}",
+            m.precision, m.recall, m.f1, m.support
+        ));
+    };
+    for (name, label) in label_names.iter().zip(&report.per_label) {
+        row(
+            name,
+            &label.at_threshold,
+            label.average_precision,
+            Some(label.threshold),
+        );
+    }
+    row("micro avg", &report.micro_avg, None, None);
+    row(
+        "macro avg",
+        &report.macro_avg,
+        Some(report.mean_average_precision),
+        None,
+    );
+    row("weighted avg", &report.weighted_avg, None, None);
+    text.push_str(&format!(
+        "\n  {:>width$}  mAP {:.4}, subset accuracy {:.4}, Hamming loss {:.4}",
+        "", report.mean_average_precision, report.subset_accuracy, report.hamming_loss
+    ));
     text
 }
 

@@ -67,6 +67,8 @@ pub struct Session {
     pub warnings: Vec<String>,
     /// Every test image's prediction, once a run has completed.
     pub predictions: Option<TestPredictions>,
+    /// In a multi-label set, every test image's probability per label, once a run has completed.
+    pub label_predictions: Option<Box<kiln_core::results::multi_label::LabelPredictions>>,
     /// Where the run stands.
     pub state: SessionState,
     /// Seconds to the first finished step, once known.
@@ -166,6 +168,7 @@ impl Session {
             last_progress: None,
             warnings: Vec::new(),
             predictions: None,
+            label_predictions: None,
             state: SessionState::Preparing("loading data…".to_owned()),
             warmup_secs: None,
             epochs,
@@ -247,6 +250,9 @@ impl Session {
             // The summary that follows carries the test figures.
             TrainEvent::Tested(_) => {}
             TrainEvent::Predictions(predictions) => self.predictions = Some(predictions),
+            TrainEvent::LabelPredictions(predictions) => {
+                self.label_predictions = Some(predictions);
+            }
             TrainEvent::Finished(summary) => {
                 self.warmup_secs = Some(summary.warmup_secs);
                 self.state = SessionState::Finished(summary.outcome);

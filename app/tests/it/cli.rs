@@ -1803,8 +1803,7 @@ fn a_log_validated_on_the_test_set_imports_its_figures_as_test_figures() {
 }
 
 #[test]
-fn a_multi_label_labels_file_is_inspected_label_by_label_and_training_on_it_says_it_is_not_yet_trained()
- {
+fn a_multi_label_labels_file_is_inspected_label_by_label_and_trains_with_a_probability_per_label() {
     let dir = scratch_dir("multi-label");
     let mut rows = String::from("path,tags,split\n");
     // 30 images: `sky` on every one, `sea` on every other, `boat` on three.
@@ -1836,19 +1835,63 @@ fn a_multi_label_labels_file_is_inspected_label_by_label_and_training_on_it_says
         assert!(said.contains(line), "{line}\nin\n{said}");
     }
     assert!(said.lines().any(|l| l.starts_with("label ")), "{said}");
+    let runs = dir.join("runs");
     let output = kiln(&[
         "train",
         "--dataset",
         &spec,
         "--epochs",
-        "1",
+        "2",
         "--device",
         "cpu",
+        "--threshold",
+        "per-label",
+        "--batch-size",
+        "8",
+        "--model",
+        "mlp:8",
+        "--runs-dir",
+        runs.to_str().unwrap(),
     ]);
-    assert!(!output.status.success());
-    assert!(
-        stderr(&output).contains("its images have several labels each (a multi-label set)"),
-        "{}",
-        stderr(&output)
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(said.contains("test report, per label:"), "{said}");
+    assert!(said.contains("subset accuracy"), "{said}");
+    assert!(said.contains("mAP "), "{said}");
+    let folder = only_run_folder(&runs);
+    let predictions = std::fs::read_to_string(folder.join("predictions.csv")).unwrap();
+    let mut lines = predictions.lines();
+    assert_eq!(
+        lines.next(),
+        Some(r#"index,file,"true boat","true sea","true sky","p boat","p sea","p sky""#)
     );
+    // Five test images (25 to 29), each with its file, its labels as 0/1 and a probability each.
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 5, "{predictions}");
+    for row in &rows {
+        assert_eq!(row.len(), 8, "{row:?}");
+        assert_eq!(row[4], "1", "every image has `sky`: {row:?}");
+        for p in &row[5..] {
+            let p: f32 = p.parse().unwrap();
+            assert!((0.0..=1.0).contains(&p), "{row:?}");
+        }
+    }
+    let report = std::fs::read_to_string(folder.join("report.csv")).unwrap();
+    assert!(
+        report.starts_with(
+            "label,precision,recall,f1,support,average_precision,threshold\n\"boat\","
+        ),
+        "{report}"
+    );
+    for row in [
+        "micro avg,",
+        "macro avg,",
+        "weighted avg,",
+        "subset accuracy,",
+        "hamming loss,",
+    ] {
+        assert!(report.contains(row), "{row} in {report}");
+    }
+    let summary = std::fs::read_to_string(folder.join("summary.json")).unwrap();
+    assert!(summary.contains("\"label_report\""), "{summary}");
 }

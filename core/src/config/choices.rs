@@ -24,6 +24,19 @@ crate::settings::choice! {
 }
 
 crate::settings::choice! {
+    /// Where a multi-label model's probability turns into "has the label".
+    Threshold for Threshold {
+        /// 0.5 for every label.
+        #[default]
+        Half => "0.5", "0.5",
+        /// Per label, the probability with the best F1 on the validation images.
+        PerLabel => "per-label", "per label, best F1 on validation",
+        /// One probability for every label, the best F1 of all decisions on validation.
+        Shared => "shared", "one for all, best F1 on validation",
+    }
+}
+
+crate::settings::choice! {
     /// How raw 0–255 pixel bytes become the network's input.
     InputScaling for InputScaling {
         /// Divide by 255, as PyTorch's `ToTensor` does.

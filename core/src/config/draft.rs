@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     ClassWeights, ConfigError, FineTune, InputScaling, Keep, LossInput, Monitor, OptimizerSpec,
-    Precision, ResizeFilter, Schedule, Validation, WeightDecayMode,
+    Precision, ResizeFilter, Schedule, Threshold, Validation, WeightDecayMode,
 };
 use crate::data::DatasetSpec;
 use crate::device::DeviceChoice;
@@ -112,6 +112,8 @@ pub struct ExperimentDraft {
     pub keep: Keep,
     /// How each class weighs in the training loss.
     pub class_weights: ClassWeights,
+    /// Where a multi-label model's probability gives an image the label.
+    pub threshold: Threshold,
 }
 
 impl Default for ExperimentDraft {
@@ -165,6 +167,7 @@ impl Default for ExperimentDraft {
             min_delta: 0.0,
             keep: Keep::Best,
             class_weights: ClassWeights::None,
+            threshold: Threshold::Half,
         }
     }
 }

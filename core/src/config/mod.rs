@@ -19,7 +19,9 @@ use std::fmt;
 
 pub use crate::selection::{Keep, Monitor, Validation};
 pub use crate::settings::Setting;
-pub use choices::{ClassWeights, FineTune, InputScaling, LossInput, Precision, ResizeFilter};
+pub use choices::{
+    ClassWeights, FineTune, InputScaling, LossInput, Precision, ResizeFilter, Threshold,
+};
 pub use differences::{Difference, Differences, differences, value_text};
 pub use draft::{
     DEFAULT_TEST_SPLIT, DEFAULT_VAL_SPLIT, ExperimentDraft, MAX_BATCH_SIZE, MAX_CROP_PADDING,

@@ -172,11 +172,11 @@ impl Experiment {
                 "the training split has no image",
             ));
         }
-        if data.is_multi_label() {
+        if data.is_multi_label() && !self.data_parallel.is_empty() {
             return Err(invalid(
                 Setting::Dataset,
                 &self.dataset,
-                "its images have several labels each (a multi-label set): `kiln data inspect` reads it (each label's images, the labels that go together), but Kiln trains one label per image so far; give each row one label to train on it",
+                "its images have several labels each (a multi-label set), which Kiln trains on one device so far; give one device",
             ));
         }
         if self.batch_size > data.train.len() {

@@ -8,9 +8,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::ClassMetrics;
+use crate::config::Threshold;
 
 /// A split's scores: each image's probability per label (a sigmoid's), and its true labels.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LabelScores {
     /// How many labels.
     pub labels: usize,
@@ -114,6 +115,71 @@ pub fn best_thresholds(validation: &LabelScores) -> Vec<f32> {
                 .map_or(0.5, |(_, threshold)| threshold)
         })
         .collect()
+}
+
+/// The one threshold for every label that gives the best F1 of all (image, label) decisions
+/// pooled (micro F1) on `validation`; 0.5 when no threshold gives any right label.
+pub fn best_shared_threshold(validation: &LabelScores) -> f32 {
+    let truth: Vec<bool> = (0..validation.images())
+        .flat_map(|image| {
+            let set = &validation.truth[image];
+            (0..validation.labels).map(move |label| set.contains(&(label as u8)))
+        })
+        .collect();
+    let scores = &validation.probabilities;
+    let mut candidates = scores.clone();
+    candidates.sort_by(|a, b| b.total_cmp(a));
+    candidates.dedup();
+    candidates
+        .into_iter()
+        .map(|threshold| (f1_at(scores, &truth, threshold), threshold))
+        .filter(|(f1, _)| *f1 > 0.0)
+        .max_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)))
+        .map_or(0.5, |(_, threshold)| threshold)
+}
+
+/// The thresholds `choice` asks for: 0.5 for every label, or chosen on `validation` (never on
+/// test) per label or one for all; 0.5 where there are no validation images to choose on.
+pub fn thresholds(choice: Threshold, labels: usize, validation: Option<&LabelScores>) -> Vec<f32> {
+    match (choice, validation.filter(|v| v.images() > 0)) {
+        (Threshold::PerLabel, Some(validation)) => best_thresholds(validation),
+        (Threshold::Shared, Some(validation)) => vec![best_shared_threshold(validation); labels],
+        _ => vec![0.5; labels],
+    }
+}
+
+/// A multi-label run's test images as its kept model scored them, and where it draws the line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LabelPredictions {
+    /// The labels' names, in label order.
+    pub label_names: Vec<String>,
+    /// The test images' probabilities and true labels.
+    pub scores: LabelScores,
+    /// Per label, the probability at or above which an image is given it.
+    pub thresholds: Vec<f32>,
+    /// The file each test image was read from, where the data set names one.
+    pub files: Vec<std::path::PathBuf>,
+}
+
+impl LabelPredictions {
+    /// The test report at the run's thresholds.
+    pub fn report(&self) -> LabelReport {
+        report(&self.scores, &self.thresholds)
+    }
+
+    /// The labels the model gives image `image`, in label order.
+    pub fn given(&self, image: usize) -> Vec<usize> {
+        let labels = self.scores.labels;
+        (0..labels)
+            .filter(|&label| {
+                let threshold = self.thresholds.get(label).copied().unwrap_or(0.5);
+                self.scores
+                    .probabilities
+                    .get(image * labels + label)
+                    .is_some_and(|&p| p >= threshold)
+            })
+            .collect()
+    }
 }
 
 /// F1 of calling an image positive when its score is at or above `threshold`.

@@ -15,6 +15,7 @@ use super::{
 };
 use crate::atomic_file::write_atomically;
 use crate::config::Experiment;
+use crate::results::multi_label::{LabelPredictions, LabelReport};
 use crate::results::{ClassMetrics, ClassReport, TestPredictions};
 use crate::train::{RunSummary, TrainEvent};
 
@@ -227,6 +228,7 @@ impl RunFolder {
                 self.append_all(records)
             }
             TrainEvent::Predictions(predictions) => self.write_predictions(predictions),
+            TrainEvent::LabelPredictions(predictions) => self.write_label_predictions(predictions),
             TrainEvent::Finished(summary) => self.write_summary(summary),
             // The test result reaches the folder with the summary.
             TrainEvent::Started(_)
@@ -312,7 +314,6 @@ impl RunFolder {
         }
         self.write(PREDICTIONS_FILE, rows.as_bytes())?;
 
-        let quote = |name: &str| format!("\"{}\"", name.replace('"', "\"\""));
         let mut table = String::from("true \\ predicted");
         for name in &predictions.class_names {
             table.push(',');
@@ -336,6 +337,46 @@ impl RunFolder {
         self.write(REPORT_FILE, report.as_bytes())
     }
 
+    /// Writes a multi-label run's `predictions.csv` (per test image, its file, whether it has
+    /// each label as 0/1, then each label's probability) and `report.csv` (per label, then the
+    /// averages, mAP, subset accuracy and Hamming loss), each atomically. Label names go in the
+    /// header as `true NAME` and `p NAME`, quoted.
+    pub fn write_label_predictions(
+        &self,
+        predictions: &LabelPredictions,
+    ) -> Result<(), FolderError> {
+        let names = &predictions.label_names;
+        let scores = &predictions.scores;
+        let mut rows = String::from("index,file");
+        for prefix in ["true", "p"] {
+            for name in names {
+                rows.push(',');
+                rows.push_str(&quote(&format!("{prefix} {name}")));
+            }
+        }
+        rows.push('\n');
+        for image in 0..scores.images() {
+            let file = predictions
+                .files
+                .get(image)
+                .map(|f| quote(&f.to_string_lossy()))
+                .unwrap_or_default();
+            rows.push_str(&format!("{image},{file}"));
+            for label in 0..scores.labels {
+                let has = scores.truth[image].contains(&(label as u8));
+                rows.push_str(if has { ",1" } else { ",0" });
+            }
+            for label in 0..scores.labels {
+                let p = scores.probabilities[image * scores.labels + label];
+                rows.push_str(&format!(",{p}"));
+            }
+            rows.push('\n');
+        }
+        self.write(PREDICTIONS_FILE, rows.as_bytes())?;
+        let report = label_report_csv(names, &predictions.report());
+        self.write(REPORT_FILE, report.as_bytes())
+    }
+
     /// Writes `summary.json` atomically.
     pub fn write_summary(&self, summary: &RunSummary) -> Result<(), FolderError> {
         let mut text = serde_json::to_string_pretty(summary)
@@ -353,6 +394,47 @@ fn new_event_files() -> EventFiles {
     #[cfg(target_arch = "wasm32")]
     let pid = 0;
     EventFiles::new(now_secs() as u64, pid)
+}
+
+/// `name` as one CSV cell: quoted, its quotes doubled (a person chose it; it may hold commas).
+fn quote(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// A multi-label run's `report.csv`: per label its precision, recall and F1 at its threshold,
+/// its support, average precision and threshold; then the micro, macro and weighted averages
+/// (the macro row's average precision is the mAP), subset accuracy and Hamming loss.
+fn label_report_csv(label_names: &[String], report: &LabelReport) -> String {
+    let mut text = String::from("label,precision,recall,f1,support,average_precision,threshold\n");
+    let mut row = |name: String, m: &ClassMetrics, ap: Option<f64>, threshold: Option<f32>| {
+        let ap = ap.map(|ap| format!("{ap:.6}")).unwrap_or_default();
+        let threshold = threshold.map(|t| t.to_string()).unwrap_or_default();
+        text.push_str(&format!(
+            "{name},{:.6},{:.6},{:.6},{},{ap},{threshold}\n",
+            m.precision, m.recall, m.f1, m.support
+        ));
+    };
+    for (name, label) in label_names.iter().zip(&report.per_label) {
+        row(
+            quote(name),
+            &label.at_threshold,
+            label.average_precision,
+            Some(label.threshold),
+        );
+    }
+    row("micro avg".to_owned(), &report.micro_avg, None, None);
+    row(
+        "macro avg".to_owned(),
+        &report.macro_avg,
+        Some(report.mean_average_precision),
+        None,
+    );
+    row("weighted avg".to_owned(), &report.weighted_avg, None, None);
+    text.push_str(&format!(
+        "subset accuracy,,,{:.6},,,\nhamming loss,,,{:.6},,,\n",
+        report.subset_accuracy, report.hamming_loss
+    ));
+    text
 }
 
 /// `report.csv`: scikit-learn's classification report as a table, one row per class, then the

@@ -7,7 +7,7 @@ use super::{Range, Row, Section, choice_of, number, switch_of};
 use crate::config::{
     ClassWeights, FineTune, InputScaling, Keep, LossInput, MAX_BATCH_SIZE, MAX_CROP_PADDING,
     MAX_EPOCHS, MAX_HOLDOUT_SPLIT, MAX_PROFILE_STEPS, Monitor, OptimizerSpec, Precision,
-    ResizeFilter, Validation, WeightDecayMode,
+    ResizeFilter, Threshold, Validation, WeightDecayMode,
 };
 use crate::model::{BatchNormInit, ConvInit, ConvPadding, InitScheme};
 
@@ -190,6 +190,13 @@ settings! {
         choice_of!(class_weights: ClassWeights)
             .section(Section::Model)
             .legend("class weights");
+    /// Where a multi-label model gives an image a label.
+    Threshold => "threshold", "Threshold",
+        "In a data set of several labels per image, the sigmoid probability at or above which an image is given a label: 0.5 for every label, or chosen on the validation images (never on test), per label or one for all, where each gives the best F1.",
+        choice_of!(threshold: Threshold)
+            .section(Section::Model)
+            .legend("threshold")
+            .applies(|draft| matches!(draft.dataset, crate::data::DatasetSpec::LabelsFile { .. }));
 
     // Optimizer: the update rule, the rate and its schedule.
 

@@ -21,6 +21,7 @@ use kiln_shaders::BatchOptions;
 use super::TrainError;
 use super::pipeline::BatchSource;
 use super::step::batch_loss;
+use super::targets::Targets;
 use crate::config::LossInput;
 use crate::model::Classifier;
 
@@ -194,7 +195,8 @@ pub(crate) async fn read_scalar(tensor: Tensor<1>) -> Result<f64, TrainError> {
 /// Running sums of one epoch, kept on the device so reading them is the only sync.
 pub(super) struct DeviceTotals {
     loss_sum: Tensor<1>,
-    correct: Tensor<1, Int>,
+    /// Images right; a multi-label image counts its share of labels decided right.
+    correct: Tensor<1>,
     /// f16 steps whose gradients overflowed.
     overflowed: Tensor<1, Int>,
 }
@@ -204,7 +206,8 @@ pub(super) struct DeviceTotals {
 pub(super) struct Sums {
     /// Loss summed over every image (the batch means times the batch sizes).
     pub(super) loss_sum: f64,
-    /// Images classified right.
+    /// Images classified right (in a multi-label set, labels decided right over labels per
+    /// image).
     pub(super) correct: f64,
     /// f16 steps skipped because their gradients overflowed.
     pub(super) overflowed: u64,
@@ -228,11 +231,9 @@ impl DeviceTotals {
     }
 
     /// Adds a batch's loss and correct count, on the device.
-    pub(super) fn add(&mut self, logits: Tensor<2>, labels: Tensor<1, Int>, mean_loss: Tensor<1>) {
-        let batch = labels.dims()[0];
-        let predicted = logits.argmax(1).reshape([batch]);
-        let correct = predicted.equal(labels).int().sum();
-        self.correct = self.correct.clone() + correct;
+    pub(super) fn add(&mut self, logits: Tensor<2>, targets: Targets, mean_loss: Tensor<1>) {
+        let batch = targets.rows();
+        self.correct = self.correct.clone() + targets.right(logits);
         self.loss_sum = self.loss_sum.clone() + mean_loss.mul_scalar(batch as f64);
     }
 
@@ -306,10 +307,10 @@ impl EvalSplit<'_> {
         let model = model.valid();
         let loss_fn = burn::nn::loss::CrossEntropyLossConfig::new().init(device);
         for (start, end) in self.batches(span) {
-            let (images, labels) = self.split.range(start, end, self.options)?;
+            let (images, targets) = self.split.range(start, end, self.options)?;
             let logits = model.forward(images);
-            let loss = batch_loss(&loss_fn, loss_input, logits.clone(), labels.clone());
-            totals.add(logits, labels, loss);
+            let loss = batch_loss(&loss_fn, loss_input, logits.clone(), targets.clone());
+            totals.add(logits, targets, loss);
         }
         Ok(())
     }
@@ -326,8 +327,18 @@ impl EvalSplit<'_> {
         let model = model.valid();
         for (start, end) in self.batches(span) {
             let rows = end - start;
-            let (images, labels) = self.split.range(start, end, self.options)?;
-            let probabilities = burn::tensor::activation::softmax(model.forward(images), 1);
+            let (images, targets) = self.split.range(start, end, self.options)?;
+            let logits = model.forward(images);
+            let labels = match targets {
+                Targets::Classes(labels) => labels,
+                Targets::Sets(_) => {
+                    predicted
+                        .label_probabilities
+                        .push(burn::tensor::activation::sigmoid(logits));
+                    continue;
+                }
+            };
+            let probabilities = burn::tensor::activation::softmax(logits, 1);
             let classes = probabilities.dims()[1];
             let of_label = probabilities.clone().gather(1, labels.reshape([rows, 1]));
             let above = probabilities
@@ -357,6 +368,7 @@ impl EvalSplit<'_> {
 }
 
 /// What a model said about every image of a split.
+#[derive(Default)]
 pub(super) struct Predicted {
     /// The class it gave each image.
     pub(super) classes: Vec<u8>,
@@ -364,6 +376,9 @@ pub(super) struct Predicted {
     pub(super) confidence: Vec<f32>,
     /// How many classes it scored above the true one (0: right, below 5: in its top 5).
     pub(super) label_rank: Vec<u8>,
+    /// In a multi-label set (where the fields above stay empty), image by image, the sigmoid
+    /// probability of each label.
+    pub(super) label_probabilities: Vec<f32>,
 }
 
 /// A split's predictions, batch by batch, still on the device.
@@ -372,17 +387,28 @@ pub(super) struct PredictionTensors {
     classes: Vec<Tensor<1, Int>>,
     confidence: Vec<Tensor<1>>,
     label_rank: Vec<Tensor<1, Int>>,
+    /// A multi-label set's sigmoid probabilities, `[rows, labels]` per batch.
+    label_probabilities: Vec<Tensor<2>>,
 }
 
 impl PredictionTensors {
     /// The predictions, read back in one transaction.
     pub(super) async fn read(self) -> Result<Predicted, TrainError> {
-        if self.classes.is_empty() {
+        if !self.label_probabilities.is_empty() {
+            let data = read_back(
+                Transaction::default().register(Tensor::cat(self.label_probabilities, 0)),
+            )
+            .await?;
+            let probabilities = data.first().ok_or_else(|| {
+                TrainError::Readback("the probability readback returned no value".to_owned())
+            })?;
             return Ok(Predicted {
-                classes: Vec::new(),
-                confidence: Vec::new(),
-                label_rank: Vec::new(),
+                label_probabilities: probabilities.iter::<f32>().collect(),
+                ..Predicted::default()
             });
+        }
+        if self.classes.is_empty() {
+            return Ok(Predicted::default());
         }
         let data = read_back(
             Transaction::default()
@@ -401,6 +427,7 @@ impl PredictionTensors {
                 classes: as_bytes(predicted),
                 confidence: confidence.iter::<f32>().collect(),
                 label_rank: as_bytes(ranks),
+                label_probabilities: Vec::new(),
             }),
             _ => Err(TrainError::Readback(
                 "the prediction readback returned no value".to_owned(),

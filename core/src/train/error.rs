@@ -24,6 +24,9 @@ pub enum TrainError {
         "training stopped on an internal error ({0}). The run folder keeps everything up to this point."
     )]
     Crashed(String),
+    /// The run asks for a combination Kiln does not train; the sentence says what to change.
+    #[error("{0}")]
+    Unsupported(String),
     /// The input pipeline refused the data or its options.
     #[error("the input pipeline cannot build batches: {0}")]
     Pipeline(#[from] kiln_shaders::BatchError),

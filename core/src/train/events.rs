@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::RunSummary;
 use crate::results::TestPredictions;
+use crate::results::multi_label::LabelPredictions;
 use crate::selection::ValidatedOn;
 
 /// Sent once, after the data is on the device and the model is built.
@@ -266,6 +267,9 @@ pub enum TrainEvent {
     Tested(TestResult),
     /// Every test image's prediction by those weights.
     Predictions(TestPredictions),
+    /// In a multi-label set, every test image's probability per label by those weights, and
+    /// the thresholds (boxed: a probability per image and label).
+    LabelPredictions(Box<LabelPredictions>),
     /// Something looks wrong; see [`TrainWarning`].
     Warning(TrainWarning),
     /// The run ended (completed, cancelled or diverged). Boxed: the summary is by far the

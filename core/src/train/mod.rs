@@ -13,6 +13,7 @@
 //!   counters     RunCounters (what survives a resume), the readback window rule, the speed
 //!                book
 //!   step         Stepper: one optimizer step (optimizer, loss, CPU threads)
+//!   targets      a batch's truth: a class per image, or a multi-label set's 0/1 rows
 //!   decay        decoupled weight decay for SGD with momentum, before each step
 //!   precision    f16 mixed precision: the scaled loss and its scale, decided on the device
 //!   threads      how a CPU run's steps use every core (workers kept awake through a step)
@@ -51,8 +52,12 @@ mod state;
 mod step;
 mod store;
 mod summary;
+mod targets;
 mod threads;
 mod watch;
+
+#[cfg(test)]
+mod multi_label_tests;
 
 pub use control::{Control, ControlState};
 pub use counters::RunCounters;
@@ -181,7 +186,7 @@ pub async fn train_async(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::config::{ExperimentDraft, InputScaling, LossInput, OptimizerSpec};
     use crate::data::{ImageShape, Split};
@@ -243,7 +248,12 @@ mod tests {
     fn probability_loss_matches_logit_loss_until_it_clips() {
         let device = Device::flex();
         let loss_fn = CrossEntropyLossConfig::new().init(&device);
-        let labels = || Tensor::<1, Int>::from_data(TensorData::new(vec![0i32, 2], [2]), &device);
+        let labels = || {
+            targets::Targets::Classes(Tensor::<1, Int>::from_data(
+                TensorData::new(vec![0i32, 2], [2]),
+                &device,
+            ))
+        };
         let read = |t: Tensor<1>| t.into_data().try_to_vec::<f32>().unwrap()[0];
         // Moderate logits: both forms are the same cross-entropy.
         let moderate = || {
@@ -713,7 +723,12 @@ mod tests {
                 &device,
             )
         };
-        let labels = || Tensor::<1, Int>::from_data(TensorData::new(vec![0i32, 1], [2]), &device);
+        let labels = || {
+            targets::Targets::Classes(Tensor::<1, Int>::from_data(
+                TensorData::new(vec![0i32, 1], [2]),
+                &device,
+            ))
+        };
         let read = |t: Tensor<1>| t.into_data().try_to_vec::<f32>().unwrap()[0];
         let on_logits = read(batch_loss(&loss_fn, LossInput::Logits, logits(), labels()));
         let on_probabilities = read(batch_loss(

@@ -34,6 +34,7 @@ use kiln_shaders::ByteSplit;
 use super::TrainError;
 use super::device_reads::{DeviceTotals, Sums};
 use super::step::batch_loss;
+use super::targets::Targets;
 use crate::config::LossInput;
 use crate::data::ImageDataset;
 use crate::device::all_reduces;
@@ -150,7 +151,7 @@ pub(super) fn shards(rows: Range<usize>, parts: usize) -> Vec<Range<usize>> {
 /// One device's shard of a step: its batch, where it is, and its share of the whole batch.
 pub(super) struct Shard {
     /// The images and labels, on `device`.
-    pub(super) batch: (Tensor<4>, Tensor<1, Int>),
+    pub(super) batch: (Tensor<4>, Targets),
     /// The device, without autodiff.
     pub(super) device: Device,
     /// The shard's rows over the batch's rows: its loss's weight in the step.
@@ -158,7 +159,7 @@ pub(super) struct Shard {
 }
 
 /// What one shard's forward pass left for the metrics: logits, mean loss and labels, detached.
-pub(super) type ShardOutput = (Tensor<2>, Tensor<1>, Tensor<1, Int>);
+pub(super) type ShardOutput = (Tensor<2>, Tensor<1>, Targets);
 
 /// How a data-parallel step's gradients reach the optimizer.
 pub(super) enum StepGradients {

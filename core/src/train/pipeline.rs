@@ -6,6 +6,7 @@ use burn::tensor::{Device, Int, Tensor, Transaction};
 use kiln_shaders::{BatchOptions, ByteSplit, PixelTransform};
 
 use super::TrainError;
+use super::targets::{Targets, label_matrix};
 use crate::config::{Experiment, InputScaling};
 use crate::data::ImageDataset;
 use crate::model::Classifier;
@@ -225,37 +226,49 @@ impl FeatureSplit {
 }
 
 /// Where a split's batches come from: its images, or (in a linear probe) the features the
-/// frozen backbone computed from them once.
-// Three exist per run, one per split; boxing the larger variant would buy nothing.
-#[allow(clippy::large_enum_variant)]
-pub(super) enum BatchSource {
-    /// Images on the device, built into batches per the options.
-    Images(ByteSplit),
-    /// Cached features; the images stay for when the backbone unfreezes.
-    Features {
-        /// One row per image.
-        features: FeatureSplit,
-        /// The images they came from.
-        images: ByteSplit,
-    },
+/// frozen backbone computed from them once; and their truth.
+pub(super) struct BatchSource {
+    /// The images on the device, built into batches per the options; kept while features
+    /// stand in for them, for when the backbone unfreezes.
+    images: ByteSplit,
+    /// A probe's cached features, one row per image.
+    features: Option<FeatureSplit>,
+    /// In a multi-label set, each image's labels as a 0/1 row (else the images' classes are
+    /// the truth).
+    sets: Option<Tensor<2>>,
 }
 
 impl BatchSource {
+    /// `images`, whose truth is `sets` where given, else their classes.
+    fn new(images: ByteSplit, sets: Option<Tensor<2>>) -> Self {
+        Self {
+            images,
+            features: None,
+            sets,
+        }
+    }
+
     /// The images of the split.
     pub(super) fn images(&self) -> &ByteSplit {
-        match self {
-            Self::Images(images) | Self::Features { images, .. } => images,
-        }
+        &self.images
     }
 
     /// Images in the split.
     pub(super) fn len(&self) -> usize {
-        self.images().len()
+        self.images.len()
     }
 
     /// Whether the split holds no image.
     pub(super) fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// The truth of the images named by `indices`, given their `classes`.
+    fn targets(&self, classes: Tensor<1, Int>, indices: Tensor<1, Int>) -> Targets {
+        match &self.sets {
+            Some(sets) => Targets::Sets(sets.clone().select(0, indices)),
+            None => Targets::Classes(classes),
+        }
     }
 
     /// The batch of the images named by `indices`; features ignore `options`, which they were
@@ -264,11 +277,12 @@ impl BatchSource {
         &self,
         indices: Tensor<1, Int>,
         options: &BatchOptions,
-    ) -> Result<(Tensor<4>, Tensor<1, Int>), TrainError> {
-        match self {
-            Self::Images(images) => Ok(images.batch(indices, options)?),
-            Self::Features { features, .. } => Ok(features.batch(indices)),
-        }
+    ) -> Result<(Tensor<4>, Targets), TrainError> {
+        let (batch, classes) = match &self.features {
+            None => self.images.batch(indices.clone(), options)?,
+            Some(features) => features.batch(indices.clone()),
+        };
+        Ok((batch, self.targets(classes, indices)))
     }
 
     /// The contiguous images `start..end`, for evaluation in order.
@@ -277,16 +291,19 @@ impl BatchSource {
         start: usize,
         end: usize,
         options: &BatchOptions,
-    ) -> Result<(Tensor<4>, Tensor<1, Int>), TrainError> {
-        match self {
-            Self::Images(images) => Ok(images.range(start, end, options)?),
-            Self::Features { features, images } => {
-                let device = features.labels.device();
-                let end = end.min(images.len());
-                let indices = Tensor::<1, Int>::arange(start.min(end) as i64..end as i64, &device);
-                Ok(features.batch(indices))
-            }
-        }
+    ) -> Result<(Tensor<4>, Targets), TrainError> {
+        let end = end.min(self.images.len());
+        let start = start.min(end);
+        let indices = |device: &Device| Tensor::<1, Int>::arange(start as i64..end as i64, device);
+        let (batch, classes) = match &self.features {
+            None => self.images.range(start, end, options)?,
+            Some(features) => features.batch(indices(&features.labels.device())),
+        };
+        let targets = match &self.sets {
+            Some(sets) => Targets::Sets(sets.clone().select(0, indices(&sets.device()))),
+            None => Targets::Classes(classes),
+        };
+        Ok((batch, targets))
     }
 }
 
@@ -323,16 +340,23 @@ impl InputPipeline {
     ) -> Result<Self, TrainError> {
         let shape =
             kiln_shaders::ImageShape::new(data.shape.channels, data.shape.height, data.shape.width);
-        let train = ByteSplit::upload(&data.train.images, &data.train.labels, shape, device)?;
-        let val = ByteSplit::upload(&data.val.images, &data.val.labels, shape, device)?;
-        let test = ByteSplit::upload(&data.test.images, &data.test.labels, shape, device)?;
+        let source = |split: &crate::data::Split| -> Result<BatchSource, TrainError> {
+            let images = ByteSplit::upload(&split.images, &split.labels, shape, device)?;
+            let sets = label_matrix(split, data.num_classes(), device);
+            Ok(BatchSource::new(images, sets))
+        };
+        let (train, val, test) = (
+            source(&data.train)?,
+            source(&data.val)?,
+            source(&data.test)?,
+        );
         let (plain, augmented) = batch_options(experiment, transform);
         plain.validate(shape)?;
         augmented.validate(shape)?;
         Ok(Self {
-            train: BatchSource::Images(train),
-            val: BatchSource::Images(val),
-            test: BatchSource::Images(test),
+            train,
+            val,
+            test,
             plain,
             augmented,
         })
@@ -346,10 +370,9 @@ impl InputPipeline {
         batch_size: usize,
     ) -> Result<(), TrainError> {
         for source in [&mut self.train, &mut self.val, &mut self.test] {
-            // A clone shares the split's tensors; nothing is copied on the device.
-            let images = source.images().clone();
-            let features = FeatureSplit::compute(backbone, &images, &self.plain, batch_size)?;
-            *source = BatchSource::Features { features, images };
+            let features =
+                FeatureSplit::compute(backbone, &source.images, &self.plain, batch_size)?;
+            source.features = Some(features);
         }
         Ok(())
     }
@@ -357,7 +380,7 @@ impl InputPipeline {
     /// Back to batches of images: the whole network trains from here on.
     pub(super) fn unfreeze(&mut self) {
         for source in [&mut self.train, &mut self.val, &mut self.test] {
-            *source = BatchSource::Images(source.images().clone());
+            source.features = None;
         }
     }
 }

@@ -9,12 +9,14 @@ use burn::nn::loss::{CrossEntropyLoss, CrossEntropyLossConfig};
 use burn::optim::decay::WeightDecayConfig;
 use burn::optim::momentum::MomentumConfig;
 use burn::optim::{AdamConfig, AdamWConfig, ModuleOptimizer, SgdConfig};
+use burn::tensor::activation::log_sigmoid;
 use burn::tensor::{Device, Int, Tensor};
 
 use super::decay::shrink_weights;
 use super::parallel::{Shard, ShardOutput, StepGradients};
 use super::precision::StepPrecision;
 use super::store::RunStore;
+use super::targets::Targets;
 use super::threads::CpuThreads;
 use super::{RunCounters, TrainError};
 use crate::config::{ClassWeights, Experiment, LossInput, OptimizerSpec, WeightDecayMode};
@@ -214,9 +216,9 @@ impl Stepper {
         &mut self,
         model: Classifier,
         precision: &StepPrecision,
-        (images, labels): (Tensor<4>, Tensor<1, Int>),
+        (images, labels): (Tensor<4>, Targets),
         lr: f64,
-        keep: impl FnOnce(Tensor<2>, Tensor<1>, Tensor<1, Int>) -> Result<(), TrainError> + Send,
+        keep: impl FnOnce(Tensor<2>, Tensor<1>, Targets) -> Result<(), TrainError> + Send,
         settle: &(dyn Fn() -> Result<(), TrainError> + Sync),
     ) -> Result<Stepped, TrainError> {
         let Self {
@@ -301,13 +303,28 @@ pub(super) fn is_cpu(device: &Device) -> bool {
 const PROBABILITY_EPSILON: f32 = 1e-7;
 
 /// Per-class loss weights, `n / (classes × n_c)` over the training split, when asked for; a
-/// class without training images (it then never weighs in) gets 1.
+/// class without training images (it then never weighs in) gets 1. In a multi-label set, each
+/// label's positives weigh `negatives / positives` (PyTorch's `pos_weight`), 1 for a label no
+/// training image has.
 pub(super) fn class_weights(choice: ClassWeights, data: &ImageDataset) -> Option<Vec<f32>> {
     if choice == ClassWeights::None {
         return None;
     }
+    let total = data.train.len() as f64;
+    if data.is_multi_label() {
+        let counts = data.train.label_counts(data.num_classes());
+        return Some(
+            counts
+                .iter()
+                .map(|&n| match n {
+                    0 => 1.0,
+                    n => ((total - n as f64) / n as f64) as f32,
+                })
+                .collect(),
+        );
+    }
     let counts = data.class_counts();
-    let (total, classes) = (data.train.len() as f64, counts.len() as f64);
+    let classes = counts.len() as f64;
     Some(
         counts
             .iter()
@@ -322,15 +339,22 @@ pub(super) fn class_weights(choice: ClassWeights, data: &ImageDataset) -> Option
     )
 }
 
-/// Mean cross-entropy of a batch, taken on the logits or on clipped softmax probabilities,
-/// weighted per class when the loss function carries weights (as PyTorch: divided by the
-/// batch's summed weights).
+/// Mean loss of a batch. Classes: cross-entropy taken on the logits or on clipped softmax
+/// probabilities, weighted per class when the loss function carries weights (as PyTorch:
+/// divided by the batch's summed weights). Label sets: binary cross-entropy per label on the
+/// sigmoid (PyTorch's `BCEWithLogitsLoss`, its `pos_weight` the loss function's weights), or on
+/// clipped sigmoid probabilities (Keras's `binary_crossentropy`), the mean over every
+/// (image, label).
 pub(super) fn batch_loss(
     loss_fn: &CrossEntropyLoss,
     input: LossInput,
     logits: Tensor<2>,
-    labels: Tensor<1, Int>,
+    targets: Targets,
 ) -> Tensor<1> {
+    let labels = match targets {
+        Targets::Classes(labels) => labels,
+        Targets::Sets(sets) => return set_loss(loss_fn.weights.as_ref(), input, logits, sets),
+    };
     match input {
         LossInput::Logits => loss_fn.forward(logits, labels),
         LossInput::Probabilities => {
@@ -348,5 +372,74 @@ pub(super) fn batch_loss(
                 None => log_p.mean().neg(),
             }
         }
+    }
+}
+
+/// Binary cross-entropy of `logits` against the 0/1 `sets`, each positive weighed by
+/// `pos_weight` of its label where given: −[w·y·log σ(x) + (1 − y)·log(1 − σ(x))], meaned.
+fn set_loss(
+    pos_weight: Option<&Tensor<1>>,
+    input: LossInput,
+    logits: Tensor<2>,
+    sets: Tensor<2>,
+) -> Tensor<1> {
+    let [rows, labels] = logits.dims();
+    let (log_p, log_not_p) = match input {
+        // log(1 − σ(x)) = log σ(−x), exact for any logit.
+        LossInput::Logits => (log_sigmoid(logits.clone()), log_sigmoid(logits.neg())),
+        LossInput::Probabilities => {
+            let p = burn::tensor::activation::sigmoid(logits)
+                .clamp(PROBABILITY_EPSILON, 1.0 - PROBABILITY_EPSILON);
+            (p.clone().log(), p.neg().add_scalar(1.0).log())
+        }
+    };
+    let positive = match pos_weight {
+        Some(weights) => sets.clone() * weights.clone().reshape([1, labels]).expand([rows, labels]),
+        None => sets.clone(),
+    };
+    let negative = sets.neg().add_scalar(1.0);
+    (positive * log_p + negative * log_not_p).mean().neg()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use burn::tensor::TensorData;
+
+    fn loss(weights: Option<Vec<f32>>, input: LossInput, first_logit: f32) -> f32 {
+        let device = Device::flex();
+        let logits = Tensor::<2>::from_data(
+            TensorData::new(vec![first_logit, -1.0, 0.5, 3.0], [2, 2]),
+            &device,
+        );
+        let sets = Tensor::<2>::from_data(
+            TensorData::new(vec![1.0_f32, 0.0, 0.0, 1.0], [2, 2]),
+            &device,
+        );
+        let loss_fn = CrossEntropyLossConfig::new()
+            .with_weights(weights)
+            .init(&device);
+        batch_loss(&loss_fn, input, logits, Targets::Sets(sets))
+            .into_data()
+            .iter::<f32>()
+            .next()
+            .unwrap_or(f32::NAN)
+    }
+
+    /// The expected figures are `torch.nn.functional.binary_cross_entropy_with_logits` on the
+    /// same logits and targets (with `pos_weight=[2, 0.5]` for the weighted one), and Keras's
+    /// clipped `binary_crossentropy` on their sigmoid.
+    #[test]
+    fn a_label_sets_loss_is_binary_cross_entropy_per_label_as_pytorch_and_keras_take_it() {
+        let close = |a: f32, b: f64| (f64::from(a) - b).abs() < 1e-6;
+        let plain = loss(None, LossInput::Logits, 2.0);
+        assert!(close(plain, 0.365_713_508_6), "{plain}");
+        let weighted = loss(Some(vec![2.0, 0.5]), LossInput::Logits, 2.0);
+        assert!(close(weighted, 0.391_372_092_4), "{weighted}");
+        let clipped = loss(None, LossInput::Probabilities, 2.0);
+        assert!(close(clipped, 0.365_713_508_6), "{clipped}");
+        // A logit of 20 is a probability that rounds to 1 in f32: the logit form stays exact.
+        let far = loss(None, LossInput::Logits, 20.0);
+        assert!(close(far, 0.333_981_506_3), "{far}");
     }
 }

@@ -74,6 +74,10 @@ pub struct RunSummary {
     /// The same on the validation split, for a run that has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub val_report: Option<ClassReport>,
+    /// In a multi-label set, the kept weights' report on the test split at the run's
+    /// thresholds (in place of `test_report`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label_report: Option<crate::results::multi_label::LabelReport>,
     /// Files of an image folder left out of every split, each with its reason.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped_files: Vec<SkippedFile>,
@@ -181,6 +185,7 @@ impl RunSummary {
             pruned: None,
             test_report: None,
             val_report: None,
+            label_report: None,
             skipped_files: Vec::new(),
             final_train_accuracy: None,
             final_train_loss: None,

@@ -9,6 +9,7 @@ use serde::Serialize;
 use super::super::TrainError;
 use super::super::device_reads::read_scalar;
 use super::super::pipeline::InputPipeline;
+use super::super::targets::Targets;
 use crate::data::{ImageDataset, Split};
 use crate::executor::block_on;
 use crate::model::Classifier;
@@ -131,7 +132,7 @@ impl Batches<'_> {
         order: (&[i32], Option<&Tensor<1, Int>>),
         start: usize,
         rows: usize,
-    ) -> Result<(Tensor<4>, Tensor<1, Int>), TrainError> {
+    ) -> Result<(Tensor<4>, Targets), TrainError> {
         let (host, device_order) = order;
         let indices = &host[start..start + rows];
         if self.defects.host_transforms {
@@ -172,16 +173,8 @@ impl Batches<'_> {
         let mut start = 0;
         while start < len {
             let end = (start + batch_size.max(1)).min(len);
-            let (images, labels) = self.eval_batch(split, on_val, start, end)?;
-            let rows = end - start;
-            let hits = model
-                .forward(images)
-                .argmax(1)
-                .reshape([rows])
-                .equal(labels)
-                .int()
-                .sum()
-                .float();
+            let (images, targets) = self.eval_batch(split, on_val, start, end)?;
+            let hits = targets.right(model.forward(images));
             if self.defects.eval_synced {
                 correct_on_host += block_on(read_scalar(hits))?;
             } else {
@@ -205,7 +198,7 @@ impl Batches<'_> {
         on_val: bool,
         start: usize,
         end: usize,
-    ) -> Result<(Tensor<4>, Tensor<1, Int>), TrainError> {
+    ) -> Result<(Tensor<4>, Targets), TrainError> {
         let indices: Vec<i32> = (start as i32..end as i32).collect();
         if self.defects.host_transforms {
             return Ok(self.converted_on_host(split, &indices));
@@ -228,7 +221,7 @@ impl Batches<'_> {
 
     /// The user loop's batch: every image converted on the host one at a time, as a
     /// `Dataset`'s `__getitem__` with `ToTensor` does, collated, then uploaded.
-    fn converted_on_host(&self, split: &Split, indices: &[i32]) -> (Tensor<4>, Tensor<1, Int>) {
+    fn converted_on_host(&self, split: &Split, indices: &[i32]) -> (Tensor<4>, Targets) {
         let shape = self.data.shape;
         let values = shape.pixels_per_image();
         let plane = shape.height * shape.width;
@@ -245,7 +238,10 @@ impl Batches<'_> {
         (
             Tensor::<1>::from_data(TensorData::new(pixels, [rows * values]), self.device)
                 .reshape([rows, c, h, w]),
-            Tensor::<1, Int>::from_data(TensorData::new(labels, [rows]), self.device),
+            Targets::Classes(Tensor::<1, Int>::from_data(
+                TensorData::new(labels, [rows]),
+                self.device,
+            )),
         )
     }
 
@@ -255,7 +251,7 @@ impl Batches<'_> {
         &self,
         split: &Split,
         indices: &[i32],
-    ) -> Result<(Tensor<4>, Tensor<1, Int>), TrainError> {
+    ) -> Result<(Tensor<4>, Targets), TrainError> {
         let shape = self.data.shape;
         let values = shape.pixels_per_image();
         let mut bytes = Vec::with_capacity(indices.len() * values);
@@ -267,6 +263,7 @@ impl Batches<'_> {
         }
         let input = kiln_shaders::ImageShape::new(shape.channels, shape.height, shape.width);
         let batch = ByteSplit::upload(&bytes, &labels, input, self.device)?;
-        Ok(batch.range(0, indices.len(), &self.plain)?)
+        let (images, classes) = batch.range(0, indices.len(), &self.plain)?;
+        Ok((images, Targets::Classes(classes)))
     }
 }

@@ -23,6 +23,7 @@ use super::device_reads::{DeviceTotals, read_scalar};
 use super::pipeline::{InputPipeline, epoch_order, pixel_transform};
 use super::precision::StepPrecision;
 use super::step::Stepper;
+use super::targets::Targets;
 use super::threads::CpuThreadChoice;
 use super::{TrainDevice, TrainError};
 use crate::config::{Experiment, Precision};
@@ -153,7 +154,7 @@ pub fn bench_loop(
         }
         let order = (order_host.as_slice(), order_device.as_ref());
         let batch = batches.train(order, in_epoch * batch_size, batch_size)?;
-        let keep = |logits: Tensor<2>, loss: Tensor<1>, labels: Tensor<1, Int>| {
+        let keep = |logits: Tensor<2>, loss: Tensor<1>, labels: Targets| {
             keep_metrics(defects, (logits, loss, labels), &mut totals, &mut host_sums)
         };
         let stepped = stepper.step(model, &precision, batch, experiment.lr, keep, &|| Ok(()))?;
@@ -205,18 +206,16 @@ pub fn bench_loop(
 /// the rest summed on the device.
 fn keep_metrics(
     defects: LoopDefects,
-    (logits, loss, labels): (Tensor<2>, Tensor<1>, Tensor<1, Int>),
+    (logits, loss, labels): (Tensor<2>, Tensor<1>, Targets),
     totals: &mut DeviceTotals,
     host_sums: &mut (f64, f64),
 ) -> Result<(), TrainError> {
-    let rows = labels.dims()[0] as f64;
+    let rows = labels.rows() as f64;
     if defects.read_loss {
         host_sums.0 += block_on(read_scalar(loss.clone()))? * rows;
     }
     if defects.read_correct {
-        let predicted = logits.clone().argmax(1).reshape([labels.dims()[0]]);
-        let hits = predicted.equal(labels.clone()).int().sum().float();
-        host_sums.1 += block_on(read_scalar(hits))?;
+        host_sums.1 += block_on(read_scalar(labels.right(logits.clone())))?;
     }
     if !(defects.read_loss && defects.read_correct) {
         totals.add(logits, labels, loss);

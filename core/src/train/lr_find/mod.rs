@@ -193,7 +193,7 @@ pub fn lr_find(
         )?;
         let lr = options.rate_at(i);
         let mut loss_value = f64::NAN;
-        let keep = |_: Tensor<2>, loss: Tensor<1>, _: Tensor<1, Int>| {
+        let keep = |_: Tensor<2>, loss: Tensor<1>, _: super::targets::Targets| {
             loss_value = block_on(read_scalar(loss))?;
             Ok(())
         };

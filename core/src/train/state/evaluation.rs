@@ -2,6 +2,8 @@
 //! run tests the weights it keeps once, saves them and sums itself up.
 
 use super::*;
+use crate::config::Threshold;
+use crate::results::multi_label::{LabelPredictions, LabelScores, thresholds};
 
 impl RunState<'_> {
     /// Evaluates `model` on the split each epoch is judged on; none when there is none.
@@ -65,9 +67,15 @@ impl RunState<'_> {
             };
             on_event(TrainEvent::Tested(tested.clone()));
             self.tested = Some(tested);
-            let predictions = self.predictions(&kept).await?;
-            self.reports = (Some(predictions.report()), self.val_report(&kept).await?);
-            on_event(TrainEvent::Predictions(predictions));
+            if self.data.is_multi_label() {
+                let predictions = self.label_predictions(&kept).await?;
+                self.label_report = Some(predictions.report());
+                on_event(TrainEvent::LabelPredictions(Box::new(predictions)));
+            } else {
+                let predictions = self.predictions(&kept).await?;
+                self.reports = (Some(predictions.report()), self.val_report(&kept).await?);
+                on_event(TrainEvent::Predictions(predictions));
+            }
             let card = ModelCard {
                 shape: self.data.shape.chw(),
                 class_names: self.data.class_names.clone(),
@@ -158,6 +166,7 @@ impl RunState<'_> {
             skipped_files: self.data.skipped.clone(),
             test_report: self.reports.0.clone(),
             val_report: self.reports.1.clone(),
+            label_report: self.label_report.clone(),
             final_train_accuracy: after_an_epoch(counters.train_accuracy),
             final_train_loss: after_an_epoch(counters.train_loss),
             warmup_secs: counters.warmup_secs,
@@ -196,6 +205,34 @@ impl RunState<'_> {
             gallery: Vec::new(),
         };
         Ok(Some(predictions.report()))
+    }
+
+    /// Every test image's probability per label by `model`, with the thresholds the run's
+    /// setting asks for, chosen on the validation images where it chooses them.
+    pub(super) async fn label_predictions(
+        &self,
+        model: &Classifier,
+    ) -> Result<LabelPredictions, TrainError> {
+        let labels = self.data.num_classes();
+        let scores = |predicted: Predicted, split: &crate::data::Split| LabelScores {
+            labels,
+            probabilities: predicted.label_probabilities,
+            truth: split.label_sets.clone(),
+        };
+        let validation = match self.validated_on {
+            ValidatedOn::Validation if self.experiment.threshold != Threshold::Half => {
+                let predicted = self.predict(model, &self.pipeline.val).await?;
+                Some(scores(predicted, &self.data.val))
+            }
+            _ => None,
+        };
+        let test = self.predict(model, &self.pipeline.test).await?;
+        Ok(LabelPredictions {
+            label_names: self.data.class_names.clone(),
+            scores: scores(test, &self.data.test),
+            thresholds: thresholds(self.experiment.threshold, labels, validation.as_ref()),
+            files: self.data.test.files.clone(),
+        })
     }
 
     /// `split` read unaugmented in evaluation batches.

@@ -10,7 +10,7 @@ use std::time::Duration;
 use web_time::Instant;
 
 use burn::module::Module;
-use burn::tensor::{Int, Tensor};
+use burn::tensor::Tensor;
 use kiln_shaders::{BatchOptions, PixelTransform};
 
 use super::counters::{ReadbackWindow, ReadbackWindowKind, SpeedBook, step_profile};
@@ -23,6 +23,7 @@ use super::precision::StepPrecision;
 use super::probe::Probe;
 use super::step::{Stepper, is_cpu};
 use super::store::RunStore;
+use super::targets::Targets;
 use super::threads::Awake;
 use super::watch::LossWatch;
 use super::{
@@ -72,6 +73,8 @@ pub(super) struct RunState<'a> {
     tested: Option<TestResult>,
     /// The kept weights' classification reports on the test and validation splits.
     reports: (Option<ClassReport>, Option<ClassReport>),
+    /// In a multi-label set, the kept weights' report on the test split.
+    label_report: Option<crate::results::multi_label::LabelReport>,
     /// The (0-based) epoch this launch starts at.
     pub(super) first_epoch: usize,
     steps_per_epoch: usize,
@@ -116,7 +119,7 @@ struct Epoch {
 // One lives for a step and is moved once; boxing the batch would buy nothing.
 #[allow(clippy::large_enum_variant)]
 enum Batches {
-    One((Tensor<4>, Tensor<1, Int>)),
+    One((Tensor<4>, Targets)),
     Shards(Vec<(usize, Shard)>),
 }
 
@@ -218,6 +221,11 @@ impl<'a> RunState<'a> {
         preparation: Preparation,
     ) -> Result<(Self, Classifier), TrainError> {
         let device = &target.device;
+        if data.is_multi_label() && !target.replicas.is_empty() {
+            return Err(TrainError::Unsupported(
+                "a data set of several labels per image trains on one device for now; give one --device".to_owned(),
+            ));
+        }
         device.seed(experiment.seed);
         let transform = pixel_transform(experiment.input_scaling, data);
         let upload_started = Instant::now();
@@ -267,6 +275,7 @@ impl<'a> RunState<'a> {
             pruned: None,
             tested: None,
             reports: (None, None),
+            label_report: None,
             experiment,
             data,
             target,
@@ -276,8 +285,14 @@ impl<'a> RunState<'a> {
             stepper,
             precision,
             speed: SpeedBook::new(is_cpu(device), first_epoch == 0),
+            // A label's binary cross-entropy at a coin's guess is ln 2, as two classes'; a coin's
+            // label accuracy says nothing of being stuck, and two classes are not watched for it.
             loss_watch: LossWatch::new(
-                data.num_classes(),
+                if data.is_multi_label() {
+                    2
+                } else {
+                    data.num_classes()
+                },
                 experiment.stop_on_non_finite_loss,
                 counters.diverging_warned,
             ),
@@ -344,6 +359,8 @@ impl<'a> RunState<'a> {
         if let (Some(largest), Some(smallest)) = (largest, smallest)
             && counts[largest] >= 3 * counts[smallest]
             && self.experiment.class_weights == ClassWeights::None
+            // Label sets count an image once per label: sizes say less than of classes.
+            && !data.is_multi_label()
         {
             on_event(TrainEvent::Warning(TrainWarning::Unbalanced {
                 largest: named(largest),
@@ -635,7 +652,9 @@ impl<'a> RunState<'a> {
             let mut options = options.clone();
             options.seed ^= (lane as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
             let share = rows.len() as f64 / batch_rows;
-            let batch = images.batch(epoch.lanes[lane].order.clone().slice(rows), &options)?;
+            let (batch, classes) =
+                images.batch(epoch.lanes[lane].order.clone().slice(rows), &options)?;
+            let batch = (batch, Targets::Classes(classes));
             built.push((
                 lane,
                 Shard {
