@@ -7,7 +7,7 @@ use anyhow::Context;
 use clap::Args;
 use kiln_core::device::DeviceChoice;
 use kiln_core::predict::{
-    DEFAULT_BATCH, Predictor, SortMode, files_of, predictions_csv, sort_into,
+    DEFAULT_BATCH, Predictor, SortMode, files_of, label_predictions_csv, predictions_csv, sort_into,
 };
 
 /// Options of `kiln predict`.
@@ -21,7 +21,9 @@ pub struct PredictArgs {
     /// Write the CSV here instead of to standard output.
     #[arg(long, value_name = "FILE")]
     csv: Option<PathBuf>,
-    /// How many of the likeliest classes each row names (at most the model's classes).
+    /// How many of the likeliest classes each row names (at most the model's classes). A
+    /// multi-label model's rows name every label over its threshold instead, then each label's
+    /// probability.
     #[arg(long, value_name = "K", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     top: u32,
     /// Where the model computes: cpu, auto, gpu:N, cuda:N or remote:HOST:PORT/N.
@@ -31,7 +33,8 @@ pub struct PredictArgs {
     // An id of its own: `batch_size` is the training setting's, whose range the reference shows.
     #[arg(long = "batch-size", id = "images_per_pass", value_name = "N", default_value_t = DEFAULT_BATCH as u32, value_parser = clap::value_parser!(u32).range(1..=4096))]
     batch_size: u32,
-    /// Also put each image into DIR/<its likeliest class>/, by --copy or --link; the originals
+    /// Also put each image into DIR/<its likeliest class>/ (a multi-label model's: into the
+    /// folder of each label it gives), by --copy or --link; the originals
     /// are never moved, renamed or overwritten. An unreadable image is a CSV row with its
     /// reason and leaves the exit status 0; one that cannot be placed (a full disk, links not
     /// allowed) is named and the command exits 1 after the CSV is written.
@@ -81,7 +84,11 @@ pub fn run(args: &PredictArgs) -> anyhow::Result<()> {
         bar.finish_and_clear();
     }
 
-    let text = predictions_csv(&predictions, &class_names, k, &args.run);
+    let card = predictor.card();
+    let text = match card.thresholds {
+        Some(_) => label_predictions_csv(&predictions, card, &args.run),
+        None => predictions_csv(&predictions, &class_names, k, &args.run),
+    };
     match &args.csv {
         Some(path) => kiln_core::atomic_file::write_atomically(path, text.as_bytes())
             .with_context(|| format!("could not write {}", path.display()))?,
@@ -106,7 +113,7 @@ pub fn run(args: &PredictArgs) -> anyhow::Result<()> {
             .map_or_else(String::new, |path| format!("; wrote {}", path.display())),
     );
     if let (Some(dir), Some(mode)) = (&args.sort_into, mode) {
-        let report = sort_into(dir, &predictions, &class_names, mode);
+        let report = sort_into(dir, &predictions, card, mode);
         eprintln!(
             "{} {} image(s) into class folders under {}",
             match mode {
@@ -116,6 +123,12 @@ pub fn run(args: &PredictArgs) -> anyhow::Result<()> {
             report.placed,
             dir.display()
         );
+        if report.unlabelled > 0 {
+            eprintln!(
+                "{} image(s) had no label over its threshold and were not placed",
+                report.unlabelled
+            );
+        }
         for (path, reason) in &report.failed {
             eprintln!("could not place {}: {reason}", path.display());
         }

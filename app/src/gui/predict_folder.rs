@@ -8,8 +8,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use kiln_core::model::ModelCard;
 use kiln_core::predict::{
-    DEFAULT_BATCH, FilePrediction, Predictor, file_pixels, files_of, predictions_csv,
+    DEFAULT_BATCH, FilePrediction, Predictor, file_pixels, files_of, label_predictions_csv,
+    predictions_csv,
 };
 
 use super::background_job::BackgroundJob;
@@ -125,8 +127,8 @@ pub struct FolderPredictions {
     pub folder: PathBuf,
     /// The run folder whose model predicts.
     pub run: PathBuf,
-    class_names: Vec<String>,
-    shape: [usize; 3],
+    /// The model's card: its classes, image shape and (multi-label) thresholds.
+    card: ModelCard,
     done: Arc<AtomicUsize>,
     total: Arc<AtomicUsize>,
     job: BackgroundJob<Vec<FilePrediction>>,
@@ -169,8 +171,7 @@ impl FolderPredictions {
         Self {
             folder,
             run: run.to_owned(),
-            class_names: predictor.card().class_names.clone(),
-            shape: predictor.card().shape,
+            card: predictor.card().clone(),
             done,
             total,
             job: BackgroundJob::start("kiln-predict", work, wake),
@@ -191,8 +192,11 @@ impl FolderPredictions {
 
     /// `kiln predict`'s CSV of every prediction, in file order.
     pub fn csv(&self, predictions: &[FilePrediction]) -> String {
-        let k = EXPORTED_TOP.min(self.class_names.len());
-        predictions_csv(predictions, &self.class_names, k, &self.run)
+        if self.card.thresholds.is_some() {
+            return label_predictions_csv(predictions, &self.card, &self.run);
+        }
+        let k = EXPORTED_TOP.min(self.card.class_names.len());
+        predictions_csv(predictions, &self.card.class_names, k, &self.run)
     }
 }
 
@@ -252,7 +256,7 @@ pub fn folder_predictions_ui(ui: &mut egui::Ui, state: &mut FolderPredictions) {
         }
         None => {}
     }
-    view_controls_ui(ui, &mut state.view, &state.class_names);
+    view_controls_ui(ui, &mut state.view, &state.card.class_names);
     let rows = state.view.rows(predictions);
     ui.label(format!("{} shown", rows.len()));
     egui::ScrollArea::vertical()
@@ -266,7 +270,7 @@ pub fn folder_predictions_ui(ui: &mut egui::Ui, state: &mut FolderPredictions) {
                     thumbnail_ui(
                         ui,
                         &mut state.thumbnails,
-                        state.shape,
+                        state.card.shape,
                         row.index,
                         &prediction.path,
                     );
@@ -275,7 +279,11 @@ pub fn folder_predictions_ui(ui: &mut egui::Ui, state: &mut FolderPredictions) {
                             .desired_width(220.0)
                             .text(format!(
                                 "{}: {:.1} %",
-                                state.class_names.get(row.class).map_or("", String::as_str),
+                                state
+                                    .card
+                                    .class_names
+                                    .get(row.class)
+                                    .map_or("", String::as_str),
                                 row.confidence * 100.0
                             )),
                     );

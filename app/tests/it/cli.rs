@@ -1894,4 +1894,24 @@ fn a_multi_label_labels_file_is_inspected_label_by_label_and_trains_with_a_proba
     }
     let summary = std::fs::read_to_string(folder.join("summary.json")).unwrap();
     assert!(summary.contains("\"label_report\""), "{summary}");
+    // `kiln predict` gives each file a sigmoid per label, as the run's own test did.
+    let image = dir.join("27.png");
+    let output = kiln(&["predict", folder.to_str().unwrap(), image.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let csv = String::from_utf8_lossy(&output.stdout).into_owned();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("path,labels,p boat,p sea,p sky,run,error"),
+        "{csv}"
+    );
+    let predicted: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let tested = rows
+        .iter()
+        .find(|row| row[1].ends_with("27.png\""))
+        .unwrap();
+    for (p, q) in predicted[2..5].iter().zip(&tested[5..8]) {
+        let (p, q): (f32, f32) = (p.parse().unwrap(), q.parse().unwrap());
+        assert!((p - q).abs() < 1e-5, "{csv} against {tested:?}");
+    }
 }

@@ -228,6 +228,46 @@ pub fn predictions_csv(
     text
 }
 
+/// `kiln predict`'s CSV for a multi-label model (`card` has thresholds): per file its path,
+/// the labels over their thresholds (joined by `; `), each label's probability (columns
+/// `p NAME`), the run and an unreadable file's reason.
+pub fn label_predictions_csv(
+    predictions: &[FilePrediction],
+    card: &crate::model::ModelCard,
+    run: &Path,
+) -> String {
+    let run = run.file_name().map_or_else(
+        || run.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let mut text = String::from("path,labels");
+    for name in &card.class_names {
+        text.push(',');
+        text.push_str(&csv_cell(&format!("p {name}")));
+    }
+    text.push_str(",run,error\n");
+    for prediction in predictions {
+        let mut cells = vec![csv_cell(&prediction.path.display().to_string())];
+        match &prediction.outcome {
+            Ok(probabilities) => {
+                let given = card.labels_given(probabilities).unwrap_or_default();
+                let names: Vec<&str> = given.iter().map(|(name, _)| *name).collect();
+                cells.push(csv_cell(&names.join("; ")));
+                cells.extend(probabilities.iter().map(|p| format!("{p:.6}")));
+            }
+            Err(_) => cells.extend(vec![String::new(); card.class_names.len() + 1]),
+        }
+        cells.push(csv_cell(&run));
+        cells.push(match &prediction.outcome {
+            Ok(_) => String::new(),
+            Err(reason) => csv_cell(reason),
+        });
+        text.push_str(&cells.join(","));
+        text.push('\n');
+    }
+    text
+}
+
 fn csv_cell(text: &str) -> String {
     if text.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", text.replace('"', "\"\""))
@@ -239,6 +279,39 @@ fn csv_cell(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_multi_label_csv_names_every_label_over_its_threshold_and_each_probability() {
+        let card = crate::model::ModelCard {
+            shape: [1, 4, 4],
+            class_names: ["sea", "sky, clear"].map(String::from).to_vec(),
+            offset: vec![0.0],
+            scale: vec![1.0],
+            thresholds: Some(vec![0.5, 0.25]),
+        };
+        let predictions = [
+            FilePrediction {
+                path: PathBuf::from("a.png"),
+                outcome: Ok(vec![0.75, 0.3]),
+            },
+            FilePrediction {
+                path: PathBuf::from("b.png"),
+                outcome: Ok(vec![0.25, 0.125]),
+            },
+            FilePrediction {
+                path: PathBuf::from("c.png"),
+                outcome: Err("not an image".to_owned()),
+            },
+        ];
+        let text = label_predictions_csv(&predictions, &card, Path::new("/runs/r1"));
+        assert_eq!(
+            text,
+            "path,labels,p sea,\"p sky, clear\",run,error\n\
+             a.png,\"sea; sky, clear\",0.750000,0.300000,r1,\n\
+             b.png,,0.250000,0.125000,r1,\n\
+             c.png,,,,r1,not an image\n"
+        );
+    }
 
     #[test]
     fn top_k_ranks_the_likeliest_first_and_keeps_class_order_on_ties() {

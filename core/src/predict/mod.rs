@@ -10,8 +10,8 @@ mod sort;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub use files::{
-    DEFAULT_BATCH, FilePrediction, csv_header, csv_line, file_pixels, files_of, predictions_csv,
-    top_k,
+    DEFAULT_BATCH, FilePrediction, csv_header, csv_line, file_pixels, files_of,
+    label_predictions_csv, predictions_csv, top_k,
 };
 #[cfg(not(target_arch = "wasm32"))]
 pub use sort::{SortMode, SortReport, sort_into};
@@ -171,7 +171,7 @@ impl Predictor {
         ranked
     }
 
-    /// Softmax probabilities of each image of `images` (planar bytes of the model's shape), in
+    /// Probabilities of each image of `images` (a softmax, or a multi-label model's sigmoids) (planar bytes of the model's shape), in
     /// one forward pass and one read-back through the engine's one read seam: the only sync of
     /// the batch.
     fn probabilities_of(&self, images: &[&[u8]]) -> Result<Vec<Vec<f32>>, String> {
@@ -188,7 +188,7 @@ impl Predictor {
             TensorData::new(values, [images.len(), channels, height, width]),
             &self.device,
         );
-        let probabilities = burn::tensor::activation::softmax(self.model.forward(input), 1);
+        let probabilities = self.card.probabilities(self.model.forward(input));
         let read = crate::train::device_reads::read_back_now(
             Transaction::default().register(probabilities),
         )

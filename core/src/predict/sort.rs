@@ -6,6 +6,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::files::{FilePrediction, top_k};
+use crate::model::ModelCard;
 
 /// How an image lands in its class folder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,21 +21,25 @@ pub enum SortMode {
 /// What [`sort_into`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SortReport {
-    /// Images placed, each under its likeliest class.
+    /// Images placed, each under its likeliest class (a multi-label model's: under each label
+    /// it gives the image).
     pub placed: usize,
+    /// Images a multi-label model gave no label, so were not placed.
+    pub unlabelled: usize,
     /// Files that could not be classified, so were not placed.
     pub unreadable: usize,
     /// Images that could not be copied or linked, each with the reason.
     pub failed: Vec<(PathBuf, String)>,
 }
 
-/// Places every classified image of `predictions` into `dir/<its likeliest class>/` by `mode`,
-/// creating the folders. Class names become folder names with the characters no file system
+/// Places every classified image of `predictions` into `dir/<its likeliest class>/` by `mode`
+/// (a multi-label model's `card`: into the folder of every label over its threshold), creating
+/// the folders. Class names become folder names with the characters no file system
 /// takes replaced by `_`.
 pub fn sort_into(
     dir: &Path,
     predictions: &[FilePrediction],
-    class_names: &[String],
+    card: &ModelCard,
     mode: SortMode,
 ) -> SortReport {
     let mut report = SortReport::default();
@@ -43,11 +48,21 @@ pub fn sort_into(
             report.unreadable += 1;
             continue;
         };
-        let Some((class, _)) = top_k(class_names, probabilities, 1).into_iter().next() else {
-            report.unreadable += 1;
-            continue;
+        let classes: Vec<&str> = match card.labels_given(probabilities) {
+            Some(given) => given.into_iter().map(|(name, _)| name).collect(),
+            None => top_k(&card.class_names, probabilities, 1)
+                .into_iter()
+                .map(|(name, _)| name)
+                .collect(),
         };
-        match place(&dir.join(folder_name(class)), &prediction.path, mode) {
+        if classes.is_empty() {
+            report.unlabelled += 1;
+            continue;
+        }
+        let placed = classes
+            .iter()
+            .try_for_each(|class| place(&dir.join(folder_name(class)), &prediction.path, mode));
+        match placed {
             Ok(()) => report.placed += 1,
             Err(e) => report.failed.push((prediction.path.clone(), e.to_string())),
         }
@@ -158,7 +173,13 @@ mod tests {
         let (a, b) = (photos.join("a.png"), photos.join("deep").join("a.png"));
         std::fs::write(&a, b"first").unwrap();
         std::fs::write(&b, b"second").unwrap();
-        let names: Vec<String> = ["T-shirt/top", "bag"].map(String::from).to_vec();
+        let card = ModelCard {
+            shape: [1, 4, 4],
+            class_names: ["T-shirt/top", "bag"].map(String::from).to_vec(),
+            offset: vec![0.0],
+            scale: vec![1.0],
+            thresholds: None,
+        };
         let predictions = [
             FilePrediction {
                 path: a.clone(),
@@ -178,7 +199,7 @@ mod tests {
             // Something of the person's own already in the class folder.
             std::fs::create_dir_all(sorted.join("T-shirt_top")).unwrap();
             std::fs::write(sorted.join("T-shirt_top").join("a.png"), b"mine").unwrap();
-            let report = sort_into(&sorted, &predictions, &names, mode);
+            let report = sort_into(&sorted, &predictions, &card, mode);
             assert_eq!((report.placed, report.unreadable), (2, 1), "{report:?}");
             assert!(report.failed.is_empty(), "{report:?}");
             let class = sorted.join("T-shirt_top");
@@ -189,5 +210,43 @@ mod tests {
         // The originals are where they were, as they were.
         assert_eq!(std::fs::read(&a).unwrap(), b"first");
         assert_eq!(std::fs::read(&b).unwrap(), b"second");
+    }
+
+    #[test]
+    fn a_multi_label_model_places_an_image_under_every_label_it_gives_and_none_under_no_label() {
+        let dir = std::env::temp_dir().join(format!("kiln-sort-labels-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let (beach, field) = (dir.join("beach.png"), dir.join("field.png"));
+        std::fs::write(&beach, b"beach").unwrap();
+        std::fs::write(&field, b"field").unwrap();
+        let card = ModelCard {
+            shape: [1, 4, 4],
+            class_names: ["sea", "sky", "boat"].map(String::from).to_vec(),
+            offset: vec![0.0],
+            scale: vec![1.0],
+            thresholds: Some(vec![0.5, 0.5, 0.3]),
+        };
+        let predictions = [
+            FilePrediction {
+                path: beach.clone(),
+                outcome: Ok(vec![0.9, 0.6, 0.35]),
+            },
+            FilePrediction {
+                path: field.clone(),
+                outcome: Ok(vec![0.1, 0.2, 0.1]),
+            },
+        ];
+        let sorted = dir.join("sorted");
+        let report = sort_into(&sorted, &predictions, &card, SortMode::Copy);
+        assert_eq!((report.placed, report.unlabelled), (1, 1), "{report:?}");
+        for label in ["sea", "sky", "boat"] {
+            assert_eq!(
+                std::fs::read(sorted.join(label).join("beach.png")).unwrap(),
+                b"beach"
+            );
+        }
+        assert!(!sorted.join("sea").join("field.png").exists());
+        assert_eq!(std::fs::read(&field).unwrap(), b"field");
     }
 }

@@ -290,7 +290,10 @@ pub fn onnx_bytes(
     let input = graph.node("Mul", &[&shifted, &scale], Vec::new());
     let logits = network(&mut graph, model, spec, &input, [height, width])?;
     let logits_out = graph.node("Identity", &[&logits], Vec::new());
-    let probabilities = graph.node("Softmax", &[&logits_out], vec![int("axis", 1)]);
+    let probabilities = match card.thresholds {
+        Some(_) => graph.node("Sigmoid", &[&logits_out], Vec::new()),
+        None => graph.node("Softmax", &[&logits_out], vec![int("axis", 1)]),
+    };
     rename_output(&mut graph, &logits_out, "logits");
     rename_output(&mut graph, &probabilities, "probabilities");
     let classes = card.class_names.len();
@@ -303,10 +306,15 @@ pub fn onnx_bytes(
         producer_name: Some("kiln".to_owned()),
         producer_version: Some(env!("CARGO_PKG_VERSION").to_owned()),
         doc_string: Some(format!(
-            "{} trained by Kiln; input: raw 0–255 pixels [N, {channels}, {height}, {width}]; classes: {}",
+            "{} trained by Kiln; input: raw 0–255 pixels [N, {channels}, {height}, {width}]; {}: {}",
             spec.title(),
+            match card.thresholds {
+                Some(_) => "several labels per image, probabilities a sigmoid per label; labels",
+                None => "probabilities a softmax over classes; classes",
+            },
             card.class_names.join(", ")
         )),
+        metadata_props: metadata(card),
         graph: Some(pb::GraphProto {
             name: Some("kiln".to_owned()),
             node: graph.nodes,
@@ -324,6 +332,37 @@ pub fn onnx_bytes(
         ..Default::default()
     };
     Ok(model_proto.encode_to_vec())
+}
+
+/// The model's metadata: `classes` (a JSON list of names, in output order), `output` (`softmax`,
+/// or `sigmoid` for a multi-label model) and, for a multi-label model, `thresholds` (a JSON list
+/// of each label's threshold), so a program reading the file alone can use it as Kiln does.
+fn metadata(card: &ModelCard) -> Vec<pb::StringStringEntryProto> {
+    let entry = |key: &str, value: String| pb::StringStringEntryProto {
+        key: Some(key.to_owned()),
+        value: Some(value),
+    };
+    let mut entries = vec![
+        entry(
+            "classes",
+            serde_json::to_string(&card.class_names).unwrap_or_default(),
+        ),
+        entry(
+            "output",
+            match card.thresholds {
+                Some(_) => "sigmoid",
+                None => "softmax",
+            }
+            .to_owned(),
+        ),
+    ];
+    if let Some(thresholds) = &card.thresholds {
+        entries.push(entry(
+            "thresholds",
+            serde_json::to_string(thresholds).unwrap_or_default(),
+        ));
+    }
+    entries
 }
 
 /// Names the output of the node that makes `value` `name`.

@@ -927,6 +927,7 @@ fn card(channels: usize, side: usize, classes: usize) -> crate::model::ModelCard
         class_names: (0..classes).map(|c| format!("class {c}")).collect(),
         offset: vec![10.0; channels],
         scale: vec![0.01; channels],
+        thresholds: None,
     }
 }
 
@@ -1137,8 +1138,66 @@ fn kiln_outputs(
         .collect();
     let images = Tensor::<4>::from_data(burn::tensor::TensorData::new(scaled, shape), &device());
     let logits = model.for_eval().forward(images);
-    let probabilities = burn::tensor::activation::softmax(logits.clone(), 1);
+    let probabilities = card.probabilities(logits.clone());
     (values(logits), values(probabilities))
+}
+
+#[test]
+fn a_multi_label_model_exports_to_onnx_ending_in_a_sigmoid_and_says_so_in_its_metadata() {
+    let spec: ModelSpec = "mlp:12".parse().expect("a spec");
+    let shape = ImageShape {
+        channels: 1,
+        height: 4,
+        width: 4,
+    };
+    let model = spec
+        .init(shape, 3, InitScheme::PytorchDefault, &device())
+        .expect("builds");
+    let labels = crate::model::ModelCard {
+        thresholds: Some(vec![0.5, 0.25, 0.75]),
+        ..card(1, 4, 3)
+    };
+    let path = file("multi-label.onnx");
+    onnx::write_onnx(&model, &spec, &labels, &path).expect("the file is written");
+    let onnx = onnx_of(&model, &spec, &labels, "multi-label-decoded.onnx");
+    let counts = op_counts(&onnx);
+    assert_eq!(
+        (counts.get("Sigmoid"), counts.get("Softmax")),
+        (Some(&1), None)
+    );
+    let metadata: HashMap<String, String> = onnx
+        .metadata_props
+        .iter()
+        .map(|e| {
+            (
+                e.key.clone().unwrap_or_default(),
+                e.value.clone().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(metadata["output"], "sigmoid");
+    assert_eq!(metadata["thresholds"], "[0.5,0.25,0.75]");
+    assert_eq!(metadata["classes"], r#"["class 0","class 1","class 2"]"#);
+    let input = [2, 1, 4, 4];
+    let pixels: Vec<f32> = (0..32).map(|i| ((i * 53) % 256) as f32).collect();
+    let (tract_logits, tract_p) = run_in_tract(&path, &pixels, input);
+    let (kiln_logits, kiln_p) = kiln_outputs(&model, &labels, &pixels, input);
+    assert!(largest_difference(&tract_logits, &kiln_logits) < 1e-5);
+    assert!(largest_difference(&tract_p, &kiln_p) < 1e-6);
+    // Independent per label: the probabilities of an image need not sum to 1.
+    let sigmoid = |x: f32| 1.0 / (1.0 + (-x).exp());
+    for (p, logit) in tract_p.iter().zip(&tract_logits) {
+        assert!((p - sigmoid(*logit)).abs() < 1e-6);
+    }
+    // A single-label card keeps its softmax and says so.
+    let single = onnx_of(&model, &spec, &card(1, 4, 3), "single-label.onnx");
+    assert_eq!(op_counts(&single).get("Softmax"), Some(&1));
+    assert!(
+        single
+            .metadata_props
+            .iter()
+            .any(|e| e.value.as_deref() == Some("softmax"))
+    );
 }
 
 fn largest_difference(a: &[f32], b: &[f32]) -> f32 {
@@ -1197,6 +1256,7 @@ fn every_architecture_exported_to_onnx_computes_in_tract_what_it_computes_in_kil
             class_names: (0..classes).map(|c| format!("class {c}")).collect(),
             offset: [12.0, 115.0, 200.0][..channels].to_vec(),
             scale: [0.02, 0.01, 0.015][..channels].to_vec(),
+            thresholds: None,
         };
         let path = file(&format!("{name}.onnx"));
         onnx::write_onnx(&model, &spec, &card, &path).expect("the file is written");

@@ -67,9 +67,11 @@ impl RunState<'_> {
             };
             on_event(TrainEvent::Tested(tested.clone()));
             self.tested = Some(tested);
+            let mut thresholds = None;
             if self.data.is_multi_label() {
                 let predictions = self.label_predictions(&kept).await?;
                 self.label_report = Some(predictions.report());
+                thresholds = Some(predictions.thresholds.clone());
                 on_event(TrainEvent::LabelPredictions(Box::new(predictions)));
             } else {
                 let predictions = self.predictions(&kept).await?;
@@ -81,6 +83,7 @@ impl RunState<'_> {
                 class_names: self.data.class_names.clone(),
                 offset: self.transform.offset.clone(),
                 scale: self.transform.scale.clone(),
+                thresholds,
             };
             // A model that cannot be written costs the person the model, not the run.
             if let Err(reason) = self.save_model(&kept, &card).await {
