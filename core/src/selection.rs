@@ -47,6 +47,9 @@ choice! {
         ValLoss => "val-loss", "validation loss",
         /// Higher is better.
         ValAccuracy => "val-accuracy", "validation accuracy",
+        /// Higher is better; for a data set of several labels per image: the mean over labels
+        /// of their average precision on the validation images.
+        ValMap => "val-map", "validation mAP",
     }
 }
 
@@ -127,7 +130,9 @@ pub struct Verdict {
 
 impl Selection {
     /// Records `epoch`'s (1-based) evaluation, `None` when there is nothing to evaluate on
-    /// (then every epoch is the best, being the newest, and the run never stops early).
+    /// (then every epoch is the best, being the newest, and the run never stops early). The
+    /// evaluation is the loss and the figure a higher-is-better monitor watches: the accuracy,
+    /// or for `val-map` the mAP.
     pub fn observe(
         &self,
         state: &mut SelectionState,
@@ -143,13 +148,15 @@ impl Selection {
         };
         let score = match self.monitor {
             Monitor::ValLoss => loss,
-            Monitor::ValAccuracy => accuracy,
+            Monitor::ValAccuracy | Monitor::ValMap => accuracy,
         };
         let improved = score.is_finite()
             && (state.best_epoch == 0
                 || match self.monitor {
                     Monitor::ValLoss => score < state.best_score - self.min_delta,
-                    Monitor::ValAccuracy => score > state.best_score + self.min_delta,
+                    Monitor::ValAccuracy | Monitor::ValMap => {
+                        score > state.best_score + self.min_delta
+                    }
                 });
         if improved {
             state.best_epoch = epoch;
@@ -183,6 +190,7 @@ impl fmt::Display for EarlyStop {
         let figure = match self.monitor {
             Monitor::ValLoss => "validation loss",
             Monitor::ValAccuracy => "validation accuracy",
+            Monitor::ValMap => "validation mAP",
         };
         write!(
             f,

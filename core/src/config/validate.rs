@@ -172,6 +172,13 @@ impl Experiment {
                 "the training split has no image",
             ));
         }
+        if self.monitor == crate::selection::Monitor::ValMap && !data.is_multi_label() {
+            return Err(invalid(
+                Setting::Monitor,
+                self.monitor,
+                "watches the mean average precision over labels, which needs a data set of several labels per image; watch val-loss or val-accuracy",
+            ));
+        }
         if data.is_multi_label() && !self.data_parallel.is_empty() {
             return Err(invalid(
                 Setting::Dataset,

@@ -98,6 +98,18 @@ pub fn average_precision(scores: &[f32], truth: &[bool]) -> Option<f64> {
     Some(area)
 }
 
+/// The mean of the labels' average precisions on `scores` (labels no image has left out):
+/// the mAP, which no threshold changes.
+pub fn mean_average_precision(scores: &LabelScores) -> f64 {
+    let aps: Vec<f64> = (0..scores.labels)
+        .filter_map(|label| {
+            let (column, truth) = scores.column(label);
+            average_precision(&column, &truth)
+        })
+        .collect();
+    aps.iter().sum::<f64>() / aps.len().max(1) as f64
+}
+
 /// For each label, the threshold that gives the best F1 on `validation` (a probability some
 /// image has, the highest of equals taken; 0.5 for a label no validation image has).
 pub fn best_thresholds(validation: &LabelScores) -> Vec<f32> {
@@ -332,6 +344,10 @@ mod tests {
     #[test]
     fn every_figure_equals_what_scikit_learn_computes_from_the_same_scores() {
         let report = report(&scores(), &[0.5, 0.6, 0.5]);
+        assert_eq!(
+            mean_average_precision(&scores()),
+            report.mean_average_precision
+        );
         let aps: Vec<f64> = report
             .per_label
             .iter()

@@ -110,9 +110,8 @@ fn thresholds_chosen_per_label_come_from_the_validation_images_not_the_test_imag
     let (_, predictions) = run(draft(Threshold::PerLabel));
     let (_, shared) = run(draft(Threshold::Shared));
     assert_eq!(shared.thresholds[0], shared.thresholds[1]);
-    // Each chosen threshold is a validation image's probability, so a different run on the same
-    // validation images but tested elsewhere would choose the same; here: it is no test
-    // image's probability unless the two coincide, and never the default of 0.5.
+    // Each chosen threshold is a validation image's probability (best_thresholds' own tests
+    // check which one), never the default of 0.5.
     for threshold in predictions.thresholds.iter().chain(&shared.thresholds) {
         assert_ne!(*threshold, 0.5);
     }
@@ -160,4 +159,33 @@ fn a_multi_label_set_is_refused_for_data_parallel_training_with_a_sentence() {
         .check_against(&quarters_dataset())
         .expect_err("refused");
     assert!(refused.to_string().contains("on one device"), "{refused}");
+}
+
+#[test]
+fn validation_map_can_choose_the_kept_epoch_of_a_multi_label_run_and_only_of_one() {
+    let (summary, _) = run(ExperimentDraft {
+        monitor: crate::selection::Monitor::ValMap,
+        // No later epoch can gain a whole 1.0 of mAP: epoch 1 stays the best, and after two
+        // epochs without improvement the run stops.
+        min_delta: 1.0,
+        early_stop: 2,
+        ..draft(Threshold::Half)
+    });
+    let stopped = summary.stopped_early.expect("stopped early");
+    assert_eq!((stopped.best_epoch, stopped.after_epoch), (1, 3));
+    assert_eq!(stopped.monitor, crate::selection::Monitor::ValMap);
+    assert_eq!(summary.kept_epoch, Some(1));
+    let one_label = ExperimentDraft {
+        monitor: crate::selection::Monitor::ValMap,
+        ..ExperimentDraft::default()
+    }
+    .validate()
+    .expect("valid");
+    let refused = one_label
+        .check_against(&super::tests::tiny_dataset())
+        .expect_err("refused");
+    assert!(
+        refused.to_string().contains("several labels per image"),
+        "{refused}"
+    );
 }

@@ -3,7 +3,10 @@
 
 use super::*;
 use crate::config::Threshold;
-use crate::results::multi_label::{LabelPredictions, LabelScores, thresholds};
+use crate::results::multi_label::{
+    LabelPredictions, LabelScores, mean_average_precision, thresholds,
+};
+use crate::selection::Monitor;
 
 impl RunState<'_> {
     /// Evaluates `model` on the split each epoch is judged on; none when there is none.
@@ -11,12 +14,24 @@ impl RunState<'_> {
         &self,
         model: &Classifier,
     ) -> Result<Option<Evaluation>, TrainError> {
-        let split = match self.validated_on {
-            ValidatedOn::Validation => &self.pipeline.val,
-            ValidatedOn::Test => &self.pipeline.test,
+        let (split, truth) = match self.validated_on {
+            ValidatedOn::Validation => (&self.pipeline.val, &self.data.val),
+            ValidatedOn::Test => (&self.pipeline.test, &self.data.test),
             ValidatedOn::Nothing => return Ok(None),
         };
-        self.evaluate_on(model, split).await.map(Some)
+        let mut evaluation = self.evaluate_on(model, split).await?;
+        if self.experiment.monitor == Monitor::ValMap && self.data.is_multi_label() {
+            let started = Instant::now();
+            let predicted = self.predict(model, split).await?;
+            let scores = LabelScores {
+                labels: self.data.num_classes(),
+                probabilities: predicted.label_probabilities,
+                truth: truth.label_sets.clone(),
+            };
+            evaluation.map = Some(mean_average_precision(&scores));
+            evaluation.secs += started.elapsed().as_secs_f64();
+        }
+        Ok(Some(evaluation))
     }
 
     /// Evaluates `model` on `split`, unaugmented.
@@ -37,6 +52,7 @@ impl RunState<'_> {
         Ok(Evaluation {
             loss,
             accuracy,
+            map: None,
             secs: started.elapsed().as_secs_f64(),
         })
     }

@@ -143,6 +143,8 @@ pub(super) struct TrainedEpoch {
 pub(super) struct Evaluation {
     loss: f64,
     accuracy: f64,
+    /// The mean average precision over labels, where the run watches it (`val-map`).
+    map: Option<f64>,
     secs: f64,
 }
 
@@ -737,9 +739,10 @@ impl<'a> RunState<'a> {
     ) -> Verdict {
         let counters = &mut self.counters;
         let held_out = evaluation.map(|e| (e.loss, e.accuracy));
+        let watched = evaluation.map(|e| (e.loss, e.map.unwrap_or(e.accuracy)));
         let verdict = self
             .selection
-            .observe(&mut counters.selection, epoch + 1, held_out);
+            .observe(&mut counters.selection, epoch + 1, watched);
         if let Some((loss, accuracy)) = held_out {
             if counters.epochs_completed == 0 || accuracy > counters.best_eval_accuracy {
                 counters.best_eval_accuracy = accuracy;
