@@ -36,6 +36,16 @@ pub enum Pane {
 }
 
 impl Pane {
+    /// The title on the panel's tab in a view of a multi-label run (`per_label`) or not.
+    pub fn title_for(self, per_label: bool) -> &'static str {
+        match (self, per_label) {
+            (Self::ConfusionMatrix, true) => "Labels",
+            (Self::ClassReport, true) => "Per-label report",
+            (Self::CellImages, true) => "Label's mistakes",
+            _ => self.title(),
+        }
+    }
+
     /// The title on the panel's tab.
     pub fn title(self) -> &'static str {
         match self.chart() {
@@ -133,6 +143,10 @@ pub struct Arrangement {
     /// Not remembered: a window opens with every panel in its place.
     #[serde(skip)]
     maximized: Option<Pane>,
+    /// Whether the Results panels show a run of several labels per image, whose matrix and
+    /// class report are per label: their tabs say so.
+    #[serde(skip)]
+    per_label: bool,
 }
 
 impl Arrangement {
@@ -143,7 +157,13 @@ impl Arrangement {
             tree: view.default_tree(),
             moved: false,
             maximized: None,
+            per_label: false,
         }
+    }
+
+    /// Titles the panels for a run of several labels per image (`true`) or of one class each.
+    pub fn set_per_label(&mut self, per_label: bool) {
+        self.per_label = per_label;
     }
 
     /// Puts every panel back where it was at first.
@@ -257,7 +277,7 @@ pub fn arrangement_ui(
     if let Some(pane) = arrangement.maximized {
         let restore = ui
             .horizontal(|ui| {
-                ui.strong(pane.title());
+                ui.strong(pane.title_for(arrangement.per_label));
                 ui.button("⛶ Show every panel")
                     .on_hover_text("Back to the arrangement (Esc)")
                     .clicked()
@@ -273,6 +293,7 @@ pub fn arrangement_ui(
         draw,
         maximize: None,
         moved: false,
+        per_label: arrangement.per_label,
     };
     arrangement.tree.ui(&mut behavior, ui);
     arrangement.moved |= behavior.moved;
@@ -287,6 +308,8 @@ struct PanelBehavior<'a> {
     maximize: Option<Pane>,
     /// Whether a panel was moved, resized or another tab opened this frame.
     moved: bool,
+    /// Whether the panels show a multi-label run.
+    per_label: bool,
 }
 
 impl Behavior<Pane> for PanelBehavior<'_> {
@@ -302,7 +325,7 @@ impl Behavior<Pane> for PanelBehavior<'_> {
     }
 
     fn tab_title_for_pane(&mut self, pane: &Pane) -> egui::WidgetText {
-        pane.title().into()
+        pane.title_for(self.per_label).into()
     }
 
     fn on_tab_button(
@@ -334,7 +357,7 @@ impl Behavior<Pane> for PanelBehavior<'_> {
         };
         if ui
             .small_button("⛶")
-            .on_hover_text(format!("Maximize {}", pane.title()))
+            .on_hover_text(format!("Maximize {}", pane.title_for(self.per_label)))
             .clicked()
         {
             self.maximize = Some(*pane);

@@ -1,4 +1,5 @@
-//! The test images behind one cell of a confusion matrix ("Shirt taken for T-shirt"). A run
+//! The test images behind one cell of a confusion matrix ("Shirt taken for T-shirt"), or behind
+//! one label of a multi-label run (its false positives, then its false negatives). A run
 //! keeps no pixels, so they are read back from the data set its config names, split as the run
 //! split it (the test split is carved with a fixed seed, so it is the same images), on a named
 //! thread; past runs work as well as the one just trained.
@@ -7,6 +8,7 @@ use kiln_core::config::ExperimentDraft;
 use kiln_core::data;
 use kiln_core::pixels::planar_to_rgba;
 use kiln_core::results::TestPredictions;
+use kiln_core::results::multi_label::LabelPredictions;
 
 use super::background_job::BackgroundJob;
 
@@ -26,6 +28,9 @@ pub struct CellImages {
     pub run: Option<std::path::PathBuf>,
     /// Images of the cell beyond those shown.
     hidden: usize,
+    /// Each shown image's caption beyond its test index, where it has one ("false positive,
+    /// 91 %").
+    captions: std::collections::HashMap<usize, String>,
     images: BackgroundJob<Vec<CellImage>>,
     /// The images as textures, made on the UI thread once they came.
     textures: Option<Vec<(usize, egui::TextureHandle)>>,
@@ -61,12 +66,13 @@ impl CellImages {
         };
         let hidden = indices.len().saturating_sub(MAX_SHOWN);
         let shown: Vec<usize> = indices.into_iter().take(MAX_SHOWN).collect();
-        let expected = predictions.labels.clone();
+        let expected = Truth::Classes(predictions.labels.clone());
         let work = move || read_test_images(config, &expected, &shown);
         Self {
             title,
             run: None,
             hidden,
+            captions: std::collections::HashMap::new(),
             images: BackgroundJob::start("kiln-cell", work, wake),
             textures: None,
         }
@@ -74,17 +80,78 @@ impl CellImages {
 }
 
 impl CellImages {
+    /// Reads the test images that a multi-label run's `predictions` get wrong on `label`: those
+    /// given it without having it (false positives, surest first), then those having it and not
+    /// given it (false negatives, most missed first), from the data set `config` names.
+    pub fn open_label(
+        config: ExperimentDraft,
+        predictions: &LabelPredictions,
+        label: usize,
+        wake: impl Fn() + Send + 'static,
+    ) -> Self {
+        let scores = &predictions.scores;
+        let threshold = predictions.thresholds.get(label).copied().unwrap_or(0.5);
+        let p = |image: usize| scores.probabilities[image * scores.labels + label];
+        let has = |image: usize| scores.truth[image].contains(&(label as u8));
+        let mut false_pos: Vec<usize> = (0..scores.images())
+            .filter(|&i| p(i) >= threshold && !has(i))
+            .collect();
+        let mut false_neg: Vec<usize> = (0..scores.images())
+            .filter(|&i| p(i) < threshold && has(i))
+            .collect();
+        false_pos.sort_by(|&a, &b| p(b).total_cmp(&p(a)));
+        false_neg.sort_by(|&a, &b| p(a).total_cmp(&p(b)));
+        let name = predictions
+            .label_names
+            .get(label)
+            .cloned()
+            .unwrap_or_default();
+        let title = format!(
+            "{name}: {} false positive(s), then {} false negative(s), at threshold {threshold:.3}",
+            false_pos.len(),
+            false_neg.len()
+        );
+        let mut captions = std::collections::HashMap::new();
+        for &i in &false_pos {
+            captions.insert(i, format!("FP {:.0} %", p(i) * 100.0));
+        }
+        for &i in &false_neg {
+            captions.insert(i, format!("FN {:.0} %", p(i) * 100.0));
+        }
+        let indices: Vec<usize> = false_pos.into_iter().chain(false_neg).collect();
+        let hidden = indices.len().saturating_sub(MAX_SHOWN);
+        let shown: Vec<usize> = indices.into_iter().take(MAX_SHOWN).collect();
+        let expected = Truth::Sets(scores.truth.clone());
+        let work = move || read_test_images(config, &expected, &shown);
+        Self {
+            title,
+            run: None,
+            hidden,
+            captions,
+            images: BackgroundJob::start("kiln-cell", work, wake),
+            textures: None,
+        }
+    }
+
     /// The same cell, known to be of the run folder `run`.
     pub fn of_run(self, run: Option<std::path::PathBuf>) -> Self {
         Self { run, ..self }
     }
 }
 
+/// What the predictions say the test split's images are, to check the split read again is it.
+enum Truth {
+    /// One class per image.
+    Classes(Vec<u8>),
+    /// A multi-label set's label sets.
+    Sets(Vec<Vec<u8>>),
+}
+
 /// The test split's images at `indices`, after checking that it is the split the predictions
 /// were made on (same labels in the same order).
 fn read_test_images(
     config: ExperimentDraft,
-    expected_labels: &[u8],
+    expected: &Truth,
     indices: &[usize],
 ) -> Result<Vec<CellImage>, String> {
     let experiment = config.validate().map_err(|e| e.to_string())?;
@@ -95,7 +162,11 @@ fn read_test_images(
     )
     .map_err(|e| format!("the data set could not be read again: {e}"))?;
     let data = data::make_splits(loaded, &experiment).map_err(|e| e.to_string())?;
-    if data.test.labels != expected_labels {
+    let same = match expected {
+        Truth::Classes(labels) => data.test.labels == *labels,
+        Truth::Sets(sets) => data.test.label_sets == *sets,
+    };
+    if !same {
         return Err(
             "the data set changed since this run (its test images are not those it was tested on)"
                 .to_owned(),
@@ -150,7 +221,10 @@ pub fn cell_images_ui(ui: &mut egui::Ui, view: &mut CellImages) {
                                 let scale = (64.0 / texture.size_vec2().x).clamp(1.0, 4.0);
                                 ui.vertical(|ui| {
                                     ui.image((texture.id(), texture.size_vec2() * scale));
-                                    ui.small(format!("#{index}"));
+                                    match view.captions.get(index) {
+                                        Some(caption) => ui.small(format!("#{index} {caption}")),
+                                        None => ui.small(format!("#{index}")),
+                                    };
                                 });
                                 if n % columns == columns - 1 {
                                     ui.end_row();

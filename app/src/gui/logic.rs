@@ -165,13 +165,16 @@ impl KilnApp {
         let live = self
             .session
             .as_ref()
-            .filter(|s| s.predictions.is_some())
+            .filter(|s| s.has_test_predictions())
             .map(|s| s.history.path.clone());
         let wanted = self
             .results_run()
             .filter(|shown| Some(shown) != live.as_ref());
         match wanted {
-            None => self.past_predictions = None,
+            None => {
+                self.past_predictions = None;
+                self.past_label_predictions = None;
+            }
             Some(path) => {
                 if self
                     .past_predictions
@@ -182,6 +185,12 @@ impl KilnApp {
                 }
                 let loaded = with_run_files(|tree| run_folder::load_predictions_in(tree, &path));
                 let loaded = loaded.unwrap_or_else(|e| {
+                    self.notice = Some(e.to_string());
+                    None
+                });
+                let labels =
+                    with_run_files(|tree| run_folder::load_label_predictions_in(tree, &path));
+                self.past_label_predictions = labels.unwrap_or_else(|e| {
                     self.notice = Some(e.to_string());
                     None
                 });

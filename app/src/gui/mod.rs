@@ -18,7 +18,9 @@
 //! compare_panel.rs, results_panel.rs, status.rs, plots.rs, profile.rs, try_model.rs  one view each
 //!                    (the compare table also offers the runs that test where two curves part)
 //! data_view.rs       the Data view's report, which owns its loading and preview threads
-//! cell_images.rs     the test images of a clicked confusion-matrix cell, read back on a thread
+//! cell_images.rs     the test images of a clicked confusion-matrix cell (or a label's wrong
+//!                    ones), read back on a thread
+//! label_results.rs   a multi-label run's results: a bar per label, the per-label table
 //! predict_folder.rs  the Predict view's folder of predictions: its thread, table and export
 //! session.rs, fetch.rs  the workers: a training run, a download
 //! files.rs           file dialogs on a desktop; downloads and the folder chooser in a page
@@ -43,6 +45,7 @@ mod data_view;
 mod experiments;
 mod fetch;
 mod files;
+mod label_results;
 mod logic;
 #[cfg(not(target_arch = "wasm32"))]
 mod lr_finder;
@@ -246,6 +249,8 @@ pub struct KilnApp {
     /// The predictions of the past run the Results view shows, read once: its folder and what
     /// it holds.
     past_predictions: Option<(PathBuf, Option<TestPredictions>)>,
+    /// The same run's predictions per label, when it trained on several labels per image.
+    past_label_predictions: Option<kiln_core::results::multi_label::LabelPredictions>,
     /// The view shown between the top bar and the status line.
     pub stage: Stage,
     /// Where the panels of the tiled views are.
@@ -323,6 +328,7 @@ impl KilnApp {
             #[cfg(not(target_arch = "wasm32"))]
             folder_predictions: None,
             past_predictions: None,
+            past_label_predictions: None,
             stage: remembered.stage,
             arrangements: remembered.arrangements.repaired(),
             results_of: None,

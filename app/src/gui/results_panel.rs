@@ -99,7 +99,7 @@ pub(super) fn gallery_texture(
 }
 
 /// Precision, recall and F1 in percent, then the support.
-fn metrics_ui(ui: &mut egui::Ui, metrics: &ClassMetrics) {
+pub(super) fn metrics_ui(ui: &mut egui::Ui, metrics: &ClassMetrics) {
     for value in [metrics.precision, metrics.recall, metrics.f1] {
         ui.label(format!("{:.1} %", value * 100.0));
     }

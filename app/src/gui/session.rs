@@ -262,6 +262,11 @@ impl Session {
         }
     }
 
+    /// Whether the run has tested its model: its predictions, per class or per label, are in.
+    pub fn has_test_predictions(&self) -> bool {
+        self.predictions.is_some() || self.label_predictions.is_some()
+    }
+
     /// Holds the loop at the next step boundary.
     pub fn pause(&mut self) {
         if self.state == SessionState::Running {

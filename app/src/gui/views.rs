@@ -233,7 +233,7 @@ impl KilnApp {
         let live = self
             .session
             .as_ref()
-            .filter(|s| s.predictions.is_some())
+            .filter(|s| s.has_test_predictions())
             .map(|s| &s.history.path);
         let ticked = self.runs.selected_runs();
         let offered = |path: &PathBuf| live == Some(path) || ticked.iter().any(|r| r.path == *path);
@@ -249,10 +249,16 @@ impl KilnApp {
         let live = self
             .session
             .as_ref()
-            .filter(|s| s.predictions.is_some() && Some(&s.history.path) == shown.as_ref());
-        let predictions = match live {
-            Some(session) => session.predictions.as_ref(),
-            None => self.past_predictions.as_ref().and_then(|(_, p)| p.as_ref()),
+            .filter(|s| s.has_test_predictions() && Some(&s.history.path) == shown.as_ref());
+        let (predictions, label_predictions) = match live {
+            Some(session) => (
+                session.predictions.as_ref(),
+                session.label_predictions.as_deref(),
+            ),
+            None => (
+                self.past_predictions.as_ref().and_then(|(_, p)| p.as_ref()),
+                self.past_label_predictions.as_ref(),
+            ),
         };
         let histories = plotted_runs(&self.session, &self.runs);
         let labels = kiln_core::plot::legend_labels(&histories);
@@ -320,6 +326,9 @@ impl KilnApp {
             self.cell_images = None;
         }
         let cell_images = &mut self.cell_images;
+        self.arrangements
+            .results
+            .set_per_label(predictions.is_none() && label_predictions.is_some());
         let no_predictions = "This panel fills in when the shown run has tested its model (the test split's predictions are in its folder).";
         arrangement_ui(
             ui,
@@ -330,6 +339,33 @@ impl KilnApp {
                     "Train with Profile steps above 0 (Setup, Speed) to see where each step's time goes.",
                 ),
                 (Pane::StepProfile, _) => step_profile_ui(ui, &profiled),
+                (_, None) if label_predictions.is_some() => {
+                    let Some(labels) = label_predictions else {
+                        return;
+                    };
+                    match pane {
+                        Pane::ConfusionMatrix => {
+                            let label = label_results::label_bars_ui(ui, labels);
+                            opened = label.zip(config.clone()).map(|(label, config)| {
+                                let ctx = ui.ctx().clone();
+                                CellImages::open_label(config, labels, label, move || wake(&ctx))
+                                    .of_run(shown.clone())
+                            });
+                        }
+                        Pane::ClassReport => label_results::label_report_panel_ui(ui, labels),
+                        Pane::CellImages => match cell_images.as_mut() {
+                            Some(cell) => cell_images_ui(ui, cell),
+                            None => empty_panel_ui(
+                                ui,
+                                "Click a label's bar to see the test images it gets wrong here.",
+                            ),
+                        },
+                        _ => empty_panel_ui(
+                            ui,
+                            "A run of several labels per image has no single surest mistake: click a label's bar for its false positives and false negatives.",
+                        ),
+                    }
+                }
                 (_, None) => empty_panel_ui(ui, no_predictions),
                 (Pane::CellImages, Some(_)) => match cell_images.as_mut() {
                     Some(cell) => cell_images_ui(ui, cell),

@@ -1835,7 +1835,8 @@ fn a_log_whose_series_no_convention_names_is_imported_as_the_figures_the_person_
 }
 
 #[test]
-fn a_labels_file_read_as_label_sets_from_setup_shows_its_labels_together_in_the_data_view() {
+fn a_labels_file_read_as_label_sets_from_setup_shows_its_labels_together_then_trains_to_a_bar_per_label()
+ {
     let root = scratch_dir("gui-label-sets");
     let mut rows = String::from("path,tags\n");
     for i in 0..12u8 {
@@ -1890,4 +1891,37 @@ fn a_labels_file_read_as_label_sets_from_setup_shows_its_labels_together_in_the_
     harness.step();
     step_until_label(&mut harness, "several labels per image:", 60);
     harness.get_by_label_contains("`sea` and `sky` together on");
+
+    // It trains, and its results are per label: a bar each, whose click shows what it got wrong.
+    harness.get_all_by_label("Train").next().unwrap().click();
+    harness.run();
+    harness.get_by_label_contains("▶ Start").click();
+    harness.run_steps(2);
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while harness.state().is_training() {
+        assert!(Instant::now() < deadline, "the run did not finish in time");
+        std::thread::sleep(Duration::from_millis(50));
+        harness.step();
+    }
+    harness.run();
+    let session = harness.state().session.as_ref().unwrap();
+    assert!(
+        session.label_predictions.is_some(),
+        "{:?}",
+        session.warnings
+    );
+    harness.get_all_by_label("Results").next().unwrap().click();
+    harness.run();
+    for tab in ["Labels", "Per-label report"] {
+        harness.get_by_label(tab);
+    }
+    assert!(harness.get_all_by_label_contains("Test mAP ").count() >= 1);
+    harness.get_by_label("sky: average precision").click();
+    // The images are read back on a thread, a spinner turning meanwhile.
+    harness.step();
+    let title = harness.state().cell_images.as_ref().unwrap().title.clone();
+    assert!(
+        title.starts_with("sky: 0 false positive(s), then "),
+        "{title}"
+    );
 }

@@ -34,6 +34,7 @@
 mod archive;
 mod checkpoint;
 pub mod imported;
+mod label_predictions;
 mod lock;
 mod manage;
 pub mod page_runs;
@@ -64,6 +65,7 @@ pub use imported::{import_path, unnamed_series_at};
 pub use kiln_formats::training_log::Figure as LogFigure;
 /// How a person names a log's series as figures, for [`import_path`] (`kiln import --series`).
 pub use kiln_formats::training_log::SeriesNames;
+pub use label_predictions::load_label_predictions_in;
 pub use lock::{FolderLock, LOCK_FILE, WRITER_FILE, held_by};
 pub use manage::{
     MAX_NAME_CHARS, check_run_name, delete_run, list_runs, list_runs_in, rename_run, rename_run_in,

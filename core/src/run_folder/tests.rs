@@ -893,3 +893,39 @@ fn an_exported_event_carries_the_time_the_run_folders_name_gives() {
     let train = kiln_formats::tensorboard::read_event_file(&files[0].1);
     assert_eq!(train.scalars[0].wall_time, 105.5);
 }
+
+#[test]
+fn a_multi_label_runs_predictions_read_back_as_written_names_and_thresholds_included() {
+    use crate::results::multi_label::{LabelPredictions, LabelScores, report};
+    let runs = test_dir("label-predictions");
+    let experiment = ExperimentDraft::default().validate().unwrap();
+    let mut folder = RunFolder::create(&runs, &experiment).unwrap();
+    let predictions = LabelPredictions {
+        label_names: vec!["sea".into(), "sky, \"clear\"".into(), "🚤".into()],
+        scores: LabelScores {
+            labels: 3,
+            probabilities: vec![0.9, 0.125, 0.75, 0.5, 0.25, 0.0625],
+            truth: vec![vec![0, 2], vec![]],
+        },
+        thresholds: vec![0.5, 0.25, 0.7],
+        files: vec![PathBuf::from("a,b.png"), PathBuf::from("c.png")],
+    };
+    folder
+        .record(&TrainEvent::LabelPredictions(Box::new(predictions.clone())))
+        .unwrap();
+    let summary = RunSummary {
+        label_report: Some(report(&predictions.scores, &predictions.thresholds)),
+        ..RunSummary::new("cpu", 1, 0.0, 0.0)
+    };
+    folder
+        .record(&TrainEvent::Finished(Box::new(summary)))
+        .unwrap();
+    let tree = kiln_formats::files::Disk;
+    let read = load_label_predictions_in(&tree, folder.path())
+        .unwrap()
+        .expect("a multi-label run's predictions");
+    assert_eq!(read, predictions);
+    // A run of one class per image has none.
+    let single = write_run(&runs, "single", 0.1);
+    assert_eq!(load_label_predictions_in(&tree, &single).unwrap(), None);
+}
