@@ -113,6 +113,25 @@ pub fn compare(runs: &[&RunHistory]) -> Comparison {
                 .collect(),
             decimals: 2,
         },
+        // A run on several labels per image: its accuracy counts label decisions, and these
+        // say more.
+        Figure {
+            name: "test mAP",
+            values: summary(|s| s.label_report.as_ref().map(|r| r.mean_average_precision)),
+            decimals: 4,
+        },
+        Figure {
+            name: "test micro F1",
+            values: summary(|s| s.label_report.as_ref().map(|r| r.micro_avg.f1)),
+            decimals: 4,
+        },
+        Figure {
+            name: "test subset accuracy (%)",
+            values: percent(summary(|s| {
+                s.label_report.as_ref().map(|r| r.subset_accuracy)
+            })),
+            decimals: 2,
+        },
         Figure {
             name: "best test accuracy (%)",
             values: percent(summary(|s| s.best_test_accuracy)),
@@ -556,6 +575,40 @@ mod tests {
         assert!(text.contains("85.00 (+5.00)"), "{text}");
         assert!(text.contains("1100 (+100)"), "{text}");
         assert!(comparison.seed_groups.is_empty());
+    }
+
+    #[test]
+    fn multi_label_runs_are_compared_by_their_map_and_others_show_no_such_row() {
+        use crate::results::multi_label::{LabelScores, report};
+        let labelled = |name: &str, probabilities: Vec<f32>| {
+            let mut run = run(name, 0.01, 1, 0.9, 1000.0);
+            let scores = LabelScores {
+                labels: 2,
+                probabilities,
+                truth: vec![vec![0], vec![1]],
+            };
+            if let Some(summary) = run.summary.as_mut() {
+                summary.label_report = Some(report(&scores, &[0.5, 0.5]));
+            }
+            run
+        };
+        let a = labelled("a", vec![0.9, 0.1, 0.2, 0.8]);
+        let b = labelled("b", vec![0.4, 0.6, 0.7, 0.3]);
+        let comparison = compare(&[&a, &b]);
+        let map = comparison
+            .figures
+            .iter()
+            .find(|f| f.name == "test mAP")
+            .expect("a mAP row");
+        assert_eq!(map.values, vec![Some(1.0), Some(0.5)]);
+        let subset = comparison
+            .figures
+            .iter()
+            .find(|f| f.name == "test subset accuracy (%)")
+            .expect("a subset accuracy row");
+        assert_eq!(subset.values, vec![Some(100.0), Some(0.0)]);
+        let plain = compare(&[&run("c", 0.01, 1, 0.8, 1.0), &run("d", 0.1, 1, 0.8, 1.0)]);
+        assert!(plain.figures.iter().all(|f| f.name != "test mAP"));
     }
 
     #[test]
