@@ -214,7 +214,7 @@ fn bad_flags_end_in_one_sentence_and_no_run_folder() {
             &["--val-split", "0.9"],
             "val_split = 0.9: must be between 0 and 0.5",
         ),
-        (&["--monitor", "loss"], "expected val-loss or val-accuracy"),
+        (&["--monitor", "loss"], "expected val-loss, val-accuracy or val-map"),
         (&["--model", "vgg17"], "vgg17"),
         (&["--device", "gpu:99"], "gpu:99"),
         (&["--preset", "nope"], "no preset named 'nope'"),
@@ -1914,4 +1914,16 @@ fn a_multi_label_labels_file_is_inspected_label_by_label_and_trains_with_a_proba
         let (p, q): (f32, f32) = (p.parse().unwrap(), q.parse().unwrap());
         assert!((p - q).abs() < 1e-5, "{csv} against {tested:?}");
     }
+    // Its ONNX file ends in a sigmoid and carries the thresholds for whoever reads it alone.
+    let onnx = dir.join("labels.onnx");
+    let output = kiln(&[
+        "export-model",
+        folder.to_str().unwrap(),
+        "--onnx",
+        onnx.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let bytes = std::fs::read(&onnx).unwrap();
+    let holds = |text: &str| bytes.windows(text.len()).any(|w| w == text.as_bytes());
+    assert!(holds("Sigmoid") && holds("thresholds") && !holds("Softmax"));
 }

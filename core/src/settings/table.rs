@@ -196,7 +196,13 @@ settings! {
         choice_of!(threshold: Threshold)
             .section(Section::Model)
             .legend("threshold")
-            .applies(|draft| matches!(draft.dataset, crate::data::DatasetSpec::LabelsFile { .. }));
+            // A labels file, or a folder read through its metadata file, can give several.
+            .applies(|draft| {
+                matches!(
+                    draft.dataset,
+                    crate::data::DatasetSpec::LabelsFile { .. } | crate::data::DatasetSpec::Folder { .. }
+                )
+            });
 
     // Optimizer: the update rule, the rate and its schedule.
 

@@ -14,7 +14,7 @@ fn quarters(len: usize, seed: u64) -> Split {
     let mut rng = ShuffleRng(seed);
     let mut split = Split::default();
     for _ in 0..len {
-        let (left, top) = (rng.next() % 2 == 0, rng.next() % 3 == 0);
+        let (left, top) = (rng.next().is_multiple_of(2), rng.next().is_multiple_of(3));
         for row in 0..4 {
             for col in 0..4 {
                 let bright = (col < 2 && left) || (row < 2 && top);
