@@ -214,7 +214,10 @@ fn bad_flags_end_in_one_sentence_and_no_run_folder() {
             &["--val-split", "0.9"],
             "val_split = 0.9: must be between 0 and 0.5",
         ),
-        (&["--monitor", "loss"], "expected val-loss, val-accuracy or val-map"),
+        (
+            &["--monitor", "loss"],
+            "expected val-loss, val-accuracy or val-map",
+        ),
         (&["--model", "vgg17"], "vgg17"),
         (&["--device", "gpu:99"], "gpu:99"),
         (&["--preset", "nope"], "no preset named 'nope'"),
