@@ -51,7 +51,8 @@ pub struct TableView {
     pub sort: SortBy,
     /// Largest first (for confidence), or Z to A.
     pub descending: bool,
-    /// Only images whose likeliest class is this one.
+    /// Only images whose likeliest class is this one (a multi-label model's: that it gives
+    /// this label, the row then showing that label's probability).
     pub class: Option<usize>,
     /// Only images whose likeliest class has at least this probability.
     pub min_confidence: f32,
@@ -81,13 +82,23 @@ pub struct Ranked {
 
 impl TableView {
     /// The classified images of `predictions` this view shows, in its order; unreadable files
-    /// are listed apart.
-    pub fn rows(&self, predictions: &[FilePrediction]) -> Vec<Ranked> {
+    /// are listed apart. A multi-label model's `thresholds` make the class filter keep the
+    /// images given that label, each ranked by its probability.
+    pub fn rows(&self, predictions: &[FilePrediction], thresholds: Option<&[f32]>) -> Vec<Ranked> {
         let mut rows: Vec<Ranked> = predictions
             .iter()
             .enumerate()
             .filter_map(|(index, prediction)| {
                 let probabilities = prediction.outcome.as_ref().ok()?;
+                if let (Some(thresholds), Some(label)) = (thresholds, self.class) {
+                    let confidence = *probabilities.get(label)?;
+                    let threshold = thresholds.get(label).copied().unwrap_or(0.5);
+                    return (confidence >= threshold).then_some(Ranked {
+                        index,
+                        class: label,
+                        confidence,
+                    });
+                }
                 let (class, confidence) = probabilities
                     .iter()
                     .copied()
@@ -257,7 +268,9 @@ pub fn folder_predictions_ui(ui: &mut egui::Ui, state: &mut FolderPredictions) {
         None => {}
     }
     view_controls_ui(ui, &mut state.view, &state.card.class_names);
-    let rows = state.view.rows(predictions);
+    let rows = state
+        .view
+        .rows(predictions, state.card.thresholds.as_deref());
     ui.label(format!("{} shown", rows.len()));
     egui::ScrollArea::vertical()
         .id_salt("folder-predictions")
@@ -287,6 +300,21 @@ pub fn folder_predictions_ui(ui: &mut egui::Ui, state: &mut FolderPredictions) {
                                 row.confidence * 100.0
                             )),
                     );
+                    if let Some(given) = prediction
+                        .outcome
+                        .as_ref()
+                        .ok()
+                        .and_then(|p| state.card.labels_given(p))
+                    {
+                        let names: Vec<String> = given
+                            .iter()
+                            .map(|(name, p)| format!("{name} {:.0} %", p * 100.0))
+                            .collect();
+                        ui.label(match names.is_empty() {
+                            true => "no label over its threshold".to_owned(),
+                            false => names.join(", "),
+                        });
+                    }
                     ui.add(egui::Label::new(prediction.path.display().to_string()).truncate());
                 });
             }
@@ -421,7 +449,7 @@ mod tests {
     fn the_table_sorts_by_confidence_class_or_file_and_filters_by_class_and_confidence() {
         let predictions = predictions();
         let order = |view: TableView| -> Vec<usize> {
-            view.rows(&predictions)
+            view.rows(&predictions, None)
                 .iter()
                 .map(|row| row.index)
                 .collect()
@@ -455,5 +483,24 @@ mod tests {
             ..TableView::default()
         };
         assert_eq!(order(sure), [1, 0]);
+    }
+
+    #[test]
+    fn a_multi_label_models_class_filter_keeps_the_images_given_that_label() {
+        let predictions = predictions();
+        let thresholds = [0.5, 0.4];
+        let given = |label: usize| -> Vec<(usize, f32)> {
+            let view = TableView {
+                class: Some(label),
+                ..TableView::default()
+            };
+            view.rows(&predictions, Some(&thresholds))
+                .iter()
+                .map(|row| (row.index, row.confidence))
+                .collect()
+        };
+        // Label 1 at 0.4: a.png (0.8) and c.png (0.45), though c's likeliest label is 0.
+        assert_eq!(given(1), [(1, 0.8), (3, 0.45)]);
+        assert_eq!(given(0), [(0, 0.7), (3, 0.55)]);
     }
 }
