@@ -45,10 +45,14 @@ pub fn run(args: &ExportModelArgs) -> anyhow::Result<()> {
             .with_context(|| format!("could not export {} as ONNX", args.run.display()))?;
         let [channels, height, width] = card.shape;
         println!(
-            "wrote {} (ONNX opset {}: `pixels` [N, {channels}, {height}, {width}] raw 0–255 in, `logits` and `probabilities` [N, {}] out)",
+            "wrote {} (ONNX opset {}: `pixels` [N, {channels}, {height}, {width}] raw 0–255 in, `logits` and `probabilities` [N, {}] out, {})",
             path.display(),
             kiln_core::weights::onnx::OPSET,
-            card.class_names.len()
+            card.class_names.len(),
+            match card.thresholds {
+                Some(_) => "a sigmoid per label; its metadata holds the thresholds",
+                None => "a softmax over classes",
+            }
         );
     }
     Ok(())
