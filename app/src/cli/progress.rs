@@ -225,12 +225,7 @@ fn report_table(title: &str, class_names: &[String], report: &ClassReport) -> St
     let names: Vec<String> = (0..report.classes.len())
         .map(|c| class_names.get(c).cloned().unwrap_or_else(|| c.to_string()))
         .collect();
-    let width = names
-        .iter()
-        .map(|n| n.chars().count())
-        .chain([12])
-        .max()
-        .unwrap_or(12);
+    let width = name_width(&names);
     let mut text = format!(
         "{title}:\n  {:>width$}  precision  recall  f1-score  support",
         ""
@@ -259,12 +254,7 @@ fn report_table(title: &str, class_names: &[String], report: &ClassReport) -> St
 /// A multi-label run's report under `title`: per label its precision, recall and F1 at its
 /// threshold, support, average precision and threshold; then the averages and whole-set figures.
 fn label_report_table(title: &str, label_names: &[String], report: &LabelReport) -> String {
-    let width = label_names
-        .iter()
-        .map(|n| n.chars().count())
-        .chain([12])
-        .max()
-        .unwrap_or(12);
+    let width = name_width(label_names);
     let mut text = format!(
         "{title}:\n  {:>width$}  precision  recall  f1-score  support  avg prec  threshold",
         ""
@@ -298,6 +288,16 @@ fn label_report_table(title: &str, label_names: &[String], report: &LabelReport)
         "", report.mean_average_precision, report.subset_accuracy, report.hamming_loss
     ));
     text
+}
+
+/// The width of a report's name column: its longest name, and room for "weighted avg".
+fn name_width(names: &[String]) -> usize {
+    names
+        .iter()
+        .map(|n| n.chars().count())
+        .chain([12])
+        .max()
+        .unwrap_or(12)
 }
 
 /// Seconds as a person reads them: milliseconds below a tenth of a second (a linear probe's

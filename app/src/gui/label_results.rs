@@ -5,7 +5,37 @@
 
 use kiln_core::results::multi_label::{LabelPredictions, LabelReport};
 
+use super::arrangement::Pane;
+use super::cell_images::{CellImages, cell_images_ui};
 use super::results_panel::{fit_text, metrics_ui};
+use super::views::empty_panel_ui;
+
+/// Draws `pane` of the Results view for a multi-label run: the bars in the matrix's place, the
+/// per-label table in the class report's, a clicked label's images; returns the label whose
+/// bar was clicked, whose images the caller opens.
+pub fn label_pane_ui(
+    ui: &mut egui::Ui,
+    pane: Pane,
+    predictions: &LabelPredictions,
+    cell_images: &mut Option<CellImages>,
+) -> Option<usize> {
+    match pane {
+        Pane::ConfusionMatrix => return label_bars_ui(ui, predictions),
+        Pane::ClassReport => label_report_panel_ui(ui, predictions),
+        Pane::CellImages => match cell_images.as_mut() {
+            Some(cell) => cell_images_ui(ui, cell),
+            None => empty_panel_ui(
+                ui,
+                "Click a label's bar to see the test images it gets wrong here.",
+            ),
+        },
+        _ => empty_panel_ui(
+            ui,
+            "A run of several labels per image has no single surest mistake: click a label's bar for its false positives and false negatives.",
+        ),
+    }
+    None
+}
 
 /// Height of one label's bar row.
 const BAR_ROW_PX: f32 = 20.0;

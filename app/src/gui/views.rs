@@ -57,7 +57,7 @@ impl<'a> Plotted<'a> {
 }
 
 /// A sentence in a panel that has nothing to show yet, saying how to give it something.
-fn empty_panel_ui(ui: &mut egui::Ui, sentence: &str) {
+pub(super) fn empty_panel_ui(ui: &mut egui::Ui, sentence: &str) {
     ui.add(egui::Label::new(egui::RichText::new(sentence).weak()).wrap());
 }
 
@@ -343,27 +343,13 @@ impl KilnApp {
                     let Some(labels) = label_predictions else {
                         return;
                     };
-                    match pane {
-                        Pane::ConfusionMatrix => {
-                            let label = label_results::label_bars_ui(ui, labels);
-                            opened = label.zip(config.clone()).map(|(label, config)| {
-                                let ctx = ui.ctx().clone();
-                                CellImages::open_label(config, labels, label, move || wake(&ctx))
-                                    .of_run(shown.clone())
-                            });
-                        }
-                        Pane::ClassReport => label_results::label_report_panel_ui(ui, labels),
-                        Pane::CellImages => match cell_images.as_mut() {
-                            Some(cell) => cell_images_ui(ui, cell),
-                            None => empty_panel_ui(
-                                ui,
-                                "Click a label's bar to see the test images it gets wrong here.",
-                            ),
-                        },
-                        _ => empty_panel_ui(
-                            ui,
-                            "A run of several labels per image has no single surest mistake: click a label's bar for its false positives and false negatives.",
-                        ),
+                    let label = label_results::label_pane_ui(ui, pane, labels, cell_images);
+                    // Only the bars' pane answers a click; the panes drawn after it keep it.
+                    if let (Some(label), Some(config)) = (label, config.clone()) {
+                        let ctx = ui.ctx().clone();
+                        let cell =
+                            CellImages::open_label(config, labels, label, move || wake(&ctx));
+                        opened = Some(cell.of_run(shown.clone()));
                     }
                 }
                 (_, None) => empty_panel_ui(ui, no_predictions),

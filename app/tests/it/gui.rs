@@ -1897,12 +1897,7 @@ fn a_labels_file_read_as_label_sets_from_setup_shows_its_labels_together_then_tr
     harness.run();
     harness.get_by_label_contains("▶ Start").click();
     harness.run_steps(2);
-    let deadline = Instant::now() + Duration::from_secs(300);
-    while harness.state().is_training() {
-        assert!(Instant::now() < deadline, "the run did not finish in time");
-        std::thread::sleep(Duration::from_millis(50));
-        harness.step();
-    }
+    step_until(&mut harness, 300, |app| !app.is_training());
     harness.run();
     let session = harness.state().session.as_ref().unwrap();
     assert!(

@@ -1145,17 +1145,10 @@ fn kiln_outputs(
 #[test]
 fn a_multi_label_model_exports_to_onnx_ending_in_a_sigmoid_and_says_so_in_its_metadata() {
     let spec: ModelSpec = "mlp:12".parse().expect("a spec");
-    let shape = ImageShape {
-        channels: 1,
-        height: 4,
-        width: 4,
-    };
-    let model = spec
-        .init(shape, 3, InitScheme::PytorchDefault, &device())
-        .expect("builds");
+    let model = build(&spec, 1, 3);
     let labels = crate::model::ModelCard {
         thresholds: Some(vec![0.5, 0.25, 0.75]),
-        ..card(1, 4, 3)
+        ..card(1, 32, 3)
     };
     let path = file("multi-label.onnx");
     onnx::write_onnx(&model, &spec, &labels, &path).expect("the file is written");
@@ -1178,8 +1171,8 @@ fn a_multi_label_model_exports_to_onnx_ending_in_a_sigmoid_and_says_so_in_its_me
     assert_eq!(metadata["output"], "sigmoid");
     assert_eq!(metadata["thresholds"], "[0.5,0.25,0.75]");
     assert_eq!(metadata["classes"], r#"["class 0","class 1","class 2"]"#);
-    let input = [2, 1, 4, 4];
-    let pixels: Vec<f32> = (0..32).map(|i| ((i * 53) % 256) as f32).collect();
+    let input = [2, 1, 32, 32];
+    let pixels: Vec<f32> = (0..2 * 32 * 32).map(|i| ((i * 53) % 256) as f32).collect();
     let (tract_logits, tract_p) = run_in_tract(&path, &pixels, input);
     let (kiln_logits, kiln_p) = kiln_outputs(&model, &labels, &pixels, input);
     assert!(largest_difference(&tract_logits, &kiln_logits) < 1e-5);
@@ -1190,7 +1183,7 @@ fn a_multi_label_model_exports_to_onnx_ending_in_a_sigmoid_and_says_so_in_its_me
         assert!((p - sigmoid(*logit)).abs() < 1e-6);
     }
     // A single-label card keeps its softmax and says so.
-    let single = onnx_of(&model, &spec, &card(1, 4, 3), "single-label.onnx");
+    let single = onnx_of(&model, &spec, &card(1, 32, 3), "single-label.onnx");
     assert_eq!(op_counts(&single).get("Softmax"), Some(&1));
     assert!(
         single
