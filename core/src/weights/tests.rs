@@ -601,6 +601,15 @@ fn fine_tuned(
     name: &str,
     change: impl FnOnce(&mut crate::config::ExperimentDraft),
 ) -> (Classifier, Classifier) {
+    fine_tuned_on(name, &rgb_dataset(), change)
+}
+
+/// [`fine_tuned`] on `data`.
+fn fine_tuned_on(
+    name: &str,
+    data: &crate::data::ImageDataset,
+    change: impl FnOnce(&mut crate::config::ExperimentDraft),
+) -> (Classifier, Classifier) {
     let path = file(name);
     write_safetensors(&resnet18_dict(2), &path);
     let mut draft = crate::config::ExperimentDraft {
@@ -625,7 +634,7 @@ fn fine_tuned(
     let control = crate::train::Control::new();
     crate::train::train(
         &experiment,
-        &rgb_dataset(),
+        data,
         &target,
         preparation,
         &control,
@@ -677,6 +686,32 @@ fn a_linear_probe_trains_the_head_alone_and_freezes_batch_norm() {
         after.layer2[0].bn1.running_mean.value(),
     )
     .expect("batch norm statistics stay as the file had them");
+    assert!(
+        same(before.fc.weight.val(), after.fc.weight.val()).is_err(),
+        "changed"
+    );
+}
+
+#[test]
+fn a_linear_probe_on_several_labels_per_image_trains_the_head_on_the_cached_features() {
+    // Each image has its half's label, and every third one the other's too.
+    let mut data = rgb_dataset();
+    for split in [&mut data.train, &mut data.val, &mut data.test] {
+        split.label_sets = split
+            .labels
+            .iter()
+            .enumerate()
+            .map(|(i, &label)| match i % 3 {
+                0 => vec![0, 1],
+                _ => vec![label],
+            })
+            .collect();
+    }
+    let (start, trained) = fine_tuned_on("probe-sets.safetensors", &data, |draft| {
+        draft.fine_tune = crate::config::FineTune::LinearProbe;
+    });
+    let (before, after) = (resnet(&start), resnet(&trained));
+    same(before.conv1.weight.val(), after.conv1.weight.val()).expect("unchanged");
     assert!(
         same(before.fc.weight.val(), after.fc.weight.val()).is_err(),
         "changed"
