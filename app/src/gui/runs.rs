@@ -169,7 +169,15 @@ fn outcome_text(run: &RunHistory) -> String {
                     ValidatedOn::Test => " (validated on test)",
                     ValidatedOn::Validation | ValidatedOn::Nothing => "",
                 };
-                format!(", test {:.1} %{caveat}", a * 100.0)
+                // Several labels per image: the accuracy counts label decisions; mAP says more.
+                match &summary.label_report {
+                    Some(report) => format!(
+                        ", test mAP {:.3}, label accuracy {:.1} %{caveat}",
+                        report.mean_average_precision,
+                        a * 100.0
+                    ),
+                    None => format!(", test {:.1} %{caveat}", a * 100.0),
+                }
             });
             let stopped = match (&summary.stopped_early, &summary.pruned) {
                 (Some(stop), _) => format!(", stopped early (best epoch {})", stop.best_epoch),
@@ -512,5 +520,35 @@ mod tests {
         // /home/adam is not inside /home/ada: paths compare by component, not by text.
         let neighbour = Path::new("/home/adam/runs");
         assert_eq!(folder_for_display(neighbour, Some(home)), "/home/adam/runs");
+    }
+
+    #[test]
+    fn a_multi_label_run_is_listed_by_its_test_map_and_its_label_accuracy() {
+        use kiln_core::results::multi_label::{LabelScores, report};
+        let scores = LabelScores {
+            labels: 2,
+            probabilities: vec![0.9, 0.2, 0.4, 0.7],
+            truth: vec![vec![0], vec![1]],
+        };
+        let mut summary = kiln_core::train::RunSummary::new("CPU", 10, 0.0, 0.0);
+        summary.final_test_accuracy = Some(0.75);
+        summary.validated_on = ValidatedOn::Validation;
+        summary.epochs_completed = 3;
+        let mut run = RunHistory {
+            summary: Some(summary.clone()),
+            ..RunHistory::default()
+        };
+        assert!(
+            outcome_text(&run).contains(", test 75.0 %,"),
+            "{}",
+            outcome_text(&run)
+        );
+        summary.label_report = Some(report(&scores, &[0.5, 0.5]));
+        run.summary = Some(summary);
+        let text = outcome_text(&run);
+        assert!(
+            text.contains(", test mAP 1.000, label accuracy 75.0 %,"),
+            "{text}"
+        );
     }
 }
