@@ -246,7 +246,7 @@ fn gemm_f32(
 
 /// Runs `work(scratch, index, item)` over `items`, in parallel where flex has rayon; each
 /// thread makes its scratch once with `scratch`, not once per item.
-fn for_each_indexed<T: Send, S>(
+pub(crate) fn for_each_indexed<T: Send, S>(
     items: &mut [T],
     scratch: impl Fn() -> S + Send + Sync,
     work: impl Fn(&mut S, usize, &mut T) + Send + Sync,

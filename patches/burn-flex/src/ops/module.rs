@@ -2,7 +2,9 @@
 //!
 //! These operations power neural network modules like convolutions and pooling.
 
-use crate::ops::{conv, conv_transpose, conv2d_gemm, deform_conv, interpolate, pool};
+use crate::ops::{
+    conv, conv_transpose, conv2d_depthwise, conv2d_gemm, deform_conv, interpolate, pool,
+};
 use crate::{Flex, FlexTensor, Layout};
 use burn_backend::{
     DType, Element, TensorMetadata,
@@ -84,6 +86,10 @@ impl ModuleOps<Flex> for Flex {
         output_grad: FloatTensor<Flex>,
         options: ConvOptions<2>,
     ) -> FloatTensor<Flex> {
+        if let Some(grad) = conv2d_depthwise::conv2d_x_backward(&x, &weight, &output_grad, &options)
+        {
+            return grad;
+        }
         match conv2d_gemm::conv2d_x_backward(&x, &weight, &output_grad, &options) {
             Some(grad) => grad,
             None => conv2d_gemm::upstream::conv2d_x_backward(x, weight, output_grad, options),
@@ -96,6 +102,11 @@ impl ModuleOps<Flex> for Flex {
         output_grad: FloatTensor<Flex>,
         options: ConvOptions<2>,
     ) -> FloatTensor<Flex> {
+        let depthwise =
+            conv2d_depthwise::conv2d_weight_backward(&x, &weight.shape(), &output_grad, &options);
+        if let Some(grad) = depthwise {
+            return grad;
+        }
         match conv2d_gemm::conv2d_weight_backward(&x, &weight.shape(), &output_grad, &options) {
             Some(grad) => grad,
             None => conv2d_gemm::upstream::conv2d_weight_backward(x, weight, output_grad, options),
