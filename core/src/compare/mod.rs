@@ -91,20 +91,16 @@ pub const EVALUATED_ON: &str = "epochs evaluated on";
 /// Reads one phase's milliseconds out of a step profile.
 type PhaseMs = fn(&StepProfile) -> f64;
 
-/// Compares `runs`; the first is the reference the differences are taken against.
-pub fn compare(runs: &[&RunHistory]) -> Comparison {
-    let described: Vec<Option<Settings>> = runs
-        .iter()
-        .map(|r| r.config.as_ref().map(describe))
-        .collect();
-    let settings = differing_settings(runs, &described);
+/// The final figures and speed of `runs`, one row each, a value per run (none where a run lacks
+/// it), before rows that no run has are dropped.
+fn result_figures(runs: &[&RunHistory]) -> Vec<Figure> {
     let summary = |f: fn(&crate::train::RunSummary) -> Option<f64>| -> Vec<Option<f64>> {
         runs.iter()
             .map(|r| r.summary.as_ref().and_then(f))
             .collect()
     };
     let percent = |v: Vec<Option<f64>>| v.into_iter().map(|x| x.map(|x| x * 100.0)).collect();
-    let mut figures = vec![
+    vec![
         Figure {
             name: "final test accuracy (%)",
             values: runs
@@ -209,7 +205,17 @@ pub fn compare(runs: &[&RunHistory]) -> Comparison {
             values: summary(|s| Some(s.mean_epoch_train_secs)),
             decimals: 2,
         },
-    ];
+    ]
+}
+
+/// Compares `runs`; the first is the reference the differences are taken against.
+pub fn compare(runs: &[&RunHistory]) -> Comparison {
+    let described: Vec<Option<Settings>> = runs
+        .iter()
+        .map(|r| r.config.as_ref().map(describe))
+        .collect();
+    let settings = differing_settings(runs, &described);
+    let mut figures = result_figures(runs);
     // A figure no run has (best validation accuracy of runs validated on test) says nothing.
     figures.retain(|f| f.values.iter().any(Option::is_some));
     // Where a step's time goes, once any run was trained in profiling mode: the question after

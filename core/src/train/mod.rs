@@ -56,9 +56,6 @@ mod targets;
 mod threads;
 mod watch;
 
-#[cfg(test)]
-mod multi_label_tests;
-
 pub use control::{Control, ControlState};
 pub use counters::RunCounters;
 pub use device_reads::CheckpointFiles;
@@ -186,7 +183,10 @@ pub async fn train_async(
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+mod tests {
+    /// A run on several labels per image, in a file of its own.
+    mod multi_label;
+
     use super::*;
     use crate::config::{ExperimentDraft, InputScaling, LossInput, OptimizerSpec};
     use crate::data::{ImageShape, Split};

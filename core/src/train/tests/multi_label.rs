@@ -1,7 +1,6 @@
 //! A run on a set of several labels per image: it learns, its on-device label accuracy agrees
 //! with the host's report, and its thresholds come from validation only.
 
-use super::tests::cpu;
 use super::*;
 use crate::config::{ClassWeights, ExperimentDraft, Threshold};
 use crate::data::{ImageShape, Split};
@@ -182,7 +181,7 @@ fn validation_map_can_choose_the_kept_epoch_of_a_multi_label_run_and_only_of_one
     .validate()
     .expect("valid");
     let refused = one_label
-        .check_against(&super::tests::tiny_dataset())
+        .check_against(&super::tiny_dataset())
         .expect_err("refused");
     assert!(
         refused.to_string().contains("several labels per image"),
