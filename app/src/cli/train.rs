@@ -83,11 +83,13 @@ struct TrainFlags {
     /// Folder holding the data set's files, or a parent of mnist/, fashion-mnist/, cifar-10-batches-bin/.
     #[arg(long, value_name = "DIR")]
     data_dir: Option<PathBuf>,
-    #[arg(long, value_name = "mlp:W,W[:relu|tanh|gelu[:DROPOUT]]|cnn|vgg16[-bn][@SIZE]|resnet18|resnet18-imagenet|resnet34|resnet50|mobilenet-v2", help = Setting::Model.help())]
+    #[arg(long, value_name = "mlp:W,W[:relu|tanh|gelu[:DROPOUT]]|cnn|vgg16[-bn][@SIZE]|resnet18|ARCH (kiln weights list)", help = Setting::Model.help())]
     model: Option<ModelSpec>,
-    /// Pretrained weights to start from, for resnet18-imagenet, resnet34, resnet50 and
-    /// mobilenet-v2: `imagenet` (torchvision's, after `kiln weights fetch`) or a .pth or
-    /// .safetensors file. Input scaling becomes imagenet unless --input-scaling says otherwise.
+    /// Pretrained weights to start from, for torchvision's architectures (`kiln weights list`
+    /// names them): `imagenet` (torchvision's, after `kiln weights fetch`) or a .pth or
+    /// .safetensors file. Input scaling becomes imagenet unless --input-scaling says otherwise,
+    /// and a folder's image size the weights' own (224; 240–300 for EfficientNet-B1–B3) unless
+    /// --image-size says otherwise.
     #[arg(long, value_name = "imagenet|FILE")]
     weights: Option<kiln_core::weights::WeightsSource>,
     #[arg(long, value_name = "sgd|adam|adamw", help = Setting::Optimizer.help())]

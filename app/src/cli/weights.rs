@@ -24,7 +24,8 @@ pub struct WeightsArgs {
 enum WeightsCommand {
     /// Download torchvision's ImageNet weights of an architecture and check their SHA-256.
     Fetch {
-        /// resnet18, resnet34, resnet50 or mobilenet_v2.
+        /// torchvision's name (resnet50, efficientnet_b0, convnext_tiny, vit_b_16; `kiln
+        /// weights list` shows all) or Kiln's.
         arch: TorchvisionArch,
         /// Folder to keep them in, under weights/ (default: KILN_DATA_DIR, else the per-user
         /// data folder).
@@ -47,7 +48,7 @@ enum WeightsCommand {
 struct CheckArgs {
     /// The weights file (.pth or .safetensors).
     file: PathBuf,
-    /// resnet18, resnet34, resnet50 or mobilenet_v2.
+    /// torchvision's name (resnet50, efficientnet_b0, convnext_tiny, vit_b_16) or Kiln's.
     #[arg(long, value_name = "ARCH")]
     model: TorchvisionArch,
     /// Outputs of the classifier head the network is built with (ImageNet's is 1000).

@@ -133,7 +133,7 @@ fn every_row_of_the_settings_table_has_its_field_in_the_setup_panel() {
     let mut form = SetupForm {
         dataset: DatasetKind::Folder,
         folder: Some(PathBuf::from("photos")),
-        model: ModelKind::ResNet18ImageNet,
+        model: ModelKind::Torchvision(kiln_core::model::TorchvisionArch::ResNet18),
         start_from: StartFrom::ImageNet,
         ..SetupForm::default()
     };

@@ -95,8 +95,9 @@ impl ExperimentDraft {
                 Setting::Weights,
                 source,
                 format!(
-                    "{} has no pretrained weights; pick resnet18-imagenet, resnet34, resnet50 or mobilenet-v2 to start from a weights file",
-                    self.model.title()
+                    "{} has no pretrained weights; pick a torchvision architecture ({}) to start from a weights file",
+                    self.model.title(),
+                    crate::model::TorchvisionArch::kiln_names()
                 ),
             ));
         }

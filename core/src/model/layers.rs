@@ -2,7 +2,10 @@
 
 use burn::module::Param;
 use burn::nn::conv::{Conv2d, Conv2dConfig};
-use burn::nn::{BatchNorm, BatchNormConfig, Initializer, Linear, LinearConfig, PaddingConfig2d};
+use burn::nn::{
+    BatchNorm, BatchNormConfig, Dropout, DropoutConfig, Initializer, LayerNorm, LayerNormConfig,
+    Linear, LinearConfig, PaddingConfig2d,
+};
 use burn::tensor::{DType, Device, FloatDType, Tensor};
 
 use super::{BatchNormInit, ConvInit, ConvPadding, InitScheme};
@@ -167,6 +170,22 @@ pub(crate) fn grouped_conv(
     init_conv(config, layers, device)
 }
 
+/// A depthwise convolution (one filter per channel) padded by half its kernel, with a bias where
+/// the architecture has one (ConvNeXt's 7×7 has, EfficientNet's does not).
+pub(crate) fn depthwise_conv(
+    width: usize,
+    kernel: usize,
+    stride: usize,
+    bias: bool,
+    layers: LayerDefaults,
+    device: &Device,
+) -> Conv2d {
+    let config = square_conv([width, width], kernel, stride, kernel / 2, layers)
+        .with_groups(width)
+        .with_bias(bias);
+    init_conv(config, layers, device)
+}
+
 fn square_conv(
     channels: [usize; 2],
     kernel: usize,
@@ -230,5 +249,51 @@ pub(crate) fn normalize(norm: &BatchNorm, x: Tensor<4>) -> Tensor<4> {
         norm.forward(x)
     } else {
         norm.forward(x.cast(FloatDType::F32)).cast(dtype)
+    }
+}
+
+/// Layer norm over the last axis with torchvision's ε for ConvNeXt and ViT (1e-6, where
+/// PyTorch's default is 1e-5).
+pub(crate) fn layer_norm(features: usize, device: &Device) -> LayerNorm {
+    LayerNormConfig::new(features)
+        .with_epsilon(1e-6)
+        .init(device)
+}
+
+/// Layer norm over the channels of `[batch, C, H, W]` at every pixel: torchvision's
+/// `LayerNorm2d`, which moves channels last, normalizes, and moves them back.
+pub(crate) fn channel_norm(norm: &LayerNorm, x: Tensor<4>) -> Tensor<4> {
+    norm.forward(x.permute([0, 2, 3, 1])).permute([0, 3, 1, 2])
+}
+
+/// Stochastic depth in torchvision's "row" mode: while training, each image's residual branch
+/// is dropped with probability `prob` and kept ones are scaled by 1/(1 − prob); in evaluation
+/// the branch passes unchanged.
+#[derive(burn::module::Module, Debug)]
+pub struct StochasticDepth {
+    /// Draws the per-image keep mask; a dropout so freezing and `valid()` switch it off as
+    /// they switch off every dropout.
+    pub rows: Dropout,
+}
+
+impl StochasticDepth {
+    /// Drops a branch with probability `prob` (0 never drops).
+    pub(crate) fn new(prob: f64) -> Self {
+        StochasticDepth {
+            rows: DropoutConfig::new(prob.clamp(0.0, 0.99)).init(),
+        }
+    }
+
+    /// `branch` with each image's whole branch kept or dropped.
+    pub(crate) fn forward<const D: usize>(&self, branch: Tensor<D>) -> Tensor<D> {
+        if self.rows.prob == 0.0 || !branch.device().is_autodiff() {
+            return branch;
+        }
+        let mut shape = [1; D];
+        shape[0] = branch.dims()[0];
+        let keep = self
+            .rows
+            .forward(Tensor::<D>::ones(shape, &branch.device()));
+        branch * keep
     }
 }

@@ -32,12 +32,15 @@
 
 mod card;
 mod cnn;
+mod convnext;
+mod efficientnet;
 mod layers;
 mod mlp;
 mod resnet;
 mod spec;
 mod torchvision;
 mod vgg;
+mod vit;
 
 #[cfg(test)]
 mod tests;
@@ -50,15 +53,18 @@ use crate::data::ImageShape;
 
 pub use card::ModelCard;
 pub use cnn::Cnn;
+pub use convnext::{CnBlock, ConvNext, ConvNextSize};
+pub use efficientnet::{EfficientNet, MbConv, MbConvShape, Scaling, SqueezeExcitation};
 pub use layers::LayerDefaults;
 pub use mlp::Mlp;
 pub use resnet::{BasicBlock, Downsample, ResNet18};
 pub use spec::{Activation, DEFAULT_MLP_WIDTHS, ModelSpec, SPEC_FORMS};
 pub use torchvision::{
-    Block, ConvNormAct, InvertedResidual, MobileNetV2, Projection, ResNet, TorchvisionArch,
-    TorchvisionNet,
+    Block, ConvNormAct, InvertedResidual, MIN_SIDE as TORCHVISION_MIN_SIDE, MobileNetV2,
+    Projection, ResNet, TorchvisionArch, TorchvisionNet,
 };
 pub use vgg::{Vgg16, VggConv};
+pub use vit::{EncoderBlock, SelfAttention, VisionTransformer, VitSize, resize_position_embedding};
 
 /// Largest parameter count Kiln builds; beyond it weights alone outgrow any single GPU buffer.
 pub const MAX_PARAMS: usize = 1 << 30;
@@ -209,6 +215,20 @@ pub enum ModelError {
         size: usize,
         /// The largest side Kiln accepts.
         max: usize,
+    },
+    /// A ViT's image sides are not whole numbers of its patches.
+    #[error(
+        "{model} cuts images into {multiple}×{multiple} patches, but they are {height}×{width}; set the image size to a multiple of {multiple} (224 is what its weights saw)."
+    )]
+    SideNotMultiple {
+        /// The model's display name.
+        model: String,
+        /// The patch side.
+        multiple: usize,
+        /// Image height.
+        height: usize,
+        /// Image width.
+        width: usize,
     },
     /// The data set's images have a zero dimension.
     #[error(
@@ -397,14 +417,22 @@ impl ModelSpec {
                 }
                 Ok(())
             }
-            ModelSpec::ResNet18ImageNet
-            | ModelSpec::ResNet34
-            | ModelSpec::ResNet50
-            | ModelSpec::MobileNetV2 => {
+            torchvision_spec => {
                 too_small(
                     torchvision::MIN_SIDE,
                     "its five stride-2 stages need at least 32×32; resize the folder's images (Image size) or use the CIFAR-form resnet18.",
                 )?;
+                let multiple = torchvision_spec
+                    .torchvision()
+                    .map_or(1, TorchvisionArch::side_multiple);
+                if !height.is_multiple_of(multiple) || !width.is_multiple_of(multiple) {
+                    return Err(ModelError::SideNotMultiple {
+                        model: self.title(),
+                        multiple,
+                        height,
+                        width,
+                    });
+                }
                 let width = self.torchvision().map_or(1, TorchvisionArch::feature_width);
                 if num_classes > MAX_PARAMS / (width + 1) {
                     return Err(too_many());
@@ -469,14 +497,14 @@ impl ModelSpec {
             ModelSpec::ResNet18 => {
                 Classifier::ResNet18(ResNet18::new(channels, num_classes, layers, device))
             }
-            ModelSpec::ResNet18ImageNet
-            | ModelSpec::ResNet34
-            | ModelSpec::ResNet50
-            | ModelSpec::MobileNetV2 => {
-                let arch = self.torchvision().ok_or_else(|| ModelError::UnknownModel {
-                    text: self.to_string(),
-                })?;
-                Classifier::Torchvision(arch.build(channels, num_classes, layers, device))
+            torchvision_spec => {
+                let arch =
+                    torchvision_spec
+                        .torchvision()
+                        .ok_or_else(|| ModelError::UnknownModel {
+                            text: self.to_string(),
+                        })?;
+                Classifier::Torchvision(arch.build(input, num_classes, layers, device))
             }
         })
     }

@@ -65,6 +65,8 @@ impl FromStr for Activation {
 /// ```text
 /// spec       = mlp | "cnn" | vgg | "resnet18" | torchvision
 /// torchvision = "resnet18-imagenet" | "resnet34" | "resnet50" | "mobilenet-v2"
+///             | "efficientnet-b0" … "efficientnet-b3" | "convnext-tiny" | "convnext-small"
+///             | "vit-b-16"
 /// mlp        = "mlp" [ ":" widths { ":" option } ]
 /// widths     = width { "," width }             (positive integers: hidden layer sizes)
 /// option     = activation | dropout            (each at most once, in any order)
@@ -84,7 +86,7 @@ impl FromStr for Activation {
 ///
 /// ```toml
 /// [model]
-/// kind = "mlp"            # mlp | cnn | vgg16 | resnet18 | resnet18-imagenet | resnet34 | resnet50 | mobilenet-v2
+/// kind = "mlp"            # mlp | cnn | vgg16 | resnet18 | or a torchvision architecture (above)
 /// widths = [512, 512]     # optional, default [512, 512]
 /// activation = "relu"     # optional: relu | tanh | gelu
 /// dropout = 0.0           # optional
@@ -136,6 +138,27 @@ pub enum ModelSpec {
     /// torchvision's MobileNetV2 at width 1.0.
     #[serde(rename = "mobilenet-v2")]
     MobileNetV2,
+    /// torchvision's EfficientNet-B0.
+    #[serde(rename = "efficientnet-b0")]
+    EfficientNetB0,
+    /// torchvision's EfficientNet-B1 (B0 1.1× deeper).
+    #[serde(rename = "efficientnet-b1")]
+    EfficientNetB1,
+    /// torchvision's EfficientNet-B2 (1.1× wider, 1.2× deeper).
+    #[serde(rename = "efficientnet-b2")]
+    EfficientNetB2,
+    /// torchvision's EfficientNet-B3 (1.2× wider, 1.4× deeper).
+    #[serde(rename = "efficientnet-b3")]
+    EfficientNetB3,
+    /// torchvision's ConvNeXt-Tiny.
+    #[serde(rename = "convnext-tiny")]
+    ConvNextTiny,
+    /// torchvision's ConvNeXt-Small.
+    #[serde(rename = "convnext-small")]
+    ConvNextSmall,
+    /// torchvision's ViT-B/16 (image sides multiples of 16).
+    #[serde(rename = "vit-b-16")]
+    VitB16,
 }
 
 fn default_mlp_widths() -> Vec<usize> {
@@ -155,7 +178,8 @@ impl Default for ModelSpec {
 /// Every accepted spec form, for error messages and help text.
 pub const SPEC_FORMS: &str = "mlp[:WIDTHS[:ACTIVATION][:DROPOUT]] (e.g. mlp:512,512:relu:0.2), \
                               cnn, vgg16, vgg16-bn, vgg16@SIZE, vgg16-bn@SIZE, resnet18 (CIFAR form), \
-                              resnet18-imagenet, resnet34, resnet50 or mobilenet-v2";
+                              resnet18-imagenet, resnet34, resnet50, mobilenet-v2, efficientnet-b0 … \
+                              efficientnet-b3, convnext-tiny, convnext-small or vit-b-16";
 
 impl fmt::Display for ModelSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -194,10 +218,10 @@ impl fmt::Display for ModelSpec {
                 }
             }
             ModelSpec::ResNet18 => f.write_str("resnet18"),
-            ModelSpec::ResNet18ImageNet => f.write_str("resnet18-imagenet"),
-            ModelSpec::ResNet34 => f.write_str("resnet34"),
-            ModelSpec::ResNet50 => f.write_str("resnet50"),
-            ModelSpec::MobileNetV2 => f.write_str("mobilenet-v2"),
+            other => match other.torchvision() {
+                Some(arch) => f.write_str(arch.kiln_name()),
+                None => Ok(()),
+            },
         }
     }
 }
@@ -210,13 +234,19 @@ impl FromStr for ModelSpec {
         let spec = match lowered.as_str() {
             "cnn" => ModelSpec::Cnn,
             "resnet18" | "resnet-18" => ModelSpec::ResNet18,
-            "resnet18-imagenet" | "resnet-18-imagenet" => ModelSpec::ResNet18ImageNet,
-            "resnet34" | "resnet-34" => ModelSpec::ResNet34,
-            "resnet50" | "resnet-50" => ModelSpec::ResNet50,
-            "mobilenet-v2" | "mobilenet_v2" | "mobilenetv2" => ModelSpec::MobileNetV2,
+            "resnet-18-imagenet" => ModelSpec::ResNet18ImageNet,
+            "resnet-34" => ModelSpec::ResNet34,
+            "resnet-50" => ModelSpec::ResNet50,
+            "mobilenetv2" => ModelSpec::MobileNetV2,
             "mlp" => ModelSpec::default(),
             other => {
-                if let Some(rest) = other.strip_prefix("mlp:") {
+                let torchvision = TorchvisionArch::ALL.into_iter().find(|arch| {
+                    let underscored = arch.kiln_name().replace('-', "_");
+                    other == arch.kiln_name() || other == underscored
+                });
+                if let Some(arch) = torchvision {
+                    arch.spec()
+                } else if let Some(rest) = other.strip_prefix("mlp:") {
                     parse_mlp(rest)?
                 } else if other.starts_with("vgg16") {
                     parse_vgg(other)?
@@ -389,6 +419,13 @@ impl ModelSpec {
             ModelSpec::ResNet34 => Some(TorchvisionArch::ResNet34),
             ModelSpec::ResNet50 => Some(TorchvisionArch::ResNet50),
             ModelSpec::MobileNetV2 => Some(TorchvisionArch::MobileNetV2),
+            ModelSpec::EfficientNetB0 => Some(TorchvisionArch::EfficientNetB0),
+            ModelSpec::EfficientNetB1 => Some(TorchvisionArch::EfficientNetB1),
+            ModelSpec::EfficientNetB2 => Some(TorchvisionArch::EfficientNetB2),
+            ModelSpec::EfficientNetB3 => Some(TorchvisionArch::EfficientNetB3),
+            ModelSpec::ConvNextTiny => Some(TorchvisionArch::ConvNextTiny),
+            ModelSpec::ConvNextSmall => Some(TorchvisionArch::ConvNextSmall),
+            ModelSpec::VitB16 => Some(TorchvisionArch::VitB16),
             _ => None,
         }
     }

@@ -1,3 +1,6 @@
+/// EfficientNet's, ConvNeXt's and ViT's blocks against plain-Rust arithmetic.
+mod backbones;
+
 use burn::module::Module;
 use burn::nn::loss::CrossEntropyLossConfig;
 use burn::optim::{GradientsParams, SgdConfig};

@@ -1,6 +1,7 @@
 //! torchvision's ImageNet architectures, layer for layer, so torchvision's own weight files load
 //! into them: ResNet-18, -34 and -50 (7×7 stem, stride-2 max-pool, the 3×3 convolution of a
-//! bottleneck carrying its stride, as in torchvision's "v1.5") and MobileNetV2.
+//! bottleneck carrying its stride, as in torchvision's "v1.5") and MobileNetV2 here;
+//! EfficientNet-B0 … B3, ConvNeXt-Tiny and -Small and ViT-B/16 in their own files.
 //!
 //! Field names follow torchvision's module names wherever Rust allows (`conv1`, `bn1`,
 //! `layer1`, `fc`); the rest, where torchvision numbers the parts of an `nn.Sequential`, is one
@@ -16,7 +17,11 @@ use burn::tensor::{Device, Tensor};
 use serde::{Deserialize, Serialize};
 
 use super::LayerDefaults;
+use super::convnext::{ConvNext, ConvNextSize};
+use super::efficientnet::{EfficientNet, Scaling};
 use super::layers::{batch_norm, conv, grouped_conv, linear, normalize, residual_batch_norm};
+use super::vit::{VisionTransformer, VitSize};
+use crate::data::ImageShape;
 
 /// Smallest image side these networks take: five stride-2 stages divide the side by 32.
 pub const MIN_SIDE: usize = 32;
@@ -32,15 +37,45 @@ pub enum TorchvisionArch {
     ResNet50,
     /// `torchvision.models.mobilenet_v2`.
     MobileNetV2,
+    /// `torchvision.models.efficientnet_b0`.
+    EfficientNetB0,
+    /// `torchvision.models.efficientnet_b1`.
+    EfficientNetB1,
+    /// `torchvision.models.efficientnet_b2`.
+    EfficientNetB2,
+    /// `torchvision.models.efficientnet_b3`.
+    EfficientNetB3,
+    /// `torchvision.models.convnext_tiny`.
+    ConvNextTiny,
+    /// `torchvision.models.convnext_small`.
+    ConvNextSmall,
+    /// `torchvision.models.vit_b_16`.
+    VitB16,
+}
+
+/// The families the architectures belong to, each built by its own module.
+enum Family {
+    ResNet,
+    MobileNetV2,
+    EfficientNet(Scaling),
+    ConvNext(ConvNextSize),
+    Vit(VitSize),
 }
 
 impl TorchvisionArch {
     /// Every architecture, in the order help texts list them.
-    pub const ALL: [TorchvisionArch; 4] = [
+    pub const ALL: [TorchvisionArch; 11] = [
         TorchvisionArch::ResNet18,
         TorchvisionArch::ResNet34,
         TorchvisionArch::ResNet50,
         TorchvisionArch::MobileNetV2,
+        TorchvisionArch::EfficientNetB0,
+        TorchvisionArch::EfficientNetB1,
+        TorchvisionArch::EfficientNetB2,
+        TorchvisionArch::EfficientNetB3,
+        TorchvisionArch::ConvNextTiny,
+        TorchvisionArch::ConvNextSmall,
+        TorchvisionArch::VitB16,
     ];
 
     /// torchvision's function name: `resnet18`, `mobilenet_v2`.
@@ -50,16 +85,53 @@ impl TorchvisionArch {
             Self::ResNet34 => "resnet34",
             Self::ResNet50 => "resnet50",
             Self::MobileNetV2 => "mobilenet_v2",
+            Self::EfficientNetB0 => "efficientnet_b0",
+            Self::EfficientNetB1 => "efficientnet_b1",
+            Self::EfficientNetB2 => "efficientnet_b2",
+            Self::EfficientNetB3 => "efficientnet_b3",
+            Self::ConvNextTiny => "convnext_tiny",
+            Self::ConvNextSmall => "convnext_small",
+            Self::VitB16 => "vit_b_16",
         }
+    }
+
+    /// Kiln's name for it in specs and config files: `resnet18-imagenet`, `efficientnet-b0`.
+    pub fn kiln_name(self) -> &'static str {
+        match self {
+            Self::ResNet18 => "resnet18-imagenet",
+            Self::ResNet34 => "resnet34",
+            Self::ResNet50 => "resnet50",
+            Self::MobileNetV2 => "mobilenet-v2",
+            Self::EfficientNetB0 => "efficientnet-b0",
+            Self::EfficientNetB1 => "efficientnet-b1",
+            Self::EfficientNetB2 => "efficientnet-b2",
+            Self::EfficientNetB3 => "efficientnet-b3",
+            Self::ConvNextTiny => "convnext-tiny",
+            Self::ConvNextSmall => "convnext-small",
+            Self::VitB16 => "vit-b-16",
+        }
+    }
+
+    /// Every Kiln name, joined for help texts and sentences: `resnet18-imagenet, …, vit-b-16`.
+    pub fn kiln_names() -> String {
+        Self::ALL.map(Self::kiln_name).join(", ")
     }
 
     /// The model spec that builds it.
     pub fn spec(self) -> super::ModelSpec {
+        use super::ModelSpec;
         match self {
-            Self::ResNet18 => super::ModelSpec::ResNet18ImageNet,
-            Self::ResNet34 => super::ModelSpec::ResNet34,
-            Self::ResNet50 => super::ModelSpec::ResNet50,
-            Self::MobileNetV2 => super::ModelSpec::MobileNetV2,
+            Self::ResNet18 => ModelSpec::ResNet18ImageNet,
+            Self::ResNet34 => ModelSpec::ResNet34,
+            Self::ResNet50 => ModelSpec::ResNet50,
+            Self::MobileNetV2 => ModelSpec::MobileNetV2,
+            Self::EfficientNetB0 => ModelSpec::EfficientNetB0,
+            Self::EfficientNetB1 => ModelSpec::EfficientNetB1,
+            Self::EfficientNetB2 => ModelSpec::EfficientNetB2,
+            Self::EfficientNetB3 => ModelSpec::EfficientNetB3,
+            Self::ConvNextTiny => ModelSpec::ConvNextTiny,
+            Self::ConvNextSmall => ModelSpec::ConvNextSmall,
+            Self::VitB16 => ModelSpec::VitB16,
         }
     }
 
@@ -70,25 +142,71 @@ impl TorchvisionArch {
             Self::ResNet34 => "ResNet-34",
             Self::ResNet50 => "ResNet-50",
             Self::MobileNetV2 => "MobileNetV2",
+            Self::EfficientNetB0 => "EfficientNet-B0",
+            Self::EfficientNetB1 => "EfficientNet-B1",
+            Self::EfficientNetB2 => "EfficientNet-B2",
+            Self::EfficientNetB3 => "EfficientNet-B3",
+            Self::ConvNextTiny => "ConvNeXt-Tiny",
+            Self::ConvNextSmall => "ConvNeXt-Small",
+            Self::VitB16 => "ViT-B/16",
+        }
+    }
+
+    fn family(self) -> Family {
+        match self {
+            Self::ResNet18 | Self::ResNet34 | Self::ResNet50 => Family::ResNet,
+            Self::MobileNetV2 => Family::MobileNetV2,
+            Self::EfficientNetB0 => Family::EfficientNet(Scaling::of(0)),
+            Self::EfficientNetB1 => Family::EfficientNet(Scaling::of(1)),
+            Self::EfficientNetB2 => Family::EfficientNet(Scaling::of(2)),
+            Self::EfficientNetB3 => Family::EfficientNet(Scaling::of(3)),
+            Self::ConvNextTiny => Family::ConvNext(ConvNextSize::TINY),
+            Self::ConvNextSmall => Family::ConvNext(ConvNextSize::SMALL),
+            Self::VitB16 => Family::Vit(VitSize::B16),
         }
     }
 
     /// Features the classifier head reads: what a linear probe trains on.
     pub fn feature_width(self) -> usize {
+        match self.family() {
+            Family::ResNet if self == Self::ResNet50 => 2048,
+            Family::ResNet => 512,
+            Family::MobileNetV2 => LAST_CHANNELS,
+            Family::EfficientNet(scaling) => scaling.feature_width(),
+            Family::ConvNext(size) => size.feature_width(),
+            Family::Vit(size) => size.hidden,
+        }
+    }
+
+    /// The image side the default weights were trained and evaluated at (torchvision's
+    /// `crop_size`): what a run starting from them resizes a folder's images to.
+    pub fn weights_side(self) -> usize {
         match self {
-            Self::ResNet18 | Self::ResNet34 => 512,
-            Self::ResNet50 => 2048,
-            Self::MobileNetV2 => LAST_CHANNELS,
+            Self::EfficientNetB1 => 240,
+            Self::EfficientNetB2 => 288,
+            Self::EfficientNetB3 => 300,
+            _ => 224,
+        }
+    }
+
+    /// The side an image's height and width must each be a multiple of: a ViT's patch, else 1.
+    pub fn side_multiple(self) -> usize {
+        match self.family() {
+            Family::Vit(size) => size.patch,
+            _ => 1,
         }
     }
 
     /// `(torchvision prefix, Kiln prefix)` for every part whose torchvision name is not Kiln's
     /// field path; a key with neither prefix is the same in both.
     pub fn key_prefixes(self) -> Vec<(String, String)> {
-        match self {
-            Self::MobileNetV2 => mobilenet_prefixes(),
+        match self.family() {
+            Family::MobileNetV2 => mobilenet_prefixes(),
+            Family::EfficientNet(scaling) => EfficientNet::prefixes(scaling),
+            Family::ConvNext(size) => ConvNext::prefixes(size),
+            Family::Vit(size) => VisionTransformer::prefixes(size),
             // Only a stage's first block projects its shortcut.
-            _ => (1..=4)
+            Family::ResNet => (1..=4)
                 .flat_map(|stage| {
                     [("0", "conv"), ("1", "bn")].map(|(torch, kiln)| {
                         (
@@ -101,29 +219,68 @@ impl TorchvisionArch {
         }
     }
 
+    /// Where the classifier head's tensors live, in Kiln's names.
+    pub fn head_prefix(self) -> &'static str {
+        match self.family() {
+            Family::ResNet => "fc.",
+            Family::Vit(_) => "head.",
+            _ => "classifier.",
+        }
+    }
+
+    /// The first convolution's weight, in Kiln's names: its shape says how many channels.
+    pub fn stem_key(self) -> &'static str {
+        match self.family() {
+            Family::ResNet => "conv1.weight",
+            Family::Vit(_) => "conv_proj.weight",
+            _ => "stem.conv.weight",
+        }
+    }
+
     /// Blocks in each of a ResNet's four stages.
     fn stage_blocks(self) -> [usize; 4] {
         match self {
             Self::ResNet18 => [2, 2, 2, 2],
-            Self::ResNet34 | Self::ResNet50 => [3, 4, 6, 3],
-            Self::MobileNetV2 => [0; 4],
+            _ => [3, 4, 6, 3],
         }
     }
 
-    /// Builds the network for `channels`-channel images and `classes` outputs.
+    /// Builds the network for images of `input`'s shape and `classes` outputs.
     pub(crate) fn build(
         self,
-        channels: usize,
+        input: ImageShape,
         classes: usize,
         layers: LayerDefaults,
         device: &Device,
     ) -> TorchvisionNet {
-        match self {
-            Self::MobileNetV2 => {
+        let channels = input.channels;
+        match self.family() {
+            Family::ResNet => {
+                TorchvisionNet::ResNet(ResNet::new(self, channels, classes, layers, device))
+            }
+            Family::MobileNetV2 => {
                 TorchvisionNet::MobileNetV2(MobileNetV2::new(channels, classes, layers, device))
             }
-            _ => TorchvisionNet::ResNet(ResNet::new(self, channels, classes, layers, device)),
+            Family::EfficientNet(scaling) => TorchvisionNet::EfficientNet(EfficientNet::new(
+                scaling, channels, classes, layers, device,
+            )),
+            Family::ConvNext(size) => {
+                TorchvisionNet::ConvNext(ConvNext::new(size, channels, classes, layers, device))
+            }
+            Family::Vit(size) => TorchvisionNet::Vit(VisionTransformer::new(
+                size,
+                [channels, input.height, input.width],
+                classes,
+                layers,
+                device,
+            )),
         }
+    }
+}
+
+impl std::fmt::Display for TorchvisionArch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.kiln_name())
     }
 }
 
@@ -136,11 +293,14 @@ impl std::str::FromStr for TorchvisionArch {
         Self::ALL
             .into_iter()
             .find(|arch| {
-                let kiln = arch.spec().to_string().replace('-', "_");
+                let kiln = arch.kiln_name().replace('-', "_");
                 wanted == arch.torchvision_name() || wanted == kiln
             })
             .ok_or_else(|| {
-                format!("`{text}` is not a torchvision architecture Kiln has; use resnet18, resnet34, resnet50 or mobilenet_v2")
+                format!(
+                    "`{text}` is not a torchvision architecture Kiln has; use one of {}",
+                    Self::ALL.map(Self::torchvision_name).join(", ")
+                )
             })
     }
 }
@@ -154,6 +314,12 @@ pub enum TorchvisionNet {
     ResNet(ResNet),
     /// MobileNetV2.
     MobileNetV2(MobileNetV2),
+    /// EfficientNet-B0 … B3.
+    EfficientNet(EfficientNet),
+    /// ConvNeXt-Tiny or -Small.
+    ConvNext(ConvNext),
+    /// ViT-B/16.
+    Vit(VisionTransformer),
 }
 
 impl TorchvisionNet {
@@ -167,12 +333,18 @@ impl TorchvisionNet {
         match self {
             Self::ResNet(net) => net.features(images),
             Self::MobileNetV2(net) => net.features(images),
+            Self::EfficientNet(net) => net.features(images),
+            Self::ConvNext(net) => net.features(images),
+            Self::Vit(net) => net.features(images),
         }
     }
 
     /// The classifier head alone: features to logits.
     pub fn head(&self, features: Tensor<2>) -> Tensor<2> {
-        self.head_layer().forward(features)
+        match self {
+            Self::EfficientNet(net) => net.head(features),
+            _ => self.head_layer().forward(features),
+        }
     }
 
     /// The classifier head's linear layer.
@@ -180,6 +352,9 @@ impl TorchvisionNet {
         match self {
             Self::ResNet(net) => &net.fc,
             Self::MobileNetV2(net) => &net.classifier,
+            Self::EfficientNet(net) => &net.classifier,
+            Self::ConvNext(net) => &net.classifier,
+            Self::Vit(net) => &net.head,
         }
     }
 
@@ -195,13 +370,58 @@ impl TorchvisionNet {
                 conv1: grey(net.conv1),
                 ..net
             }),
-            Self::MobileNetV2(net) => Self::MobileNetV2(MobileNetV2 {
-                stem: ConvNormAct {
-                    conv: grey(net.stem.conv),
-                    ..net.stem
-                },
-                ..net
-            }),
+            Self::MobileNetV2(mut net) => {
+                net.stem.conv = grey(net.stem.conv);
+                Self::MobileNetV2(net)
+            }
+            Self::EfficientNet(mut net) => {
+                net.stem.conv = grey(net.stem.conv);
+                Self::EfficientNet(net)
+            }
+            Self::ConvNext(mut net) => {
+                net.stem.conv = grey(net.stem.conv);
+                Self::ConvNext(net)
+            }
+            Self::Vit(mut net) => {
+                net.conv_proj = grey(net.conv_proj);
+                Self::Vit(net)
+            }
+        }
+    }
+
+    /// Channels of the images the first convolution takes.
+    pub fn input_channels(&self) -> usize {
+        let stem = match self {
+            Self::ResNet(net) => &net.conv1,
+            Self::MobileNetV2(net) => &net.stem.conv,
+            Self::EfficientNet(net) => &net.stem.conv,
+            Self::ConvNext(net) => &net.stem.conv,
+            Self::Vit(net) => &net.conv_proj,
+        };
+        stem.weight.lazy_shape().dims::<4>()[1]
+    }
+
+    /// A ViT's patches along the height and the width; none for a convolutional network,
+    /// which takes any image size.
+    pub fn patch_grid(&self) -> Option<[usize; 2]> {
+        match self {
+            Self::Vit(net) => Some(net.grid),
+            _ => None,
+        }
+    }
+
+    /// This network for images of `grid` patches: a ViT's position embedding resampled to it,
+    /// as torchvision's `interpolate_embeddings`; a convolutional network unchanged.
+    pub fn with_patch_grid(self, grid: [usize; 2]) -> Result<Self, String> {
+        match self {
+            Self::Vit(mut net) if net.grid != grid => {
+                let embedding = net.encoder.pos_embedding.val().detach();
+                let resized = super::vit::resize_position_embedding(embedding, grid)?;
+                net.encoder.pos_embedding = Param::from_tensor(resized);
+                net.grid = grid;
+                Ok(Self::Vit(net))
+            }
+            other => Ok(other),
         }
     }
 
@@ -213,6 +433,15 @@ impl TorchvisionNet {
                 classifier: head,
                 ..net
             }),
+            Self::EfficientNet(net) => Self::EfficientNet(EfficientNet {
+                classifier: head,
+                ..net
+            }),
+            Self::ConvNext(net) => Self::ConvNext(ConvNext {
+                classifier: head,
+                ..net
+            }),
+            Self::Vit(net) => Self::Vit(VisionTransformer { head, ..net }),
         }
     }
 }
@@ -398,7 +627,7 @@ impl ResNet {
 }
 
 /// Mean over height and width: `[batch, C, H, W]` to `[batch, C]`.
-fn global_average(x: Tensor<4>) -> Tensor<2> {
+pub(crate) fn global_average(x: Tensor<4>) -> Tensor<2> {
     let [batch, channels, _, _] = x.dims();
     x.mean_dim(3).mean_dim(2).reshape([batch, channels])
 }

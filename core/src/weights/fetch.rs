@@ -47,6 +47,31 @@ impl ImageNetWeights {
             TorchvisionArch::ResNet34 => ("resnet34-b627a593.pth", "IMAGENET1K_V1", 73.314),
             TorchvisionArch::ResNet50 => ("resnet50-11ad3fa6.pth", "IMAGENET1K_V2", 80.858),
             TorchvisionArch::MobileNetV2 => ("mobilenet_v2-7ebf99e0.pth", "IMAGENET1K_V2", 72.154),
+            TorchvisionArch::EfficientNetB0 => (
+                "efficientnet_b0_rwightman-7f5810bc.pth",
+                "IMAGENET1K_V1",
+                77.692,
+            ),
+            TorchvisionArch::EfficientNetB1 => {
+                ("efficientnet_b1-c27df63c.pth", "IMAGENET1K_V2", 79.838)
+            }
+            TorchvisionArch::EfficientNetB2 => (
+                "efficientnet_b2_rwightman-c35c1473.pth",
+                "IMAGENET1K_V1",
+                80.608,
+            ),
+            TorchvisionArch::EfficientNetB3 => (
+                "efficientnet_b3_rwightman-b3899882.pth",
+                "IMAGENET1K_V1",
+                82.008,
+            ),
+            TorchvisionArch::ConvNextTiny => {
+                ("convnext_tiny-983f1562.pth", "IMAGENET1K_V1", 82.520)
+            }
+            TorchvisionArch::ConvNextSmall => {
+                ("convnext_small-0c510722.pth", "IMAGENET1K_V1", 83.616)
+            }
+            TorchvisionArch::VitB16 => ("vit_b_16-c867db91.pth", "IMAGENET1K_V1", 81.072),
         };
         Self {
             arch,

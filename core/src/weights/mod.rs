@@ -20,7 +20,11 @@ use burn_store::{
     SafetensorsStore,
 };
 
-use crate::model::{Classifier, ModelSpec, TorchvisionArch};
+use crate::data::ImageShape;
+use crate::model::{Classifier, LayerDefaults, ModelSpec, TorchvisionArch};
+
+/// The side of the twin a file loads into first where the model's own does not matter.
+const MIN_SIDE: usize = crate::model::TORCHVISION_MIN_SIDE;
 
 pub mod export;
 pub mod fetch;
@@ -113,6 +117,9 @@ pub struct Loaded {
     /// Whether a colour file's first convolution was summed over its channels for grey images.
     #[serde(default)]
     pub grey_stem: bool,
+    /// Whether a ViT's position embedding was resampled from the file's image size to the run's.
+    #[serde(default)]
+    pub resized_positions: bool,
 }
 
 impl fmt::Display for Loaded {
@@ -130,6 +137,11 @@ impl fmt::Display for Loaded {
         if self.grey_stem {
             f.write_str("; the first convolution's colour filters are summed for grey images")?;
         }
+        if self.resized_positions {
+            f.write_str(
+                "; the position embedding is resampled (bicubic, as torchvision's interpolate_embeddings) to this image size",
+            )?;
+        }
         Ok(())
     }
 }
@@ -139,7 +151,8 @@ impl fmt::Display for Loaded {
 pub enum WeightsError {
     /// The model is not one whose weights come from torchvision's files.
     #[error(
-        "{model} has no pretrained weights; pick resnet18-imagenet, resnet34, resnet50 or mobilenet-v2 to start from a weights file."
+        "{model} has no pretrained weights; pick a torchvision architecture ({}) to start from a weights file.",
+        TorchvisionArch::kiln_names()
     )]
     NotPretrainable {
         /// The model's display name.
@@ -331,50 +344,86 @@ fn load_from(
 ) -> Result<Loaded, WeightsError> {
     match load_as_is(model, spec, source) {
         Err(WeightsError::WrongShape {
-            expected, found, ..
-        }) if is_grey_against_colour(&expected, &found) => load_into_grey(model, spec, source),
+            key,
+            expected,
+            found,
+            ..
+        }) if is_grey_against_colour(&expected, &found) || key == POSITION_EMBEDDING => {
+            load_through_twin(model, spec, source)
+        }
         other => other,
     }
 }
+
+/// A ViT's position embedding, whose length follows the image size it was trained at.
+const POSITION_EMBEDDING: &str = "encoder.pos_embedding";
 
 /// Whether a stem that takes one channel met one that takes three.
 fn is_grey_against_colour(expected: &[usize], found: &[usize]) -> bool {
     matches!((expected, found), ([_, 1, _, _], [_, 3, _, _])) && expected[0] == found[0]
 }
 
-/// Loads `source` into a colour twin of `model` and hands `model` the twin with its first
-/// convolution's filters summed over red, green and blue.
-fn load_into_grey(
+/// Loads `source` into a twin of `model` that fits the file as it is (colour images, and for a
+/// ViT the image size its position embedding was trained at), then hands `model` the twin
+/// with its first convolution's filters summed over red, green and blue where `model` takes
+/// grey images, and its position embedding resampled to `model`'s patch grid.
+fn load_through_twin(
     model: &mut Classifier,
     spec: &ModelSpec,
     source: Source,
 ) -> Result<Loaded, WeightsError> {
-    let Classifier::Torchvision(net) = &*model else {
-        return Err(WeightsError::NotPretrainable {
-            model: spec.title(),
-        });
+    let not_pretrainable = || WeightsError::NotPretrainable {
+        model: spec.title(),
     };
+    let Classifier::Torchvision(net) = &*model else {
+        return Err(not_pretrainable());
+    };
+    let arch = spec.torchvision().ok_or_else(not_pretrainable)?;
     let head = net.head_layer().weight.val();
     let [_, classes] = head.dims();
-    let arch = spec
-        .torchvision()
-        .ok_or_else(|| WeightsError::NotPretrainable {
-            model: spec.title(),
-        })?;
-    let mut colour = Classifier::Torchvision(arch.build(
-        3,
-        classes,
-        crate::model::LayerDefaults::default(),
-        &head.device(),
-    ));
-    let loaded = load_as_is(&mut colour, spec, source)?;
-    if let Classifier::Torchvision(net) = colour {
-        *model = Classifier::Torchvision(net.with_grey_stem());
+    let device = head.device();
+    let grey = net.input_channels() == 1;
+    let grid = net.patch_grid();
+    let patch = arch.side_multiple();
+    let twin_at = |grid: [usize; 2]| {
+        let input = ImageShape {
+            channels: 3,
+            height: grid[0] * patch,
+            width: grid[1] * patch,
+        };
+        Classifier::Torchvision(arch.build(input, classes, LayerDefaults::default(), &device))
+    };
+    let mut twin = twin_at(grid.unwrap_or([MIN_SIDE; 2]));
+    let mut loaded = match load_as_is(&mut twin, spec, source) {
+        Err(WeightsError::WrongShape { key, found, .. }) if key == POSITION_EMBEDDING => {
+            let patches = found.get(1).copied().unwrap_or(0).saturating_sub(1);
+            let side = (patches as f64).sqrt().round() as usize;
+            twin = twin_at([side.max(1); 2]);
+            Loaded {
+                resized_positions: true,
+                ..load_as_is(&mut twin, spec, source)?
+            }
+        }
+        other => other?,
+    };
+    let Classifier::Torchvision(mut net) = twin else {
+        return Err(not_pretrainable());
+    };
+    if grey {
+        net = net.with_grey_stem();
+        loaded.grey_stem = true;
     }
-    Ok(Loaded {
-        grey_stem: true,
-        ..loaded
-    })
+    if let Some(grid) = grid {
+        net = net
+            .with_patch_grid(grid)
+            .map_err(|reason| WeightsError::Unusable {
+                path: source.path().to_owned(),
+                arch: arch.torchvision_name(),
+                reason,
+            })?;
+    }
+    *model = Classifier::Torchvision(net);
+    Ok(loaded)
 }
 
 /// Loads `source` into `model` exactly as the file has it.
@@ -486,7 +535,7 @@ pub fn logits(
 /// Whether what burn-store applied makes a whole model.
 fn judge(result: &ApplyResult, arch: TorchvisionArch, path: &Path) -> Result<Loaded, WeightsError> {
     let name = arch.torchvision_name();
-    let head = head_prefix(arch);
+    let head = arch.head_prefix();
     let mut fresh_head = false;
     for error in &result.errors {
         match error {
@@ -499,7 +548,7 @@ fn judge(result: &ApplyResult, arch: TorchvisionArch, path: &Path) -> Result<Loa
                     fresh_head = true;
                     continue;
                 }
-                let stem = key == &stem_key(arch);
+                let stem = key == arch.stem_key();
                 return Err(WeightsError::WrongShape {
                     path: path.to_owned(),
                     arch: name,
@@ -554,23 +603,8 @@ fn judge(result: &ApplyResult, arch: TorchvisionArch, path: &Path) -> Result<Loa
         tensors: result.applied.len(),
         fresh_head,
         grey_stem: false,
+        resized_positions: false,
     })
-}
-
-/// Where the classifier head's tensors live, in Kiln's names.
-fn head_prefix(arch: TorchvisionArch) -> &'static str {
-    match arch {
-        TorchvisionArch::MobileNetV2 => "classifier.",
-        _ => "fc.",
-    }
-}
-
-/// The first convolution's weight, in Kiln's names: its shape says how many channels.
-fn stem_key(arch: TorchvisionArch) -> String {
-    match arch {
-        TorchvisionArch::MobileNetV2 => "stem.conv.weight".to_owned(),
-        _ => "conv1.weight".to_owned(),
-    }
 }
 
 /// A regex that matches `prefix` literally at the start of a key.

@@ -541,6 +541,12 @@ fn network(
             let x = graph.global_average(&x);
             graph.linear(&x, "classifier", &net.classifier)
         }
+        Classifier::Torchvision(
+            TorchvisionNet::EfficientNet(_) | TorchvisionNet::ConvNext(_) | TorchvisionNet::Vit(_),
+        ) => Err(format!(
+            "Kiln cannot yet write {} as ONNX; export its safetensors, which torchvision loads (then torch.onnx.export)",
+            spec.title()
+        )),
         Classifier::Head(_) => Err(format!(
             "{} is a linear probe's head alone; export the run, whose model is the whole network",
             spec.title()

@@ -9,7 +9,7 @@ use kiln_core::config::{
 };
 use kiln_core::data::{DEFAULT_FOLDER_IMAGE_SIZE_PX, DatasetSpec};
 use kiln_core::device::DeviceChoice;
-use kiln_core::model::{Activation, DEFAULT_MLP_WIDTHS, ModelSpec};
+use kiln_core::model::{Activation, DEFAULT_MLP_WIDTHS, ModelSpec, TorchvisionArch};
 use kiln_core::settings::{TypedNumber, numbers, show_number};
 use kiln_core::weights::WeightsSource;
 use serde::{Deserialize, Serialize};
@@ -77,28 +77,18 @@ pub enum ModelKind {
     Vgg16,
     /// ResNet-18 in its CIFAR form.
     ResNet18,
-    /// torchvision's ResNet-18, for ImageNet weights.
-    ResNet18ImageNet,
-    /// torchvision's ResNet-34.
-    ResNet34,
-    /// torchvision's ResNet-50.
-    ResNet50,
-    /// torchvision's MobileNetV2.
-    MobileNetV2,
+    /// One of torchvision's ImageNet architectures, for its weights.
+    Torchvision(TorchvisionArch),
 }
 
 impl ModelKind {
     /// Every choice, in the order the list shows them.
-    pub(super) const ALL: [Self; 8] = [
-        Self::Mlp,
-        Self::Cnn,
-        Self::Vgg16,
-        Self::ResNet18,
-        Self::ResNet18ImageNet,
-        Self::ResNet34,
-        Self::ResNet50,
-        Self::MobileNetV2,
-    ];
+    pub(super) fn all() -> Vec<Self> {
+        let own = [Self::Mlp, Self::Cnn, Self::Vgg16, Self::ResNet18];
+        own.into_iter()
+            .chain(TorchvisionArch::ALL.map(Self::Torchvision))
+            .collect()
+    }
 
     /// What the list shows for it.
     pub(super) fn label(self) -> &'static str {
@@ -107,10 +97,7 @@ impl ModelKind {
             Self::Cnn => "Small CNN",
             Self::Vgg16 => "VGG16",
             Self::ResNet18 => "ResNet-18 (CIFAR)",
-            Self::ResNet18ImageNet => "ResNet-18 (ImageNet)",
-            Self::ResNet34 => "ResNet-34",
-            Self::ResNet50 => "ResNet-50",
-            Self::MobileNetV2 => "MobileNetV2",
+            Self::Torchvision(arch) => arch.title(),
         }
     }
 
@@ -120,10 +107,7 @@ impl ModelKind {
             Self::Mlp | Self::Vgg16 => None,
             Self::Cnn => Some(ModelSpec::Cnn),
             Self::ResNet18 => Some(ModelSpec::ResNet18),
-            Self::ResNet18ImageNet => Some(ModelSpec::ResNet18ImageNet),
-            Self::ResNet34 => Some(ModelSpec::ResNet34),
-            Self::ResNet50 => Some(ModelSpec::ResNet50),
-            Self::MobileNetV2 => Some(ModelSpec::MobileNetV2),
+            Self::Torchvision(arch) => Some(arch.spec()),
         }
     }
 }
@@ -367,7 +351,7 @@ impl SetupForm {
                 );
             }
             plain => {
-                model = ModelKind::ALL
+                model = ModelKind::all()
                     .into_iter()
                     .find(|kind| kind.plain_spec().as_ref() == Some(plain))
                     .unwrap_or(ModelKind::Mlp);

@@ -427,7 +427,10 @@ fn model_rows_ui(
     context: &SetupContext<'_>,
     actions: &mut Vec<SetupAction>,
 ) {
-    let options: Vec<(ModelKind, &str)> = ModelKind::ALL.iter().map(|k| (*k, k.label())).collect();
+    let options: Vec<(ModelKind, &str)> = ModelKind::all()
+        .into_iter()
+        .map(|k| (k, k.label()))
+        .collect();
     let defaults = new_form();
     combo_row(
         ui,

@@ -2,7 +2,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use kiln_core::config::{self, FineTune};
-use kiln_core::model::ModelSpec;
+use kiln_core::model::{ModelSpec, TorchvisionArch};
 use kiln_core::weights::WeightsSource;
 
 use super::*;
@@ -219,7 +219,7 @@ fn a_labels_file_needs_its_file_and_its_named_columns_survive_the_form() {
 #[test]
 fn a_pretrained_start_reaches_the_draft_and_survives_the_form() {
     let mut form = SetupForm {
-        model: ModelKind::ResNet50,
+        model: ModelKind::Torchvision(TorchvisionArch::ResNet50),
         start_from: StartFrom::ImageNet,
         ..SetupForm::default()
     }
@@ -232,7 +232,10 @@ fn a_pretrained_start_reaches_the_draft_and_survives_the_form() {
     let again = SetupForm::from_draft(&draft);
     assert_eq!(
         (again.model, again.start_from),
-        (ModelKind::ResNet50, StartFrom::ImageNet)
+        (
+            ModelKind::Torchvision(TorchvisionArch::ResNet50),
+            StartFrom::ImageNet
+        )
     );
     // A file start needs its file; an architecture without weights ignores the choice.
     let no_file = SetupForm {
