@@ -11,7 +11,8 @@ For each model it
          kiln train --dataset folder:DIR@32 --model M --epochs 1 --batch-size 16 --device cpu \
              --runs-dir RUNS --name M --val-split 0 [--input-scaling S]
 
-     (S is imagenet for resnet18-imagenet and mobilenet-v2; one extra case trains mlp:64,32
+     (S is imagenet for the torchvision architectures: resnet18-imagenet, mobilenet-v2,
+     efficientnet-b0, convnext-tiny and vit-b-16; one extra case trains mlp:64,32
      with `--input-scaling standardize`, whose per-channel offsets the graph must carry; the
      others keep Kiln's default /255) and exports the run with
      `kiln export-model RUN --onnx RUN/model.onnx`;
@@ -75,6 +76,9 @@ CASES = [
     ("resnet18", None),
     ("resnet18-imagenet", "imagenet"),
     ("mobilenet-v2", "imagenet"),
+    ("efficientnet-b0", "imagenet"),
+    ("convnext-tiny", "imagenet"),
+    ("vit-b-16", "imagenet"),
     ("mlp:64,32", "standardize"),
 ]
 

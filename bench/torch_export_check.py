@@ -9,7 +9,8 @@ This is a manual check / benchmark, not a test. It
      seeded), 40 train and 10 test images per class, each exactly 32x32 RGB, so Kiln does not
      resize them (`--dataset folder:DIR@32`); the file names are seeded random hex, so the
      order they were written in is not their sorted order;
-  2. for each of the models mlp:64,32, cnn, resnet18-imagenet and mobilenet-v2 trains one epoch
+  2. for each of the models mlp:64,32, cnn, resnet18-imagenet, mobilenet-v2, efficientnet-b0,
+     convnext-tiny and vit-b-16 (and with --only, efficientnet-b1…b3, convnext-small) trains one epoch
      on the CPU
 
          kiln train --dataset folder:DIR@32 --model M --epochs 1 --batch-size 16 --device cpu \
@@ -19,7 +20,8 @@ This is a manual check / benchmark, not a test. It
      name is M with the characters Kiln refuses in a folder name, such as `:`, made `-`, so the
      run folder is RUNS/<timestamp>-mlp-64,32) and exports the run with `kiln export-model RUN --safetensors RUN/model.safetensors`;
   3. builds the PyTorch equivalent (an nn.Sequential for the MLP and the CNN, laid out from the
-     exported tensors' names and shapes; torchvision's resnet18 / mobilenet_v2 for the others),
+     exported tensors' names and shapes; torchvision's own function for the others, a ViT built
+     for 32×32 images),
      loads the file with load_state_dict(strict=True) and switches to eval();
   4. loads the test images in the order Kiln evaluates them (classes in sorted name order,
      files sorted by name within a class; the `label` column of the run's predictions.csv must
@@ -63,11 +65,19 @@ from export_check_data import (
 
 REPO = Path(__file__).resolve().parent.parent
 
-MODELS = ["mlp:64,32", "cnn", "resnet18-imagenet", "mobilenet-v2"]
-# Checked only when --only names it: an MLP with dropout, whose Linear layers sit 3 apart.
-EXTRA_MODELS = ["mlp:64,32:relu:0.2"]
+MODELS = ["mlp:64,32", "cnn", "resnet18-imagenet", "mobilenet-v2", "efficientnet-b0",
+          "convnext-tiny", "vit-b-16"]
+# Checked only when --only names it: an MLP with dropout, whose Linear layers sit 3 apart, and
+# the larger variants of the newer families.
+EXTRA_MODELS = ["mlp:64,32:relu:0.2", "efficientnet-b1", "efficientnet-b2", "efficientnet-b3",
+                "convnext-small"]
 # Kiln refuses these in --name, since the name becomes part of a folder name.
-TORCHVISION = {"resnet18-imagenet": "resnet18", "mobilenet-v2": "mobilenet_v2"}
+TORCHVISION = {
+    "resnet18-imagenet": "resnet18", "mobilenet-v2": "mobilenet_v2",
+    "efficientnet-b0": "efficientnet_b0", "efficientnet-b1": "efficientnet_b1",
+    "efficientnet-b2": "efficientnet_b2", "efficientnet-b3": "efficientnet_b3",
+    "convnext-tiny": "convnext_tiny", "convnext-small": "convnext_small", "vit-b-16": "vit_b_16",
+}
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
 
@@ -185,7 +195,10 @@ def build_model(model, state, classes):
     if model == "cnn":
         return build_cnn(state)
     arch = TORCHVISION[model]
-    return getattr(torchvision.models, arch)(weights=None, num_classes=classes), f"torchvision.models.{arch}"
+    # A ViT's position embedding has one row per patch of the image size it trained at.
+    extra = {"image_size": SIDE} if arch.startswith("vit") else {}
+    net = getattr(torchvision.models, arch)(weights=None, num_classes=classes, **extra)
+    return net, f"torchvision.models.{arch}"
 
 
 # ---------------------------------------------------------------------------------------------

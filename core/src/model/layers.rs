@@ -35,6 +35,8 @@ impl LayerDefaults {
     pub const PYTORCH_BATCH_NORM_MOMENTUM: f64 = 0.1;
     /// PyTorch's batch norm ε.
     pub const PYTORCH_BATCH_NORM_EPSILON: f64 = 1e-5;
+    /// The ε of every layer norm in torchvision's ConvNeXt and ViT (PyTorch's default is 1e-5).
+    pub const LAYER_NORM_EPSILON: f64 = 1e-6;
 
     /// The layers of a draft that names `init` for dense layers, `conv_init` for convolutions
     /// (as `init` unless it names its own) and the batch norm and padding settings.
@@ -252,11 +254,10 @@ pub(crate) fn normalize(norm: &BatchNorm, x: Tensor<4>) -> Tensor<4> {
     }
 }
 
-/// Layer norm over the last axis with torchvision's ε for ConvNeXt and ViT (1e-6, where
-/// PyTorch's default is 1e-5).
+/// Layer norm over the last axis with torchvision's ε for ConvNeXt and ViT.
 pub(crate) fn layer_norm(features: usize, device: &Device) -> LayerNorm {
     LayerNormConfig::new(features)
-        .with_epsilon(1e-6)
+        .with_epsilon(LayerDefaults::LAYER_NORM_EPSILON)
         .init(device)
 }
 

@@ -54,7 +54,7 @@ use crate::data::ImageShape;
 pub use card::ModelCard;
 pub use cnn::Cnn;
 pub use convnext::{CnBlock, ConvNext, ConvNextSize};
-pub use efficientnet::{EfficientNet, MbConv, MbConvShape, Scaling, SqueezeExcitation};
+pub use efficientnet::{ConvBnSilu, EfficientNet, MbConv, MbConvShape, Scaling, SqueezeExcitation};
 pub use layers::LayerDefaults;
 pub use mlp::Mlp;
 pub use resnet::{BasicBlock, Downsample, ResNet18};

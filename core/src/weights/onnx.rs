@@ -13,6 +13,9 @@ use burn_store::IdentityAdapter;
 use prost::Message;
 
 use super::onnx_proto as pb;
+
+/// EfficientNet's, ConvNeXt's and ViT's graphs.
+mod backbones;
 use crate::model::{
     Activation, Block, Classifier, ConvNormAct, InvertedResidual, ModelCard, ModelSpec,
     TorchvisionNet,
@@ -541,12 +544,13 @@ fn network(
             let x = graph.global_average(&x);
             graph.linear(&x, "classifier", &net.classifier)
         }
-        Classifier::Torchvision(
-            TorchvisionNet::EfficientNet(_) | TorchvisionNet::ConvNext(_) | TorchvisionNet::Vit(_),
-        ) => Err(format!(
-            "Kiln cannot yet write {} as ONNX; export its safetensors, which torchvision loads (then torch.onnx.export)",
-            spec.title()
-        )),
+        Classifier::Torchvision(TorchvisionNet::EfficientNet(net)) => {
+            backbones::efficientnet(graph, net, x)
+        }
+        Classifier::Torchvision(TorchvisionNet::ConvNext(net)) => {
+            backbones::convnext(graph, net, x)
+        }
+        Classifier::Torchvision(TorchvisionNet::Vit(net)) => backbones::vit(graph, net, x),
         Classifier::Head(_) => Err(format!(
             "{} is a linear probe's head alone; export the run, whose model is the whole network",
             spec.title()

@@ -1263,6 +1263,10 @@ fn every_architecture_exported_to_onnx_computes_in_tract_what_it_computes_in_kil
             Some(resnet_state_dict([3, 4, 6, 3], true, classes)),
         ),
         ("mobilenet-v2", 3, 32, Some(mobilenet_state_dict(classes))),
+        // Fresh batch norms: running statistics of 0 and 1, which the graph carries all the same.
+        ("efficientnet-b0", 3, 32, None),
+        ("convnext-tiny", 3, 32, None),
+        ("vit-b-16", 3, 32, None),
     ];
     for (name, channels, side, dict) in cases {
         let spec: ModelSpec = name.parse().expect("a model spec");
@@ -1271,13 +1275,40 @@ fn every_architecture_exported_to_onnx_computes_in_tract_what_it_computes_in_kil
             height: side,
             width: side,
         };
+        // PyTorch's default draws shrink a signal layer by layer; through EfficientNet's 16
+        // blocks it would reach the head as almost nothing, and the logits as the head's biases.
+        let init = if name.starts_with("efficientnet") {
+            InitScheme::KaimingNormal
+        } else {
+            InitScheme::PytorchDefault
+        };
         let mut model = spec
-            .init(shape, classes, InitScheme::PytorchDefault, &device())
+            .init(shape, classes, init, &device())
             .expect("the model builds");
         if let Some(dict) = dict {
             let weights = file(&format!("{name}-for-tract.safetensors"));
             write_safetensors_of(&dict, &weights, well_scaled);
             load(&mut model, &spec, &weights).expect("the file fits");
+        }
+        // Fresh, EfficientNet's sixteen blocks each halve what passes (the squeeze-excitation
+        // gate starts near 0.5): open the gates, so the head sees more than its biases.
+        if let Classifier::Torchvision(TorchvisionNet::EfficientNet(net)) = &mut model {
+            for block in net.stages.iter_mut().flatten() {
+                let [width, ..] = block.se.fc2.weight.dims();
+                block.se.fc2.bias = Some(burn::module::Param::from_tensor(Tensor::full(
+                    [width],
+                    3.0,
+                    &device(),
+                )));
+            }
+        }
+        // ConvNeXt's layer scale starts at 1e-6, where its blocks would hardly count.
+        if let Classifier::Torchvision(TorchvisionNet::ConvNext(net)) = &mut model {
+            for block in net.stages.iter_mut().flatten() {
+                let [width, _, _] = block.layer_scale.dims();
+                block.layer_scale =
+                    burn::module::Param::from_tensor(Tensor::full([width, 1, 1], 0.3, &device()));
+            }
         }
         let card = crate::model::ModelCard {
             shape: [channels, side, side],
