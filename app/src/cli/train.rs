@@ -77,7 +77,7 @@ struct TrainFlags {
     // Every flag that sets a setting takes its help from the settings table the window's
     // tooltips use, so the two never say different things; the value's syntax is its name.
     #[arg(long, value_name = "synthetic|mnist|fashion-mnist|cifar10|folder:PATH[@SIZE]|csv:PATH[@SIZE]", help = Setting::Dataset.help())]
-    dataset: Option<DatasetSpec>,
+    dataset: Option<DatasetArg>,
     #[command(flatten)]
     columns: super::label_columns::LabelColumnFlags,
     /// Folder holding the data set's files, or a parent of mnist/, fashion-mnist/, cifar-10-batches-bin/.
@@ -140,6 +140,24 @@ impl TrainArgs {
     }
 }
 
+/// `--dataset` as given: the set, and whether the text named its image size (`@224`).
+#[derive(Debug, Clone)]
+struct DatasetArg {
+    spec: DatasetSpec,
+    gives_size: bool,
+}
+
+impl std::str::FromStr for DatasetArg {
+    type Err = kiln_core::data::DataError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Ok(DatasetArg {
+            spec: text.parse()?,
+            gives_size: DatasetSpec::text_gives_size(text),
+        })
+    }
+}
+
 impl TrainFlags {
     /// The devices `--device` or `--devices` names, if either was given.
     fn devices(&self) -> anyhow::Result<Option<Vec<DeviceChoice>>> {
@@ -167,8 +185,9 @@ impl TrainFlags {
         if let Some(flavour) = self.flavour {
             draft = flavour.apply(&draft);
         }
-        if let Some(v) = self.dataset {
-            draft.dataset = v;
+        let dataset_sized = self.dataset.as_ref().is_some_and(|arg| arg.gives_size);
+        if let Some(arg) = self.dataset {
+            draft.dataset = arg.spec;
         }
         self.columns.apply(&mut draft.dataset)?;
         if let Some(v) = self.data_dir {
@@ -207,8 +226,18 @@ impl TrainFlags {
         }
         if let Some(source) = self.weights {
             draft.weights = Some(source);
-            // torchvision's weights were trained on ImageNet-normalized pixels.
+            // torchvision's weights were trained on ImageNet-normalized pixels, at a size of
+            // their own; a folder whose size the command line leaves open takes it.
             draft.input_scaling = kiln_core::config::InputScaling::ImageNet;
+            if let Some(arch) = draft.model.torchvision()
+                && !dataset_sized
+                && draft.dataset.own_files().is_some()
+            {
+                draft.dataset = draft
+                    .dataset
+                    .clone()
+                    .with_image_size(arch.weights_side() as u32);
+            }
         }
         let validated_on = draft.validation;
         self.augmentation.apply(&mut draft)?;
@@ -390,6 +419,30 @@ mod tests {
         }
         assert!(parse(&["--device", "cpu"]).is_ok());
         assert!(parse(&["--devices", "gpu:0,gpu:1"]).is_ok());
+    }
+
+    #[test]
+    fn pretrained_weights_size_a_folder_as_they_were_trained_unless_the_size_is_given() {
+        let image_size = |dataset: &str, model: &str, weights: bool| {
+            let mut flags = vec!["--dataset", dataset, "--model", model];
+            if weights {
+                flags.extend(["--weights", "imagenet"]);
+            }
+            draft_of(&flags).dataset.image_size()
+        };
+        assert_eq!(
+            image_size("folder:photos", "efficientnet-b2", true),
+            Some(288)
+        );
+        assert_eq!(image_size("csv:labels.csv", "vit-b-16", true), Some(224));
+        assert_eq!(
+            image_size("folder:photos@64", "efficientnet-b2", true),
+            Some(64)
+        );
+        assert_eq!(
+            image_size("folder:photos", "efficientnet-b2", false),
+            Some(kiln_core::data::DEFAULT_FOLDER_IMAGE_SIZE_PX)
+        );
     }
 
     #[test]

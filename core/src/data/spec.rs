@@ -72,6 +72,21 @@ impl DatasetSpec {
         }
     }
 
+    /// This set with its images resized to `side`, for the sets read from image files.
+    pub fn with_image_size(mut self, side: u32) -> Self {
+        if let Self::Folder { image_size, .. } | Self::LabelsFile { image_size, .. } = &mut self {
+            *image_size = side;
+        }
+        self
+    }
+
+    /// Whether `text`, a data set as the command line writes it, gives its image size
+    /// (`folder:photos@224`) rather than leaving it to the default.
+    pub fn text_gives_size(text: &str) -> bool {
+        text.rsplit_once('@')
+            .is_some_and(|(_, size)| !size.is_empty() && size.bytes().all(|b| b.is_ascii_digit()))
+    }
+
     /// The side images are resized to, for the sets read from image files.
     pub fn image_size(&self) -> Option<u32> {
         match self {

@@ -9,6 +9,9 @@ use safetensors::Dtype;
 use safetensors::tensor::TensorView;
 
 use super::*;
+
+/// The newer backbones' keys and shapes against torchvision's.
+mod backbone_keys;
 use crate::data::ImageShape;
 use crate::model::{InitScheme, TorchvisionNet};
 

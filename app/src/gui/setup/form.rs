@@ -257,6 +257,17 @@ impl SetupForm {
             .or_insert_with(|| new_form().text(setting))
     }
 
+    /// What starting from `arch`'s weights asks of the data: ImageNet's input scaling, and the
+    /// image side they were trained at where the folder's size is still a new form's.
+    pub(super) fn take_pretrained_defaults(&mut self, arch: TorchvisionArch) {
+        self.draft.input_scaling = kiln_core::config::InputScaling::ImageNet;
+        let default = new_form().text(Setting::FolderImageSize);
+        let size = self.text_mut(Setting::FolderImageSize);
+        if *size == default {
+            *size = arch.weights_side().to_string();
+        }
+    }
+
     /// The text of `setting`'s field as typed.
     fn text(&self, setting: Setting) -> String {
         match self.typed.get(&setting) {

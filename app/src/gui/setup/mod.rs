@@ -10,7 +10,7 @@ mod form;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use kiln_core::config::{self, ExperimentDraft, InputScaling, Setting};
+use kiln_core::config::{self, ExperimentDraft, Setting};
 use kiln_core::device::DeviceInfo;
 use kiln_core::model::{Activation, TorchvisionArch};
 use kiln_core::settings::Section;
@@ -375,8 +375,7 @@ fn start_from_ui(
         Some(&new_form().start_from),
     );
     if before == StartFrom::Scratch && form.start_from != StartFrom::Scratch {
-        // torchvision's weights were trained on ImageNet-normalized pixels.
-        form.draft.input_scaling = InputScaling::ImageNet;
+        form.take_pretrained_defaults(arch);
     }
     match form.start_from {
         StartFrom::Scratch => {}

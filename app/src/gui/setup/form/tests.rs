@@ -249,3 +249,14 @@ fn a_pretrained_start_reaches_the_draft_and_survives_the_form() {
     };
     assert_eq!(cnn.to_draft(&mut BTreeMap::new()).weights, None);
 }
+
+#[test]
+fn starting_from_weights_sizes_the_folder_as_they_were_trained_unless_it_was_typed() {
+    let mut form = SetupForm::default();
+    form.take_pretrained_defaults(TorchvisionArch::EfficientNetB3);
+    assert_eq!(form.text_mut(Setting::FolderImageSize), "300");
+    assert_eq!(form.draft.input_scaling, config::InputScaling::ImageNet);
+    let mut typed = SetupForm::default().with_text(Setting::FolderImageSize, "96");
+    typed.take_pretrained_defaults(TorchvisionArch::EfficientNetB3);
+    assert_eq!(typed.text_mut(Setting::FolderImageSize), "96");
+}
