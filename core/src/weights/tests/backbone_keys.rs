@@ -25,11 +25,14 @@ fn torchvision_view(arch: TorchvisionArch) -> Vec<(String, Vec<usize>)> {
         .collect()
 }
 
+/// A torchvision key and the shape its `state_dict()` gives it.
+type KeyShape = (&'static str, &'static [usize]);
+
 #[test]
 fn the_newer_backbones_hold_torchvisions_keys_in_torchvisions_shapes() {
     // Counted from torchvision 0.29's state_dict(), num_batches_tracked included (one per batch
     // norm, which Kiln does not keep), and a few keys with their shapes.
-    let expected: [(TorchvisionArch, usize, &[(&str, &[usize])]); 3] = [
+    let expected: [(TorchvisionArch, usize, &[KeyShape]); 3] = [
         (
             TorchvisionArch::EfficientNetB0,
             360,
