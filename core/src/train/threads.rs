@@ -384,9 +384,9 @@ mod tests {
         let threads = CpuThreads::new(true);
         // Kiln's 3×3 layers, a strided and dilated one, a wide kernel, a grey first layer, a
         // grouped one (the patch leaves other groups to Burn's own path), and depthwise ones
-        // (the patch's direct gradients): MobileNet's 3×3 plain and strided, a dilated one,
-        // ConvNeXt's 7×7 padded by 3.
-        let cases: [Case; 10] = [
+        // (the patch's direct convolution and gradients): MobileNet's 3×3 plain and strided, a
+        // dilated one, ConvNeXt's 7×7 padded by 3, EfficientNet's 5×5 strided on an odd side.
+        let cases: [Case; 11] = [
             (3, 8, 9, 6, 3, 1, 1, 1, 1),
             (2, 12, 11, 5, 3, 2, 1, 1, 1),
             (2, 6, 12, 4, 3, 1, 2, 2, 1),
@@ -397,6 +397,7 @@ mod tests {
             (2, 8, 12, 8, 3, 2, 1, 1, 8),
             (2, 5, 11, 5, 3, 1, 2, 2, 5),
             (2, 4, 14, 4, 7, 1, 3, 1, 4),
+            (2, 6, 13, 6, 5, 2, 2, 1, 6),
         ];
         for (i, case) in cases.into_iter().enumerate() {
             let (batch, c_in, side, c_out, k, stride, pad, dilation, groups) = case;

@@ -233,7 +233,14 @@ impl FlexTensor {
     pub fn empty(shape: Shape, dtype: DType) -> Self {
         let num_elements = shape.num_elements();
         let elem_size = dtype_size(dtype);
-        let bytes = Bytes::from_bytes_vec(alloc::vec![0u8; num_elements * elem_size]);
+        // Zeros of the element's own width: a `Vec<u8>` declares an alignment of 1, which
+        // `Bytes::from_bytes_vec` answers by copying the whole buffer into a fresh aligned one.
+        let bytes = match elem_size {
+            2 => Bytes::from_elems(alloc::vec![0u16; num_elements]),
+            4 => Bytes::from_elems(alloc::vec![0u32; num_elements]),
+            8 => Bytes::from_elems(alloc::vec![0u64; num_elements]),
+            _ => Bytes::from_bytes_vec(alloc::vec![0u8; num_elements * elem_size]),
+        };
         let layout = Layout::contiguous(shape);
         Self {
             data: Arc::new(bytes),

@@ -68,6 +68,9 @@ impl ModuleOps<Flex> for Flex {
         options: ConvOptions<2>,
     ) -> FloatTensor<Flex> {
         let (x, options) = pad_asymmetric_conv_input::<Flex, 2>(x, options);
+        if let Some(y) = conv2d_depthwise::conv2d(&x, &weight, bias.as_ref(), &options) {
+            return y;
+        }
         if let Some(y) = conv2d_gemm::conv2d(&x, &weight, bias.as_ref(), &options) {
             return y;
         }
