@@ -14,7 +14,9 @@
 
 #![cfg(target_arch = "wasm32")]
 
-use kiln::gui::{AppOptions, DataChoice, DatasetKind, ExportKind, KilnApp, RunsAction, RunsDir};
+use kiln::gui::{
+    AppOptions, DataChoice, DatasetKind, ExportKind, KilnApp, ModelKind, RunsAction, RunsDir,
+};
 use kiln_core::config::{self, Experiment, Setting};
 use kiln_core::device::DeviceChoice;
 use kiln_core::run;
@@ -250,11 +252,19 @@ impl Window {
         Ok(())
     }
 
-    /// Picks the form's architecture by its name in the Model list's type (`"Cnn"`,
-    /// `"ResNet18ImageNet"`, …), as the list would.
+    /// Picks the form's architecture, as the list would: one of Kiln's own by its name in the
+    /// Model list's type (`"Mlp"`, `"Cnn"`, `"Vgg16"`, `"ResNet18"` for the CIFAR form), or a
+    /// torchvision architecture by its spec or torchvision name (`"resnet18-imagenet"`,
+    /// `"efficientnet_b0"`).
     pub fn set_model(&self, kind: String) -> Result<(), JsValue> {
-        let kind = serde_json::from_value(serde_json::Value::String(kind.clone()))
-            .map_err(|_| JsValue::from_str(&format!("no model kind {kind}")))?;
+        let own = serde_json::from_value(serde_json::Value::String(kind.clone()));
+        let kind = match own {
+            Ok(own) => own,
+            Err(_) => kind
+                .parse::<kiln_core::model::TorchvisionArch>()
+                .map(ModelKind::Torchvision)
+                .map_err(|_| JsValue::from_str(&format!("no model kind {kind}")))?,
+        };
         self.app()?.form.model = kind;
         Ok(())
     }
