@@ -89,7 +89,7 @@ struct TrainFlags {
     /// names them): `imagenet` (torchvision's, after `kiln weights fetch`) or a .pth or
     /// .safetensors file. Input scaling becomes imagenet unless --input-scaling says otherwise,
     /// and a folder's image size the weights' own (224; 240–300 for EfficientNet-B1–B3) unless
-    /// --image-size says otherwise.
+    /// --dataset gives it (`folder:PATH@SIZE`).
     #[arg(long, value_name = "imagenet|FILE")]
     weights: Option<kiln_core::weights::WeightsSource>,
     #[arg(long, value_name = "sgd|adam|adamw", help = Setting::Optimizer.help())]

@@ -83,8 +83,7 @@ impl DatasetSpec {
     /// Whether `text`, a data set as the command line writes it, gives its image size
     /// (`folder:photos@224`) rather than leaving it to the default.
     pub fn text_gives_size(text: &str) -> bool {
-        text.rsplit_once('@')
-            .is_some_and(|(_, size)| !size.is_empty() && size.bytes().all(|b| b.is_ascii_digit()))
+        split_size(text).is_some()
     }
 
     /// The side images are resized to, for the sets read from image files.
@@ -187,11 +186,17 @@ impl FromStr for DatasetSpec {
     }
 }
 
+/// `PATH@SIZE` split at its size. A path may itself contain '@', so only a trailing all-digit
+/// `@SIZE` counts as a size.
+fn split_size(text: &str) -> Option<(&str, &str)> {
+    text.rsplit_once('@')
+        .filter(|(_, size)| !size.is_empty() && size.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// The path and image size of `PREFIX:PATH[@SIZE]`.
 fn path_and_size(prefix: &str, rest: &str) -> Result<(PathBuf, u32), DataError> {
-    // A path may itself contain '@', so only a trailing all-digit `@SIZE` counts as a size.
-    let (path, image_size) = match rest.rsplit_once('@') {
-        Some((path, size)) if !size.is_empty() && size.bytes().all(|b| b.is_ascii_digit()) => {
+    let (path, image_size) = match split_size(rest) {
+        Some((path, size)) => {
             let image_size = size
                 .parse::<u32>()
                 .ok()

@@ -314,21 +314,28 @@ impl EfficientNet {
             for at in 0..scaling.blocks(blocks) {
                 let torch = format!("features.{}.{at}.block.", stage + 1);
                 let kiln = format!("stages.{stage}.{at}.");
-                let named: &[&str] = if expansion == 1 {
-                    &["depthwise", "se", "project"]
+                // torchvision's `block` sequence, its first part absent at expansion 1.
+                let parts: &[(&str, &str)] = if expansion == 1 {
+                    &[
+                        ("0.0.", "depthwise.conv."),
+                        ("0.1.", "depthwise.bn."),
+                        ("1.", "se."),
+                        ("2.0.", "project."),
+                        ("2.1.", "project_bn."),
+                    ]
                 } else {
-                    &["expand", "depthwise", "se", "project"]
+                    &[
+                        ("0.0.", "expand.conv."),
+                        ("0.1.", "expand.bn."),
+                        ("1.0.", "depthwise.conv."),
+                        ("1.1.", "depthwise.bn."),
+                        ("2.", "se."),
+                        ("3.0.", "project."),
+                        ("3.1.", "project_bn."),
+                    ]
                 };
-                for (part, name) in named.iter().enumerate() {
-                    if *name == "se" {
-                        pairs.push((format!("{torch}{part}."), format!("{kiln}se.")));
-                    } else if *name == "project" {
-                        pairs.push((format!("{torch}{part}.0."), format!("{kiln}project.")));
-                        pairs.push((format!("{torch}{part}.1."), format!("{kiln}project_bn.")));
-                    } else {
-                        pairs.push((format!("{torch}{part}.0."), format!("{kiln}{name}.conv.")));
-                        pairs.push((format!("{torch}{part}.1."), format!("{kiln}{name}.bn.")));
-                    }
+                for (from, to) in parts {
+                    pairs.push((format!("{torch}{from}"), format!("{kiln}{to}")));
                 }
             }
         }

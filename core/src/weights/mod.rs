@@ -23,9 +23,6 @@ use burn_store::{
 use crate::data::ImageShape;
 use crate::model::{Classifier, LayerDefaults, ModelSpec, TorchvisionArch};
 
-/// The side of the twin a file loads into first where the model's own does not matter.
-const MIN_SIDE: usize = crate::model::TORCHVISION_MIN_SIDE;
-
 pub mod export;
 pub mod fetch;
 pub mod onnx;
@@ -393,7 +390,8 @@ fn load_through_twin(
         };
         Classifier::Torchvision(arch.build(input, classes, LayerDefaults::default(), &device))
     };
-    let mut twin = twin_at(grid.unwrap_or([MIN_SIDE; 2]));
+    // A convolutional network's size does not matter: the smallest it takes.
+    let mut twin = twin_at(grid.unwrap_or([crate::model::TORCHVISION_MIN_SIDE; 2]));
     let mut loaded = match load_as_is(&mut twin, spec, source) {
         Err(WeightsError::WrongShape { key, found, .. }) if key == POSITION_EMBEDDING => {
             let patches = found.get(1).copied().unwrap_or(0).saturating_sub(1);

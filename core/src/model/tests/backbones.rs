@@ -1,6 +1,9 @@
 //! The blocks of EfficientNet, ConvNeXt and ViT at a few channels wide, each against the same
 //! arithmetic written out in plain Rust loops from torchvision's definitions.
 
+// A child of the crate's test module: it exists only in the test build.
+#![cfg(test)]
+
 use burn::module::{Module, Param};
 use burn::nn::LayerNorm;
 use burn::nn::conv::Conv2d;

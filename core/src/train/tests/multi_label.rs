@@ -1,6 +1,9 @@
 //! A run on a set of several labels per image: it learns, its on-device label accuracy agrees
 //! with the host's report, and its thresholds come from validation only.
 
+// A child of the crate's test module: it exists only in the test build.
+#![cfg(test)]
+
 use super::*;
 use crate::config::{ClassWeights, ExperimentDraft, Threshold};
 use crate::data::{ImageShape, Split};

@@ -1,6 +1,9 @@
 //! EfficientNet's, ConvNeXt's and ViT's tensors under torchvision's names: as many as its
 //! `state_dict()` holds, and where it holds them, in the shapes it gives them.
 
+// A child of the crate's test module: it exists only in the test build.
+#![cfg(test)]
+
 use burn_store::{BurnToPyTorchAdapter, ModuleSnapshot};
 
 use super::super::to_torchvision;
